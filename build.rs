@@ -1,0 +1,6 @@
+//! Rebuild when a template changes: include_dir embeds `templates/` but
+//! cargo does not know the files are inputs.
+
+fn main() {
+    println!("cargo:rerun-if-changed=templates");
+}

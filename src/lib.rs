@@ -1,0 +1,81 @@
+//! rsop: the kubebuilder experience for Rust operators on kube-rs.
+//!
+//! Two pipelines share one exit. Scaffolding commands (`init`) turn validated
+//! options into a [`scaffold::Plan`], resolve it in memory against a read-only
+//! view of the disk, and hand the resulting file changes to [`output::apply`],
+//! the only code that writes. The binary in `src/main.rs` parses arguments,
+//! calls [`run`] and maps the result to an exit code.
+
+pub mod cli;
+mod error;
+pub mod output;
+pub mod project;
+pub mod scaffold;
+pub mod scaffolds;
+pub mod versions;
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::CommandFactory;
+
+pub use error::{Error, Result};
+pub use output::Outcome;
+
+use cli::{Cli, Command};
+use output::Mode;
+use scaffold::Templates;
+
+/// Runs one command. `cwd` anchors relative paths; reports go to `out`.
+pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
+    match cli.command {
+        Command::Init(args) => {
+            let opts = scaffolds::init::InitOptions::from_args(&args, cwd)?;
+            let templates = Templates::load()?;
+            let plan = scaffolds::init::plan(&opts, &templates)?;
+            let disk = scaffolds::init::disk(&opts, cwd);
+            let changes = scaffold::resolve(&plan, &disk)?;
+            let mode = if args.dry_run { Mode::DryRun } else { Mode::Write };
+            let outcome = output::apply(disk.root(), &changes, mode, out)?;
+            if mode == Mode::Write {
+                print_init_next_steps(out, &opts.dir)?;
+            }
+            Ok(outcome)
+        }
+        Command::Completion(args) => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(args.shell, &mut cmd, "rsop", out);
+            Ok(Outcome::Done)
+        }
+        Command::Version => {
+            writeln!(out, "rsop {}", env!("CARGO_PKG_VERSION"))
+                .and_then(|()| {
+                    writeln!(
+                        out,
+                        "generates: kube {}, k8s-openapi {} (Kubernetes {}), schemars {}",
+                        versions::KUBE,
+                        versions::K8S_OPENAPI,
+                        versions::KUBERNETES,
+                        versions::SCHEMARS
+                    )
+                })
+                .map_err(|e| Error::io("write to", "standard output", e))?;
+            Ok(Outcome::Done)
+        }
+    }
+}
+
+fn print_init_next_steps(out: &mut dyn Write, dir: &Path) -> Result<()> {
+    let cd = if dir == Path::new(".") {
+        String::new()
+    } else {
+        format!("  cd {}\n", dir.display())
+    };
+    write!(
+        out,
+        "\nnext steps:\n{cd}  \
+         rsop create api --group webapp --version v1 --kind Guestbook   # add an API kind\n  \
+         make run                                                      # run against your current kube context\n"
+    )
+    .map_err(|e| Error::io("write to", "standard output", e))
+}

@@ -1,0 +1,197 @@
+//! Name rules: what Kubernetes, Cargo and Rust accept as a domain, a project
+//! name or a crate name, checked before anything is planned so a bad name
+//! never reaches a template.
+
+use crate::{Error, Result};
+
+/// Longest project name whose `<name>-system` namespace is still a valid
+/// DNS-1123 label (63 characters).
+pub const MAX_PROJECT_NAME_LEN: usize = 63 - "-system".len();
+
+/// Names Cargo refuses as package names, and the standard library crates a
+/// package must not shadow.
+const RESERVED_CRATE_NAMES: &[&str] = &[
+    "alloc",
+    "build",
+    "core",
+    "deps",
+    "examples",
+    "incremental",
+    "proc-macro",
+    "proc_macro",
+    "std",
+    "test",
+];
+
+/// Rust keywords (strict and reserved, all editions): none can name a crate
+/// or a module.
+pub const RUST_KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
+    "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
+    "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
+    "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+];
+
+/// Why `value` is not a DNS-1123 label (lowercase alphanumerics and `-`,
+/// starting and ending with an alphanumeric, at most 63 characters).
+fn dns1123_label_problem(value: &str) -> Option<String> {
+    if value.is_empty() {
+        return Some("it is empty".into());
+    }
+    if value.len() > 63 {
+        return Some(format!("it is {} characters long; the limit is 63", value.len()));
+    }
+    if let Some(c) = value
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
+    {
+        return Some(format!(
+            "`{c}` is not allowed; use lowercase letters, digits and `-`"
+        ));
+    }
+    if value.starts_with('-') || value.ends_with('-') {
+        return Some("it must start and end with a letter or a digit".into());
+    }
+    None
+}
+
+/// Checks a DNS-1123 label, such as an API group's first segment.
+pub fn validate_dns1123_label(what: &str, value: &str) -> Result<()> {
+    match dns1123_label_problem(value) {
+        None => Ok(()),
+        Some(reason) => Err(Error::user_with_help(
+            format!("invalid {what} `{value}`: {reason}"),
+            format!("a {what} must be a DNS-1123 label, for example `webapp`"),
+        )),
+    }
+}
+
+/// Checks a DNS-1123 subdomain: dot-separated labels, at most 253 characters.
+pub fn validate_domain(value: &str) -> Result<()> {
+    let fail = |reason: String| {
+        Err(Error::user_with_help(
+            format!("invalid domain `{value}`: {reason}"),
+            "the domain must be a DNS-1123 subdomain such as `example.com`; \
+             API groups are named `<group>.<domain>`",
+        ))
+    };
+    if value.len() > 253 {
+        return fail(format!(
+            "it is {} characters long; the limit is 253",
+            value.len()
+        ));
+    }
+    for label in value.split('.') {
+        if let Some(reason) = dns1123_label_problem(label) {
+            let reason = if label.is_empty() {
+                "it has an empty segment between dots".to_string()
+            } else {
+                format!("segment `{label}`: {reason}")
+            };
+            return fail(reason);
+        }
+    }
+    Ok(())
+}
+
+/// Checks a project name: a DNS-1123 label (it names the namespace and every
+/// object of the operator) that is also a valid Cargo package name.
+pub fn validate_project_name(value: &str) -> Result<()> {
+    let help = "the project name must be a DNS-1123 label that starts with a letter, \
+                such as `memcached-operator`; pass it with `--project-name`";
+    if let Some(reason) = dns1123_label_problem(value) {
+        return Err(Error::user_with_help(
+            format!("invalid project name `{value}`: {reason}"),
+            help,
+        ));
+    }
+    if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err(Error::user_with_help(
+            format!("invalid project name `{value}`: it must start with a letter"),
+            help,
+        ));
+    }
+    if value.len() > MAX_PROJECT_NAME_LEN {
+        return Err(Error::user_with_help(
+            format!(
+                "invalid project name `{value}`: it is {} characters long; the limit is \
+                 {MAX_PROJECT_NAME_LEN} so that the namespace `{value}-system` stays a valid name",
+                value.len()
+            ),
+            help,
+        ));
+    }
+    let crate_name = crate_name(value);
+    if RESERVED_CRATE_NAMES.contains(&value) || RUST_KEYWORDS.contains(&crate_name.as_str()) {
+        return Err(Error::user_with_help(
+            format!("invalid project name `{value}`: Cargo reserves it or it is a Rust keyword"),
+            help,
+        ));
+    }
+    Ok(())
+}
+
+/// The Rust crate name of a project: `-` becomes `_`.
+pub fn crate_name(project_name: &str) -> String {
+    project_name.replace('-', "_")
+}
+
+/// A project name derived from a directory name, made into a DNS-1123 label
+/// where that is a matter of case and separators (`My_Operator` becomes
+/// `my-operator`). Validation still decides whether the result is usable.
+pub fn project_name_from_dir(dir_name: &str) -> String {
+    heck::ToKebabCase::to_kebab_case(dir_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn domains() {
+        for ok in ["example.com", "my.example.com", "a", "x-1.io"] {
+            assert!(validate_domain(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "Example.com",
+            "example..com",
+            "-example.com",
+            "example.com-",
+            "exa_mple.com",
+            "example.com.",
+        ] {
+            assert!(validate_domain(bad).is_err(), "{bad}");
+        }
+        assert!(validate_domain(&format!("{}.com", "a".repeat(64))).is_err());
+    }
+
+    #[test]
+    fn project_names() {
+        for ok in ["memcached-operator", "a", "op2"] {
+            assert!(validate_project_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "1op",
+            "Op",
+            "op_erator",
+            "op-",
+            "test",
+            "self",
+            "std",
+            &"a".repeat(57),
+        ] {
+            assert!(validate_project_name(bad).is_err(), "{bad}");
+        }
+        assert!(validate_project_name(&"a".repeat(56)).is_ok());
+    }
+
+    #[test]
+    fn names_from_dirs() {
+        assert_eq!(project_name_from_dir("My_Operator"), "my-operator");
+        assert_eq!(project_name_from_dir("memcached-operator"), "memcached-operator");
+        assert_eq!(crate_name("memcached-operator"), "memcached_operator");
+    }
+}

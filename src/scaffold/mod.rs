@@ -1,0 +1,308 @@
+//! The scaffolding engine: a command describes what it wants as a [`Plan`] of
+//! file actions; [`resolve`] works the plan out in memory against a read-only
+//! view of the disk and yields the [`FileChange`]s; `output::apply` is the one
+//! place that writes them.
+//!
+//! Nothing here writes. That is what makes `--dry-run`, the diff and check
+//! modes and all-or-nothing writes possible: every action is validated, every
+//! marker found and every template rendered before the first byte lands.
+
+mod markers;
+mod templates;
+mod toml;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use markers::Marker;
+pub use templates::Templates;
+pub use toml::TomlEdit;
+
+use crate::project::{PROJECT_FILE, Project};
+use crate::{Error, Result};
+
+/// What to do when a file to be created already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfExists {
+    /// Refuse: the user owns the file (the default without `--force`).
+    Refuse,
+    /// Leave the existing file alone (shared files a later command may
+    /// find already made, such as a module index).
+    Keep,
+    /// Replace it (`--force`).
+    Overwrite,
+}
+
+impl IfExists {
+    /// `Overwrite` when the user passed `--force`, else `Refuse`.
+    pub fn from_force(force: bool) -> Self {
+        if force {
+            IfExists::Overwrite
+        } else {
+            IfExists::Refuse
+        }
+    }
+}
+
+/// One step of a plan. Paths are relative to the project root.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Create a file with the given contents.
+    Create {
+        path: PathBuf,
+        contents: String,
+        if_exists: IfExists,
+    },
+    /// Insert a fragment just before a marker line, unless it is already there.
+    Insert {
+        path: PathBuf,
+        marker: Marker,
+        fragment: String,
+    },
+    /// Edit a TOML file in place, keeping its formatting and comments.
+    EditToml { path: PathBuf, edit: TomlEdit },
+    /// Write the PROJECT file.
+    SaveProject(Box<Project>),
+}
+
+/// The ordered actions of one command.
+#[derive(Debug, Default, Clone)]
+pub struct Plan {
+    actions: Vec<Action>,
+}
+
+impl Plan {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn actions(&self) -> &[Action] {
+        &self.actions
+    }
+
+    pub fn create(&mut self, path: impl Into<PathBuf>, contents: String, if_exists: IfExists) {
+        self.actions.push(Action::Create {
+            path: path.into(),
+            contents,
+            if_exists,
+        });
+    }
+
+    pub fn insert(&mut self, path: impl Into<PathBuf>, marker: Marker, fragment: impl Into<String>) {
+        self.actions.push(Action::Insert {
+            path: path.into(),
+            marker,
+            fragment: fragment.into(),
+        });
+    }
+
+    pub fn edit_toml(&mut self, path: impl Into<PathBuf>, edit: TomlEdit) {
+        self.actions.push(Action::EditToml {
+            path: path.into(),
+            edit,
+        });
+    }
+
+    pub fn save_project(&mut self, project: Project) {
+        self.actions.push(Action::SaveProject(Box::new(project)));
+    }
+}
+
+/// What happens to one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    Create,
+    Update,
+    Unchanged,
+}
+
+/// A file's text before and after the plan. `before` is `None` for a file
+/// that does not exist yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: PathBuf,
+    pub before: Option<String>,
+    pub after: String,
+}
+
+impl FileChange {
+    pub fn kind(&self) -> ChangeKind {
+        match &self.before {
+            None => ChangeKind::Create,
+            Some(before) if *before == self.after => ChangeKind::Unchanged,
+            Some(_) => ChangeKind::Update,
+        }
+    }
+}
+
+/// A read-only view of the project directory.
+#[derive(Debug, Clone)]
+pub struct Disk {
+    root: PathBuf,
+}
+
+impl Disk {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Disk { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The text of `rel`, or `None` when it does not exist. A path that could
+    /// never be written (a directory, or a file in its way) is an error here,
+    /// so plans fail before any write.
+    pub fn read(&self, rel: &Path) -> Result<Option<String>> {
+        let full = self.root.join(rel);
+        check_path_is_writable(&full)?;
+        match std::fs::read_to_string(&full) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &full, e)),
+        }
+    }
+}
+
+/// Refuses a target that is a directory, or whose nearest existing ancestor
+/// is not a directory.
+pub fn check_path_is_writable(full: &Path) -> Result<()> {
+    if full.is_dir() {
+        return Err(Error::user_with_help(
+            format!("cannot write `{}`: it is a directory", full.display()),
+            "move the directory out of the way, or choose another `--dir`",
+        ));
+    }
+    let mut ancestor = full.parent();
+    while let Some(dir) = ancestor {
+        if dir.as_os_str().is_empty() {
+            break;
+        }
+        match std::fs::metadata(dir) {
+            Ok(meta) if meta.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(Error::user_with_help(
+                    format!(
+                        "cannot write `{}`: `{}` is a file, not a directory",
+                        full.display(),
+                        dir.display()
+                    ),
+                    "choose a `--dir` that is a directory or does not exist yet",
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => ancestor = dir.parent(),
+            Err(e) if e.raw_os_error() == Some(20) => {
+                // ENOTDIR: a file further up; keep climbing to name it.
+                ancestor = dir.parent();
+            }
+            Err(e) => return Err(Error::io("inspect", dir, e)),
+        }
+    }
+    Ok(())
+}
+
+/// The files a plan has touched so far: their text on disk and their text
+/// after the actions resolved until now.
+struct Overlay<'a> {
+    disk: &'a Disk,
+    files: BTreeMap<PathBuf, (Option<String>, Option<String>)>,
+    order: Vec<PathBuf>,
+}
+
+impl Overlay<'_> {
+    fn current(&mut self, path: &Path) -> Result<Option<String>> {
+        if let Some((_, now)) = self.files.get(path) {
+            return Ok(now.clone());
+        }
+        let before = self.disk.read(path)?;
+        self.files
+            .insert(path.to_path_buf(), (before.clone(), before.clone()));
+        self.order.push(path.to_path_buf());
+        Ok(before)
+    }
+
+    fn set(&mut self, path: &Path, text: String) {
+        if let Some(entry) = self.files.get_mut(path) {
+            entry.1 = Some(text);
+        }
+    }
+
+    fn into_changes(mut self) -> Vec<FileChange> {
+        self.order
+            .into_iter()
+            .filter_map(|path| {
+                let (before, after) = self.files.remove(&path)?;
+                after.map(|after| FileChange {
+                    path,
+                    before,
+                    after,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Works the plan out against the disk: the text every touched file will
+/// have, in the order the plan first touched it.
+pub fn resolve(plan: &Plan, disk: &Disk) -> Result<Vec<FileChange>> {
+    let mut overlay = Overlay {
+        disk,
+        files: BTreeMap::new(),
+        order: Vec::new(),
+    };
+    for action in &plan.actions {
+        match action {
+            Action::Create {
+                path,
+                contents,
+                if_exists,
+            } => match (overlay.current(path)?, if_exists) {
+                (Some(_), IfExists::Refuse) => {
+                    return Err(Error::user_with_help(
+                        format!("`{}` already exists", path.display()),
+                        "pass `--force` to overwrite it",
+                    ));
+                }
+                (Some(_), IfExists::Keep) => {}
+                (Some(_) | None, _) => overlay.set(path, contents.clone()),
+            },
+            Action::Insert {
+                path,
+                marker,
+                fragment,
+            } => {
+                let Some(text) = overlay.current(path)? else {
+                    return Err(Error::user_with_help(
+                        format!(
+                            "cannot insert into `{}`: the file does not exist",
+                            path.display()
+                        ),
+                        format!(
+                            "rsop adds code there at the `{}` marker; restore the file \
+                             from version control",
+                            marker.comment_for(path)
+                        ),
+                    ));
+                };
+                let after = marker.insert(path, &text, fragment)?;
+                overlay.set(path, after);
+            }
+            Action::EditToml { path, edit } => {
+                let Some(text) = overlay.current(path)? else {
+                    return Err(Error::user_with_help(
+                        format!("cannot edit `{}`: the file does not exist", path.display()),
+                        "restore it from version control",
+                    ));
+                };
+                let after = edit.apply(path, &text)?;
+                overlay.set(path, after);
+            }
+            Action::SaveProject(project) => {
+                let path = Path::new(PROJECT_FILE);
+                overlay.current(path)?;
+                overlay.set(path, project.to_yaml());
+            }
+        }
+    }
+    Ok(overlay.into_changes())
+}

@@ -1,0 +1,78 @@
+//! The built-in templates: tera files under `templates/`, embedded in the
+//! binary, named by the path they produce (`init/src/main.rs.tera` makes
+//! `src/main.rs`).
+
+use std::collections::HashMap;
+
+use include_dir::{Dir, include_dir};
+
+use crate::{Error, Result};
+
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+
+/// The template engine, loaded with every built-in template.
+#[derive(Debug)]
+pub struct Templates {
+    tera: tera::Tera,
+}
+
+impl Templates {
+    /// Loads every built-in template, named by its path under `templates/`.
+    pub fn load() -> Result<Self> {
+        let mut tera = tera::Tera::default();
+        // Nothing rsop renders is HTML; escaping would corrupt YAML and Rust.
+        tera.autoescape_on(Vec::new());
+        tera.register_filter("toml_str", toml_str);
+        let mut sources = Vec::new();
+        collect(&TEMPLATES, &mut sources);
+        tera.add_raw_templates(sources)
+            .map_err(|source| Error::Template {
+                name: "templates/".to_string(),
+                source,
+            })?;
+        Ok(Templates { tera })
+    }
+
+    /// Renders one template.
+    pub fn render(&self, name: &str, ctx: &tera::Context) -> Result<String> {
+        self.tera.render(name, ctx).map_err(|source| Error::Template {
+            name: name.to_string(),
+            source,
+        })
+    }
+
+    /// The names of the templates under `prefix`, each with the path it
+    /// produces (the name without `prefix` and without `.tera`).
+    pub fn under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let mut names: Vec<&str> = self
+            .tera
+            .get_template_names()
+            .filter(|name| name.starts_with(prefix))
+            .collect();
+        names.sort_unstable();
+        names.into_iter().filter_map(move |name| {
+            let output = name.strip_prefix(prefix)?.strip_suffix(".tera")?;
+            Some((name, output))
+        })
+    }
+}
+
+fn collect(dir: &'static Dir<'static>, out: &mut Vec<(&'static str, &'static str)>) {
+    for file in dir.files() {
+        let (Some(name), Some(body)) = (file.path().to_str(), file.contents_utf8()) else {
+            continue;
+        };
+        out.push((name, body));
+    }
+    for sub in dir.dirs() {
+        collect(sub, out);
+    }
+}
+
+/// `{{ value | toml_str }}`: a TOML basic string literal, quotes included.
+fn toml_str(value: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    let s = value
+        .as_str()
+        .ok_or_else(|| tera::Error::msg("toml_str expects a string"))?;
+    Ok(tera::Value::String(toml_edit::Value::from(s).to_string()))
+}

@@ -1,0 +1,6 @@
+//! What each scaffolding command plans: validated options in, a [`Plan`] out.
+//! Nothing here touches the disk except through the engine's read-only view.
+//!
+//! [`Plan`]: crate::scaffold::Plan
+
+pub mod init;

@@ -1,0 +1,89 @@
+//! The generated project, unedited, must pass its own gates: cargo build,
+//! test, clippy with `-D warnings` and fmt; kustomize must render it and every
+//! object must validate; hadolint must pass its Dockerfile.
+
+use std::path::Path;
+
+use crate::init::init_demo;
+use crate::support::{generated_target_dir, render_and_validate, rsop, run_tool};
+
+/// cargo's gates, in one shared target directory.
+pub fn cargo_gates(project: &Path) {
+    let target = generated_target_dir();
+    let envs = [("CARGO_TARGET_DIR", target.as_path())];
+    run_tool(project, "cargo", &["build", "--quiet"], &envs);
+    run_tool(project, "cargo", &["test", "--quiet"], &envs);
+    run_tool(
+        project,
+        "cargo",
+        &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
+        &envs,
+    );
+    run_tool(project, "cargo", &["fmt", "--check"], &envs);
+}
+
+#[test]
+fn init_project_builds_tests_and_lints_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = init_demo(tmp.path());
+    cargo_gates(&dir);
+}
+
+#[test]
+fn init_project_renders_and_validates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = init_demo(tmp.path());
+    let yaml = render_and_validate(&dir, "config/default");
+    for expected in [
+        "kind: Namespace",
+        "name: demo-operator-system",
+        "kind: Deployment",
+        "name: demo-operator-controller-manager",
+        "kind: ServiceAccount",
+        "kind: ClusterRole",
+        "name: demo-operator-manager-role",
+        "name: demo-operator-leader-election-role",
+        "name: demo-operator-controller-manager-metrics-service",
+    ] {
+        assert!(yaml.contains(expected), "rendered config/default lacks {expected:?}:\n{yaml}");
+    }
+    render_and_validate(&dir, "config/network-policy");
+}
+
+#[test]
+fn namespaced_project_renders_roles_not_cluster_roles() {
+    let tmp = tempfile::tempdir().unwrap();
+    rsop(tmp.path(), &["init", "--domain", "example.com", "--project-name", "scoped", "--namespaced"]).success();
+    let yaml = render_and_validate(tmp.path(), "config/default");
+    assert!(yaml.contains("name: scoped-manager-role"), "{yaml}");
+    let manager_role = yaml
+        .split("\n---\n")
+        .find(|doc| doc.contains("name: scoped-manager-role\n"))
+        .expect("the manager role is rendered");
+    assert!(manager_role.contains("kind: Role\n"), "{manager_role}");
+    assert!(yaml.contains("--namespace=$(POD_NAMESPACE)") || yaml.contains("WATCH_NAMESPACE"), "{yaml}");
+}
+
+#[test]
+fn dockerfile_passes_hadolint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = init_demo(tmp.path());
+    run_tool(&dir, "hadolint", &["Dockerfile"], &[]);
+}
+
+#[test]
+fn makefile_help_lists_kubebuilder_targets() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = init_demo(tmp.path());
+    let out = run_tool(&dir, "make", &["help"], &[]);
+    let help = String::from_utf8(out.stdout).unwrap();
+    for target in [
+        "help", "manifests", "fmt", "lint", "test", "build", "run", "docker-build", "docker-push",
+        "build-installer", "install", "uninstall", "deploy", "undeploy",
+    ] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(target)),
+            "`make help` lacks `{target}`:\n{help}"
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! rsop's integration tests, in one binary: the real `rsop` binary run on
+//! real temporary directories, its output compared with golden trees, and
+//! the generated projects put through real cargo, kustomize, schema
+//! validation and hadolint.
+
+mod generated;
+mod init;
+mod support;

@@ -1,0 +1,177 @@
+//! Helpers shared by the integration tests: running the real `rsop` binary,
+//! snapshotting directory trees, golden-tree comparison and the external
+//! tools (cargo, kubectl, kubernetes-validate, hadolint) the gates call.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Set to regenerate every golden tree from the current output.
+pub const UPDATE_GOLDEN: &str = "UPDATE_GOLDEN";
+
+/// The result of one `rsop` run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the `rsop` binary built for this test run, in `cwd`.
+pub fn rsop(cwd: &Path, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_rsop"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the rsop binary runs");
+    Run {
+        code: output.status.code().expect("rsop exits with a code, not a signal"),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+impl Run {
+    /// Asserts success and returns self.
+    #[track_caller]
+    pub fn success(self) -> Self {
+        assert_eq!(
+            self.code, 0,
+            "rsop failed\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+}
+
+/// Every file under `root` (relative path -> bytes), directories included
+/// as empty entries so that a stray empty directory is noticed too.
+pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut tree = BTreeMap::new();
+    if !root.exists() {
+        return tree;
+    }
+    for entry in walkdir::WalkDir::new(root).min_depth(1) {
+        let entry = entry.expect("walk the tree");
+        let rel = entry.path().strip_prefix(root).unwrap().to_path_buf();
+        if entry.file_type().is_dir() {
+            tree.insert(rel, None);
+        } else {
+            tree.insert(rel, Some(std::fs::read(entry.path()).expect("read file")));
+        }
+    }
+    tree
+}
+
+/// Only the files of a snapshot, as text.
+pub fn files(root: &Path) -> BTreeMap<PathBuf, String> {
+    snapshot(root)
+        .into_iter()
+        .filter_map(|(path, bytes)| {
+            bytes.map(|b| (path, String::from_utf8(b).expect("generated files are UTF-8")))
+        })
+        .collect()
+}
+
+/// Compares the tree at `actual` with `tests/golden/<name>/`, file by file,
+/// and panics with a unified diff of every difference. With `UPDATE_GOLDEN`
+/// set, rewrites the golden tree instead.
+#[track_caller]
+pub fn assert_golden(actual: &Path, name: &str) {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    let actual_files = files(actual);
+    if std::env::var_os(UPDATE_GOLDEN).is_some() {
+        if golden.exists() {
+            std::fs::remove_dir_all(&golden).unwrap();
+        }
+        for (path, text) in &actual_files {
+            let target = golden.join(path);
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::write(target, text).unwrap();
+        }
+        return;
+    }
+    let expected_files = files(&golden);
+    let mut report = String::new();
+    for (path, expected) in &expected_files {
+        match actual_files.get(path) {
+            None => report.push_str(&format!("missing file: {}\n", path.display())),
+            Some(actual) if actual != expected => {
+                let diff = similar::TextDiff::from_lines(expected, actual)
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(
+                        &format!("golden/{}", path.display()),
+                        &format!("actual/{}", path.display()),
+                    )
+                    .to_string();
+                report.push_str(&diff);
+            }
+            Some(_) => {}
+        }
+    }
+    for path in actual_files.keys() {
+        if !expected_files.contains_key(path) {
+            report.push_str(&format!("unexpected file: {}\n", path.display()));
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "generated tree differs from tests/golden/{name} \
+         (rerun with {UPDATE_GOLDEN}=1 to accept the new output, then review the diff):\n{report}"
+    );
+}
+
+/// Runs an external program, panicking with its output when it fails.
+#[track_caller]
+pub fn run_tool(cwd: &Path, program: &str, args: &[&str], envs: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(cwd);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().unwrap_or_else(|e| {
+        panic!(
+            "cannot run `{program}` ({e}); the test suite needs it on PATH \
+             (.ci/run installs it)"
+        )
+    });
+    assert!(
+        output.status.success(),
+        "`{program} {}` failed in {}\n--- stdout\n{}\n--- stderr\n{}",
+        args.join(" "),
+        cwd.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// One cargo target directory for every generated project, so kube and
+/// k8s-openapi compile once per test run.
+pub fn generated_target_dir() -> PathBuf {
+    std::env::var_os("RSOP_GENERATED_TARGET_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/generated"),
+        PathBuf::from,
+    )
+}
+
+/// Renders `kustomize_dir` with `kubectl kustomize` and validates every
+/// object with kubernetes-validate (strict: unknown fields are errors).
+/// Returns the rendered YAML.
+pub fn render_and_validate(project: &Path, kustomize_dir: &str) -> String {
+    let rendered = run_tool(project, "kubectl", &["kustomize", kustomize_dir], &[]);
+    let yaml = String::from_utf8(rendered.stdout).unwrap();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), &yaml).unwrap();
+    // The schemas of the Kubernetes version the generated project compiles for.
+    let version = format!("{}.0", rsop::versions::KUBERNETES);
+    run_tool(
+        project,
+        "kubernetes-validate",
+        &["--strict", "--kubernetes-version", &version, file.path().to_str().unwrap()],
+        &[],
+    );
+    yaml
+}
