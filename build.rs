@@ -1,4 +1,4 @@
-//! Rebuild when a template changes: include_dir embeds `templates/` but
+//! Rebuild when a template changes: `include_dir` embeds `templates/` but
 //! cargo does not know the files are inputs.
 
 fn main() {

@@ -33,7 +33,13 @@ fn main() {
     let binary = env!("CARGO_BIN_EXE_rsop");
     let process = measure(|i| {
         let status = Command::new(binary)
-            .args(["init", "--domain", "example.com", "--project-name", "bench-operator"])
+            .args([
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "bench-operator",
+            ])
             .args(["--dir", &format!("process-{i}")])
             .current_dir(tmp.path())
             .stdout(std::process::Stdio::null())

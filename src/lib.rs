@@ -35,7 +35,11 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
             let plan = scaffolds::init::plan(&opts, &templates)?;
             let disk = scaffolds::init::disk(&opts, cwd);
             let changes = scaffold::resolve(&plan, &disk)?;
-            let mode = if args.dry_run { Mode::DryRun } else { Mode::Write };
+            let mode = if args.dry_run {
+                Mode::DryRun
+            } else {
+                Mode::Write
+            };
             let outcome = output::apply(disk.root(), &changes, mode, out)?;
             if mode == Mode::Write {
                 print_init_next_steps(out, &opts.dir)?;

@@ -1,37 +1,58 @@
 //! The versions a generated project builds on: the one place they are set.
-//! Templates read them through [`context`]; `rsop version` prints them.
+//! Templates read them through [`context`]; `rsop version` prints the main
+//! ones.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 /// kube-rs: client, runtime and derive.
-pub const KUBE: &str = "5.0.0";
+pub const KUBE: &str = "5.0";
 /// k8s-openapi, the Kubernetes API types kube-rs is built on.
-pub const K8S_OPENAPI: &str = "0.29.0";
+pub const K8S_OPENAPI: &str = "0.29";
 /// The Kubernetes API version the generated project compiles against.
 pub const KUBERNETES: &str = "1.34";
 /// schemars, which kube-derive uses to make CRD schemas.
-pub const SCHEMARS: &str = "1.2.0";
-/// The Rust toolchain of the generated project's Dockerfile and CI.
+pub const SCHEMARS: &str = "1.2";
+/// The Rust toolchain image of the generated project's Dockerfile.
 pub const RUST: &str = "1.95";
 
-/// Every version a template may need, keyed by the name templates use.
+/// Every crate a generated project may depend on, with the version
+/// requirement written to its Cargo.toml.
+const CRATES: &[(&str, &str)] = &[
+    ("anyhow", "1.0"),
+    ("axum", "0.8"),
+    ("clap", "4.6"),
+    ("k8s-openapi", K8S_OPENAPI),
+    ("kube", KUBE),
+    ("kube-lease-manager", "0.13"),
+    ("prometheus-client", "0.25"),
+    ("rcgen", "0.14"),
+    ("schemars", SCHEMARS),
+    ("serde", "1.0"),
+    ("serde_json", "1.0"),
+    ("tokio", "1.48"),
+    ("tokio-rustls", "0.26"),
+    ("tower", "0.5"),
+    ("tracing", "0.1"),
+    ("tracing-subscriber", "0.3"),
+];
+
+/// Every version a template may need.
 #[derive(Debug, Serialize)]
 pub struct Versions {
-    pub kube: &'static str,
-    pub k8s_openapi: &'static str,
+    /// Crate name -> version requirement.
+    pub crates: BTreeMap<&'static str, &'static str>,
     /// The k8s-openapi feature that selects the Kubernetes version.
     pub k8s_openapi_feature: String,
-    pub schemars: &'static str,
     pub rust: &'static str,
 }
 
 /// The versions, as the templates see them.
 pub fn context() -> Versions {
     Versions {
-        kube: KUBE,
-        k8s_openapi: K8S_OPENAPI,
+        crates: CRATES.iter().copied().collect(),
         k8s_openapi_feature: format!("v{}", KUBERNETES.replace('.', "_")),
-        schemars: SCHEMARS,
         rust: RUST,
     }
 }

@@ -37,10 +37,8 @@ pub enum License {
 
 /// Arguments of `rsop init`.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  rsop init --domain example.com\n  \
-                  rsop init --domain example.com --project-name memcached-operator --dir memcached-operator"
-)]
+#[command(after_help = "Examples:\n  rsop init --domain example.com\n  \
+                  rsop init --domain example.com --project-name memcached-operator --dir memcached-operator")]
 pub struct InitArgs {
     /// Domain of the project's API groups: groups are named <group>.<domain>
     #[arg(long, value_name = "DOMAIN")]
@@ -62,7 +60,7 @@ pub struct InitArgs {
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
 
-    /// Watch only the manager's own namespace, with Roles instead of ClusterRoles
+    /// Watch only the manager's own namespace, with a Role instead of a cluster role
     #[arg(long)]
     pub namespaced: bool,
 

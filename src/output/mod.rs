@@ -38,7 +38,12 @@ pub enum Outcome {
 }
 
 /// Applies `changes` under `root` and reports on `out`.
-pub fn apply(root: &Path, changes: &[FileChange], mode: Mode, out: &mut dyn Write) -> Result<Outcome> {
+pub fn apply(
+    root: &Path,
+    changes: &[FileChange],
+    mode: Mode,
+    out: &mut dyn Write,
+) -> Result<Outcome> {
     let report = |out: &mut dyn Write| -> Result<()> {
         for change in changes {
             report_line(out, change)?;
@@ -91,10 +96,7 @@ fn report_line(out: &mut dyn Write, change: &FileChange) -> Result<()> {
     let style = Style::new().fg_color(Some(color.into())).bold();
     emit(
         out,
-        format_args!(
-            "{style}{verb:<8}{style:#}{}\n",
-            change.path.display()
-        ),
+        format_args!("{style}{verb:<8}{style:#}{}\n", change.path.display()),
     )
 }
 

@@ -43,8 +43,8 @@ pub struct Project {
     /// Source repository URL, if given at `init`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
-    /// The manager watches only its own namespace and gets Roles, not
-    /// ClusterRoles.
+    /// The manager watches only its own namespace, with a `Role` instead of
+    /// a `ClusterRole`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub namespaced: bool,
     /// API types live under `src/api/<group>/<version>/`.
@@ -100,6 +100,9 @@ impl Project {
     }
 
     /// The file's text: the header, then the YAML document.
+    ///
+    /// # Panics
+    /// Never: a `Project` holds only strings, booleans and lists.
     pub fn to_yaml(&self) -> String {
         let body = serde_yaml_ng::to_string(self)
             .expect("a Project always serializes: it holds only strings, bools and lists");
@@ -189,9 +192,6 @@ mod tests {
             "version: \"1\"\nlayout: x\ndomain: a\nprojectName: b\nbogus: 1\n",
         )
         .unwrap_err();
-        assert!(
-            matches!(err, Error::Parse { .. }),
-            "{err:?}"
-        );
+        assert!(matches!(err, Error::Parse { .. }), "{err:?}");
     }
 }

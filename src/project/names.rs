@@ -40,7 +40,10 @@ fn dns1123_label_problem(value: &str) -> Option<String> {
         return Some("it is empty".into());
     }
     if value.len() > 63 {
-        return Some(format!("it is {} characters long; the limit is 63", value.len()));
+        return Some(format!(
+            "it is {} characters long; the limit is 63",
+            value.len()
+        ));
     }
     if let Some(c) = value
         .chars()
@@ -191,7 +194,10 @@ mod tests {
     #[test]
     fn names_from_dirs() {
         assert_eq!(project_name_from_dir("My_Operator"), "my-operator");
-        assert_eq!(project_name_from_dir("memcached-operator"), "memcached-operator");
+        assert_eq!(
+            project_name_from_dir("memcached-operator"),
+            "memcached-operator"
+        );
         assert_eq!(crate_name("memcached-operator"), "memcached_operator");
     }
 }

@@ -40,10 +40,7 @@ impl Marker {
         let lines: Vec<&str> = text.lines().collect();
         let Some(at) = lines.iter().position(|line| line.trim() == comment) else {
             return Err(Error::user_with_help(
-                format!(
-                    "`{}` has no `{comment}` marker line",
-                    path.display()
-                ),
+                format!("`{}` has no `{comment}` marker line", path.display()),
                 format!(
                     "rsop inserts new entries just before that line; put it back on a line \
                      of its own where the entries belong (see a freshly generated project), \
@@ -107,7 +104,9 @@ mod tests {
     #[test]
     fn inserts_before_the_marker_with_its_indentation() {
         let text = "fn f() {\n    // +rsop:scaffold:things\n}\n";
-        let out = MARKER.insert(Path::new("a.rs"), text, "one();\ntwo();").unwrap();
+        let out = MARKER
+            .insert(Path::new("a.rs"), text, "one();\ntwo();")
+            .unwrap();
         assert_eq!(
             out,
             "fn f() {\n    one();\n    two();\n    // +rsop:scaffold:things\n}\n"
@@ -117,10 +116,17 @@ mod tests {
     #[test]
     fn is_idempotent() {
         let text = "resources:\n- a.yaml\n# +rsop:scaffold:things\n";
-        let once = MARKER.insert(Path::new("k.yaml"), text, "- b.yaml").unwrap();
-        let twice = MARKER.insert(Path::new("k.yaml"), &once, "- b.yaml").unwrap();
+        let once = MARKER
+            .insert(Path::new("k.yaml"), text, "- b.yaml")
+            .unwrap();
+        let twice = MARKER
+            .insert(Path::new("k.yaml"), &once, "- b.yaml")
+            .unwrap();
         assert_eq!(once, twice);
-        assert_eq!(once, "resources:\n- a.yaml\n- b.yaml\n# +rsop:scaffold:things\n");
+        assert_eq!(
+            once,
+            "resources:\n- a.yaml\n- b.yaml\n# +rsop:scaffold:things\n"
+        );
     }
 
     #[test]

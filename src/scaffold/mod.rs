@@ -88,7 +88,12 @@ impl Plan {
         });
     }
 
-    pub fn insert(&mut self, path: impl Into<PathBuf>, marker: Marker, fragment: impl Into<String>) {
+    pub fn insert(
+        &mut self,
+        path: impl Into<PathBuf>,
+        marker: Marker,
+        fragment: impl Into<String>,
+    ) {
         self.actions.push(Action::Insert {
             path: path.into(),
             marker,

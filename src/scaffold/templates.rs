@@ -35,10 +35,12 @@ impl Templates {
 
     /// Renders one template.
     pub fn render(&self, name: &str, ctx: &tera::Context) -> Result<String> {
-        self.tera.render(name, ctx).map_err(|source| Error::Template {
-            name: name.to_string(),
-            source,
-        })
+        self.tera
+            .render(name, ctx)
+            .map_err(|source| Error::Template {
+                name: name.to_string(),
+                source,
+            })
     }
 
     /// The names of the templates under `prefix`, each with the path it

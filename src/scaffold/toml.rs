@@ -1,5 +1,5 @@
 //! Edits of TOML files (the generated project's Cargo.toml) that keep the
-//! user's formatting and comments, through toml_edit. Every edit is a no-op
+//! user's formatting and comments, through `toml_edit`. Every edit is a no-op
 //! when it is already applied.
 
 use std::path::Path;
@@ -147,20 +147,26 @@ mod tests {
     #[test]
     fn adds_a_missing_dependency_and_is_idempotent() {
         let text = "[package]\nname = \"x\"\n\n[dependencies]\n# pinned\nanyhow = \"1\"\n";
-        let once = dep("serde", &["derive"]).apply(Path::new("Cargo.toml"), text).unwrap();
+        let once = dep("serde", &["derive"])
+            .apply(Path::new("Cargo.toml"), text)
+            .unwrap();
         assert!(once.contains("# pinned\nanyhow = \"1\"\n"), "{once}");
         assert!(
             once.contains("serde = { version = \"1.0\", features = [\"derive\"] }"),
             "{once}"
         );
-        let twice = dep("serde", &["derive"]).apply(Path::new("Cargo.toml"), &once).unwrap();
+        let twice = dep("serde", &["derive"])
+            .apply(Path::new("Cargo.toml"), &once)
+            .unwrap();
         assert_eq!(once, twice);
     }
 
     #[test]
     fn adds_features_to_an_existing_dependency() {
         let text = "[dependencies]\nkube = { version = \"5\", features = [\"runtime\"] }\n";
-        let out = dep("kube", &["runtime", "derive"]).apply(Path::new("Cargo.toml"), text).unwrap();
+        let out = dep("kube", &["runtime", "derive"])
+            .apply(Path::new("Cargo.toml"), text)
+            .unwrap();
         assert_eq!(
             out,
             "[dependencies]\nkube = { version = \"5\", features = [\"runtime\", \"derive\"] }\n"
@@ -169,7 +175,9 @@ mod tests {
 
     #[test]
     fn reports_syntax_errors_with_the_path() {
-        let err = dep("a", &[]).apply(Path::new("Cargo.toml"), "[dependencies\n").unwrap_err();
+        let err = dep("a", &[])
+            .apply(Path::new("Cargo.toml"), "[dependencies\n")
+            .unwrap_err();
         assert!(err.to_string().contains("`Cargo.toml`"), "{err}");
     }
 }

@@ -37,31 +37,28 @@ impl InitOptions {
         check_path_is_writable(&full.join(PROJECT_FILE))?;
 
         names::validate_domain(&args.domain)?;
-        let project_name = match &args.project_name {
-            Some(name) => name.clone(),
-            None => {
-                let dir_name = full.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                let derived = names::project_name_from_dir(dir_name);
-                names::validate_project_name(&derived).map_err(|_| {
-                    Error::user_with_help(
-                        format!(
-                            "cannot derive a project name from the directory name `{dir_name}`"
-                        ),
-                        "pass `--project-name`, a DNS-1123 label that starts with a letter, \
-                         such as `memcached-operator`",
-                    )
-                })?;
-                derived
-            }
+        let project_name = if let Some(name) = &args.project_name {
+            name.clone()
+        } else {
+            let dir_name = full.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let derived = names::project_name_from_dir(dir_name);
+            names::validate_project_name(&derived).map_err(|_| {
+                Error::user_with_help(
+                    format!("cannot derive a project name from the directory name `{dir_name}`"),
+                    "pass `--project-name`, a DNS-1123 label that starts with a letter, \
+                     such as `memcached-operator`",
+                )
+            })?;
+            derived
         };
         names::validate_project_name(&project_name)?;
-        if let Some(repo) = &args.repo {
-            if repo.is_empty() || repo.chars().any(char::is_whitespace) {
-                return Err(Error::user_with_help(
-                    format!("invalid repository URL `{repo}`"),
-                    "pass a URL without spaces, such as `https://github.com/acme/memcached-operator`",
-                ));
-            }
+        if let Some(repo) = &args.repo
+            && (repo.is_empty() || repo.chars().any(char::is_whitespace))
+        {
+            return Err(Error::user_with_help(
+                format!("invalid repository URL `{repo}`"),
+                "pass a URL without spaces, such as `https://github.com/acme/memcached-operator`",
+            ));
         }
         let owner = args
             .owner
@@ -74,16 +71,16 @@ impl InitOptions {
             ));
         }
 
-        if !args.force {
-            if let Some(sign) = PROJECT_SIGNS.iter().find(|s| full.join(s).exists()) {
-                return Err(Error::user_with_help(
-                    format!(
-                        "`{}` already holds a project (`{sign}` exists)",
-                        dir.display()
-                    ),
-                    "choose another `--dir`, or pass `--force` to overwrite the project's files",
-                ));
-            }
+        if !args.force
+            && let Some(sign) = PROJECT_SIGNS.iter().find(|s| full.join(s).exists())
+        {
+            return Err(Error::user_with_help(
+                format!(
+                    "`{}` already holds a project (`{sign}` exists)",
+                    dir.display()
+                ),
+                "choose another `--dir`, or pass `--force` to overwrite the project's files",
+            ));
         }
 
         let mut project = Project::new(&args.domain, &project_name);
@@ -109,7 +106,7 @@ pub fn context(project: &Project, owner: &str, license: License) -> tera::Contex
     ctx.insert("namespace", &project.namespace());
     ctx.insert("repo", &project.repo);
     ctx.insert("owner", owner);
-    ctx.insert("license", license_spdx(license));
+    ctx.insert("license", &license_spdx(license));
     ctx.insert("namespaced", &project.namespaced);
     ctx.insert("versions", &versions::context());
     ctx

@@ -45,7 +45,10 @@ fn init_project_renders_and_validates() {
         "name: demo-operator-leader-election-role",
         "name: demo-operator-controller-manager-metrics-service",
     ] {
-        assert!(yaml.contains(expected), "rendered config/default lacks {expected:?}:\n{yaml}");
+        assert!(
+            yaml.contains(expected),
+            "rendered config/default lacks {expected:?}:\n{yaml}"
+        );
     }
     render_and_validate(&dir, "config/network-policy");
 }
@@ -53,7 +56,18 @@ fn init_project_renders_and_validates() {
 #[test]
 fn namespaced_project_renders_roles_not_cluster_roles() {
     let tmp = tempfile::tempdir().unwrap();
-    rsop(tmp.path(), &["init", "--domain", "example.com", "--project-name", "scoped", "--namespaced"]).success();
+    rsop(
+        tmp.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "scoped",
+            "--namespaced",
+        ],
+    )
+    .success();
     let yaml = render_and_validate(tmp.path(), "config/default");
     assert!(yaml.contains("name: scoped-manager-role"), "{yaml}");
     let manager_role = yaml
@@ -61,7 +75,10 @@ fn namespaced_project_renders_roles_not_cluster_roles() {
         .find(|doc| doc.contains("name: scoped-manager-role\n"))
         .expect("the manager role is rendered");
     assert!(manager_role.contains("kind: Role\n"), "{manager_role}");
-    assert!(yaml.contains("--namespace=$(POD_NAMESPACE)") || yaml.contains("WATCH_NAMESPACE"), "{yaml}");
+    assert!(
+        yaml.contains("--namespace=$(POD_NAMESPACE)") || yaml.contains("WATCH_NAMESPACE"),
+        "{yaml}"
+    );
 }
 
 #[test]
@@ -76,14 +93,41 @@ fn makefile_help_lists_kubebuilder_targets() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = init_demo(tmp.path());
     let out = run_tool(&dir, "make", &["help"], &[]);
-    let help = String::from_utf8(out.stdout).unwrap();
+    let help = strip_ansi(&String::from_utf8(out.stdout).unwrap());
     for target in [
-        "help", "manifests", "fmt", "lint", "test", "build", "run", "docker-build", "docker-push",
-        "build-installer", "install", "uninstall", "deploy", "undeploy",
+        "help",
+        "manifests",
+        "fmt",
+        "lint",
+        "test",
+        "build",
+        "run",
+        "docker-build",
+        "docker-push",
+        "build-installer",
+        "install",
+        "uninstall",
+        "deploy",
+        "undeploy",
     ] {
         assert!(
             help.lines().any(|l| l.trim_start().starts_with(target)),
             "`make help` lacks `{target}`:\n{help}"
         );
     }
+}
+
+/// `text` without ANSI escape sequences (`make help` colours target names).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Skip to the sequence's final byte, a letter.
+            chars.by_ref().find(char::is_ascii_alphabetic);
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

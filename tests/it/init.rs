@@ -53,7 +53,19 @@ fn init_variants_match_their_golden_trees() {
 #[test]
 fn init_reports_each_file_and_the_next_steps() {
     let tmp = tempfile::tempdir().unwrap();
-    let run = rsop(tmp.path(), &["init", "--domain", "example.com", "--project-name", "demo", "--license", "none"]).success();
+    let run = rsop(
+        tmp.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "demo",
+            "--license",
+            "none",
+        ],
+    )
+    .success();
     let created: Vec<&str> = run
         .stdout
         .lines()
@@ -66,7 +78,10 @@ fn init_reports_each_file_and_the_next_steps() {
     let mut created_sorted: Vec<String> = created.iter().map(ToString::to_string).collect();
     created_sorted.sort();
     assert_eq!(created_sorted, written);
-    assert!(!written.iter().any(|p| p == "LICENSE"), "--license none writes no LICENSE");
+    assert!(
+        !written.iter().any(|p| p == "LICENSE"),
+        "--license none writes no LICENSE"
+    );
     assert!(run.stdout.contains("next steps:"), "{}", run.stdout);
     assert!(run.stdout.contains("rsop create api"), "{}", run.stdout);
 }
@@ -74,12 +89,34 @@ fn init_reports_each_file_and_the_next_steps() {
 #[test]
 fn dry_run_lists_exactly_what_a_real_run_creates_and_writes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let dry = rsop(tmp.path(), &["init", "--domain", "example.com", "--dir", "dry", "--dry-run"]).success();
-    assert!(!tmp.path().join("dry").exists(), "a dry run created the directory");
+    let dry = rsop(
+        tmp.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--dir",
+            "dry",
+            "--dry-run",
+        ],
+    )
+    .success();
+    assert!(
+        !tmp.path().join("dry").exists(),
+        "a dry run created the directory"
+    );
     assert!(snapshot(tmp.path()).is_empty(), "a dry run wrote files");
-    assert!(dry.stdout.contains("dry run: nothing was written"), "{}", dry.stdout);
+    assert!(
+        dry.stdout.contains("dry run: nothing was written"),
+        "{}",
+        dry.stdout
+    );
 
-    rsop(tmp.path(), &["init", "--domain", "example.com", "--dir", "dry"]).success();
+    rsop(
+        tmp.path(),
+        &["init", "--domain", "example.com", "--dir", "dry"],
+    )
+    .success();
     let mut listed: Vec<String> = dry
         .stdout
         .lines()
@@ -101,7 +138,11 @@ fn forced_rerun_changes_nothing_and_says_so() {
     let run = rsop(&dir, &["init", "--domain", "example.com", "--force"]).success();
     assert_eq!(snapshot(&dir), before);
     assert!(
-        run.stdout.lines().filter(|l| !l.is_empty() && !l.starts_with(' ')).take_while(|l| *l != "next steps:").all(|l| l.starts_with("skip ")),
+        run.stdout
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with(' '))
+            .take_while(|l| *l != "next steps:")
+            .all(|l| l.starts_with("skip ")),
         "every file should be skipped as unchanged:\n{}",
         run.stdout
     );
@@ -114,8 +155,15 @@ fn force_overwrites_a_changed_file() {
     let golden_manager = std::fs::read_to_string(dir.join("src/manager.rs")).unwrap();
     std::fs::write(dir.join("src/manager.rs"), "// edited\n").unwrap();
     let run = rsop(&dir, &["init", "--domain", "example.com", "--force"]).success();
-    assert!(run.stdout.contains("update  src/manager.rs"), "{}", run.stdout);
-    assert_eq!(std::fs::read_to_string(dir.join("src/manager.rs")).unwrap(), golden_manager);
+    assert!(
+        run.stdout.contains("update  src/manager.rs"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("src/manager.rs")).unwrap(),
+        golden_manager
+    );
 }
 
 /// One bad invocation: what to set up, the arguments, and what must come out.
@@ -158,7 +206,10 @@ const BAD: &[BadCase] = &[
         setup: nothing,
         args: &["init", "--domain", "Example.com", "--dir", "p"],
         code: 1,
-        stderr: &["error: invalid domain `Example.com`", "help: the domain must be a DNS-1123 subdomain"],
+        stderr: &[
+            "error: invalid domain `Example.com`",
+            "help: the domain must be a DNS-1123 subdomain",
+        ],
     },
     BadCase {
         name: "empty domain segment",
@@ -170,21 +221,45 @@ const BAD: &[BadCase] = &[
     BadCase {
         name: "project name with an underscore",
         setup: nothing,
-        args: &["init", "--domain", "example.com", "--project-name", "my_op", "--dir", "p"],
+        args: &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "my_op",
+            "--dir",
+            "p",
+        ],
         code: 1,
         stderr: &["invalid project name `my_op`: `_` is not allowed", "help:"],
     },
     BadCase {
         name: "project name starting with a digit",
         setup: nothing,
-        args: &["init", "--domain", "example.com", "--project-name", "1op", "--dir", "p"],
+        args: &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "1op",
+            "--dir",
+            "p",
+        ],
         code: 1,
         stderr: &["invalid project name `1op`: it must start with a letter"],
     },
     BadCase {
         name: "project name Cargo reserves",
         setup: nothing,
-        args: &["init", "--domain", "example.com", "--project-name", "test", "--dir", "p"],
+        args: &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "test",
+            "--dir",
+            "p",
+        ],
         code: 1,
         stderr: &["invalid project name `test`"],
     },
@@ -193,14 +268,21 @@ const BAD: &[BadCase] = &[
         setup: nothing,
         args: &["init", "--domain", "example.com", "--dir", "9lives"],
         code: 1,
-        stderr: &["cannot derive a project name from the directory name `9lives`", "help: pass `--project-name`"],
+        stderr: &[
+            "cannot derive a project name from the directory name `9lives`",
+            "help: pass `--project-name`",
+        ],
     },
     BadCase {
         name: "directory holding a PROJECT",
         setup: existing_project,
         args: &["init", "--domain", "example.com", "--dir", "p"],
         code: 1,
-        stderr: &["`p` already holds a project (`PROJECT` exists)", "help:", "--force"],
+        stderr: &[
+            "`p` already holds a project (`PROJECT` exists)",
+            "help:",
+            "--force",
+        ],
     },
     BadCase {
         name: "directory holding a crate",
@@ -219,14 +301,30 @@ const BAD: &[BadCase] = &[
     BadCase {
         name: "--dir is a file",
         setup: a_file,
-        args: &["init", "--domain", "example.com", "--project-name", "x", "--dir", "f"],
+        args: &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--dir",
+            "f",
+        ],
         code: 1,
         stderr: &["`f` is a file, not a directory"],
     },
     BadCase {
         name: "--dir lies under a file",
         setup: a_file,
-        args: &["init", "--domain", "example.com", "--project-name", "x", "--dir", "f/sub"],
+        args: &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--dir",
+            "f/sub",
+        ],
         code: 1,
         stderr: &["is a file, not a directory"],
     },
@@ -240,14 +338,30 @@ const BAD: &[BadCase] = &[
     BadCase {
         name: "repository URL with a space",
         setup: nothing,
-        args: &["init", "--domain", "example.com", "--dir", "p", "--repo", "https://x y"],
+        args: &[
+            "init",
+            "--domain",
+            "example.com",
+            "--dir",
+            "p",
+            "--repo",
+            "https://x y",
+        ],
         code: 1,
         stderr: &["invalid repository URL `https://x y`"],
     },
     BadCase {
         name: "unknown license (usage error)",
         setup: nothing,
-        args: &["init", "--domain", "example.com", "--dir", "p", "--license", "gpl"],
+        args: &[
+            "init",
+            "--domain",
+            "example.com",
+            "--dir",
+            "p",
+            "--license",
+            "gpl",
+        ],
         code: 2,
         stderr: &["invalid value 'gpl' for '--license"],
     },
@@ -304,9 +418,19 @@ fn completion_and_version_work() {
         assert!(run.stdout.contains("rsop"), "{shell}: {}", run.stdout);
     }
     let run = rsop(tmp.path(), &["version"]).success();
-    assert!(run.stdout.starts_with(&format!("rsop {}", env!("CARGO_PKG_VERSION"))), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .starts_with(&format!("rsop {}", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("kube 5"), "{}", run.stdout);
-    for args in [&["-h"][..], &["init", "-h"], &["completion", "-h"], &["version", "-h"]] {
+    for args in [
+        &["-h"][..],
+        &["init", "-h"],
+        &["completion", "-h"],
+        &["version", "-h"],
+    ] {
         rsop(tmp.path(), args).success();
     }
 }

@@ -26,7 +26,10 @@ pub fn rsop(cwd: &Path, args: &[&str]) -> Run {
         .output()
         .expect("the rsop binary runs");
     Run {
-        code: output.status.code().expect("rsop exits with a code, not a signal"),
+        code: output
+            .status
+            .code()
+            .expect("rsop exits with a code, not a signal"),
         stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
         stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
     }
@@ -69,7 +72,12 @@ pub fn files(root: &Path) -> BTreeMap<PathBuf, String> {
     snapshot(root)
         .into_iter()
         .filter_map(|(path, bytes)| {
-            bytes.map(|b| (path, String::from_utf8(b).expect("generated files are UTF-8")))
+            bytes.map(|b| {
+                (
+                    path,
+                    String::from_utf8(b).expect("generated files are UTF-8"),
+                )
+            })
         })
         .collect()
 }
@@ -79,7 +87,9 @@ pub fn files(root: &Path) -> BTreeMap<PathBuf, String> {
 /// set, rewrites the golden tree instead.
 #[track_caller]
 pub fn assert_golden(actual: &Path, name: &str) {
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
     let actual_files = files(actual);
     if std::env::var_os(UPDATE_GOLDEN).is_some() {
         if golden.exists() {
@@ -96,7 +106,9 @@ pub fn assert_golden(actual: &Path, name: &str) {
     let mut report = String::new();
     for (path, expected) in &expected_files {
         match actual_files.get(path) {
-            None => report.push_str(&format!("missing file: {}\n", path.display())),
+            None => {
+                report.push_str(&["missing file: ", &path.display().to_string(), "\n"].concat());
+            }
             Some(actual) if actual != expected => {
                 let diff = similar::TextDiff::from_lines(expected, actual)
                     .unified_diff()
@@ -113,7 +125,7 @@ pub fn assert_golden(actual: &Path, name: &str) {
     }
     for path in actual_files.keys() {
         if !expected_files.contains_key(path) {
-            report.push_str(&format!("unexpected file: {}\n", path.display()));
+            report.push_str(&["unexpected file: ", &path.display().to_string(), "\n"].concat());
         }
     }
     assert!(
@@ -170,7 +182,12 @@ pub fn render_and_validate(project: &Path, kustomize_dir: &str) -> String {
     run_tool(
         project,
         "kubernetes-validate",
-        &["--strict", "--kubernetes-version", &version, file.path().to_str().unwrap()],
+        &[
+            "--strict",
+            "--kubernetes-version",
+            &version,
+            file.path().to_str().unwrap(),
+        ],
         &[],
     );
     yaml
