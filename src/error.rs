@@ -34,6 +34,9 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Problems in the user's sources, each with its location and help.
+    #[error("{} in the sources", if .0.len() == 1 { "1 problem".to_string() } else { format!("{} problems", .0.len()) })]
+    Diagnostics(Vec<crate::manifests::diagnostics::Diagnostic>),
     /// A built-in template failed to render: a bug in rsop, not in the input.
     #[error("cannot render the built-in template `{name}` (this is a bug in rsop)")]
     Template {
@@ -73,7 +76,7 @@ impl Error {
     pub fn help(&self) -> Option<&str> {
         match self {
             Error::User { help, .. } | Error::Parse { help, .. } => help.as_deref(),
-            Error::Io { .. } | Error::Template { .. } => None,
+            Error::Io { .. } | Error::Template { .. } | Error::Diagnostics(_) => None,
         }
     }
 }

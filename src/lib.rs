@@ -8,6 +8,7 @@
 
 pub mod cli;
 mod error;
+pub mod manifests;
 pub mod output;
 pub mod project;
 pub mod scaffold;
@@ -45,6 +46,24 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
                 print_init_next_steps(out, &opts.dir)?;
             }
             Ok(outcome)
+        }
+        Command::Manifests(args) => {
+            let root = cwd.join(&args.dir);
+            let opts = manifests::ManifestsOptions {
+                root: root.clone(),
+                crd_dir: args.crd_dir.clone(),
+                rbac_dir: args.rbac_dir.clone(),
+            };
+            let generated = manifests::generate(&opts)?;
+            let changes = manifests::changes(&generated, &root)?;
+            let mode = if args.check {
+                Mode::Check
+            } else if args.diff {
+                Mode::Diff
+            } else {
+                Mode::Write
+            };
+            output::apply(&root, &changes, mode, out)
         }
         Command::Completion(args) => {
             let mut cmd = Cli::command();

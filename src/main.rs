@@ -41,6 +41,21 @@ fn report(error: &rsop::Error) {
     let mut err = anstream::stderr();
     let red = Style::new().fg_color(Some(AnsiColor::Red.into())).bold();
     let cyan = Style::new().fg_color(Some(AnsiColor::Cyan.into())).bold();
+    if let rsop::Error::Diagnostics(diagnostics) = error {
+        for d in diagnostics {
+            let _ = writeln!(err, "{red}error{red:#}: {}", d.message);
+            let _ = writeln!(err, "  {cyan}-->{cyan:#} {}", d.location);
+            if let Some(path) = &d.field_path {
+                let _ = writeln!(err, "   = field: `{path}`");
+            }
+            if let Some(help) = &d.help {
+                let _ = writeln!(err, "   = {cyan}help{cyan:#}: {help}");
+            }
+            let _ = writeln!(err);
+        }
+        let _ = writeln!(err, "{red}error{red:#}: {error}; nothing was written");
+        return;
+    }
     let _ = writeln!(err, "{red}error{red:#}: {error}");
     let mut source = std::error::Error::source(error);
     if source.is_some() {

@@ -18,6 +18,8 @@ pub struct Cli {
 pub enum Command {
     /// Create a new operator project
     Init(InitArgs),
+    /// Generate CRDs and RBAC from the Rust sources, without compiling
+    Manifests(ManifestsArgs),
     /// Print a shell completion script to standard output
     Completion(CompletionArgs),
     /// Print rsop's version and the versions of what it generates
@@ -87,4 +89,31 @@ pub struct CompletionArgs {
     /// The shell to complete for
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `rsop manifests`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  rsop manifests\n  rsop manifests --check   # in CI: fail with a diff when the committed manifests are stale"
+)]
+pub struct ManifestsArgs {
+    /// Write nothing; print a diff of each file that would change and exit 1 if any would
+    #[arg(long, conflicts_with = "diff")]
+    pub check: bool,
+
+    /// Print a diff of each file that changes, then write
+    #[arg(long)]
+    pub diff: bool,
+
+    /// Directory of the CRD files, relative to the project root
+    #[arg(long, value_name = "DIR", default_value = "config/crd/bases")]
+    pub crd_dir: PathBuf,
+
+    /// Directory of role.yaml, relative to the project root
+    #[arg(long, value_name = "DIR", default_value = "config/rbac")]
+    pub rbac_dir: PathBuf,
+
+    /// The project root (where Cargo.toml is)
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub dir: PathBuf,
 }

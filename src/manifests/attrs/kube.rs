@@ -1,0 +1,542 @@
+//! `#[kube(...)]` on a `#[derive(CustomResource)]` item, with kube-derive
+//! 5's grammar: the same keys, the same value forms, the same rules for
+//! required, repeated and unknown keys.
+
+use proc_macro2::Span;
+use syn::Expr;
+
+use super::{AttrItem, AttrValue, expr_str, items_of, parse_items};
+use crate::manifests::diagnostics::did_you_mean;
+
+/// A printer column (JSON string or list form).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PrintColumn {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub json_path: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub priority: Option<i32>,
+}
+
+/// The scale subresource.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Scale {
+    pub spec_replicas_path: String,
+    pub status_replicas_path: String,
+    #[serde(default)]
+    pub label_selector_path: Option<String>,
+}
+
+/// `deprecated` or `deprecated = "warning"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deprecated {
+    Yes,
+    WithWarning(String),
+}
+
+/// Schema mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaMode {
+    Derived,
+    Manual,
+    Disabled,
+}
+
+/// Every `#[kube(...)]` key of kube-derive 5.
+#[derive(Debug, Clone)]
+pub struct KubeAttrs {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub doc: Option<String>,
+    pub root: Option<String>,
+    pub plural: Option<String>,
+    pub singular: Option<String>,
+    pub namespaced: bool,
+    pub no_spec: bool,
+    pub schema: SchemaMode,
+    pub status: Option<syn::Path>,
+    pub categories: Vec<String>,
+    pub shortnames: Vec<String>,
+    pub printcolumns: Vec<PrintColumn>,
+    pub selectable: Vec<String>,
+    pub scale: Option<Scale>,
+    pub annotations: Vec<(String, String)>,
+    pub labels: Vec<(String, String)>,
+    pub validations: Vec<Expr>,
+    pub storage: bool,
+    pub served: bool,
+    pub deprecated: Option<Deprecated>,
+}
+
+pub const KEYS: &[&str] = &[
+    "group",
+    "version",
+    "kind",
+    "doc",
+    "root",
+    "plural",
+    "singular",
+    "namespaced",
+    "no_spec",
+    "derive",
+    "attr",
+    "schema",
+    "status",
+    "category",
+    "shortname",
+    "printcolumn",
+    "selectable",
+    "scale",
+    "crates",
+    "annotation",
+    "label",
+    "validation",
+    "cel",
+    "storage",
+    "served",
+    "deprecated",
+];
+
+/// Keys that may be given more than once.
+const REPEATABLE: &[&str] = &[
+    "derive",
+    "attr",
+    "category",
+    "shortname",
+    "printcolumn",
+    "selectable",
+    "annotation",
+    "label",
+    "validation",
+];
+
+type Errors = Vec<(Span, String, String)>;
+
+/// Parses the `#[kube(...)]` attributes of an item; `None` when there are
+/// errors (all of them pushed to `errors`).
+pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> Option<KubeAttrs> {
+    let items = match items_of(attrs, "kube") {
+        Ok(items) => items,
+        Err(e) => {
+            errors.push((
+                e.span(),
+                format!("cannot parse `#[kube(...)]`: {e}"),
+                "see the kube-derive documentation of `CustomResource`".into(),
+            ));
+            return None;
+        }
+    };
+    let before = errors.len();
+    let mut seen: Vec<String> = Vec::new();
+    let mut group = None;
+    let mut version = None;
+    let mut kind = None;
+    let mut out = KubeAttrs {
+        group: String::new(),
+        version: String::new(),
+        kind: String::new(),
+        doc: None,
+        root: None,
+        plural: None,
+        singular: None,
+        namespaced: false,
+        no_spec: false,
+        schema: SchemaMode::Derived,
+        status: None,
+        categories: Vec::new(),
+        shortnames: Vec::new(),
+        printcolumns: Vec::new(),
+        selectable: Vec::new(),
+        scale: None,
+        annotations: Vec::new(),
+        labels: Vec::new(),
+        validations: Vec::new(),
+        storage: true,
+        served: true,
+        deprecated: None,
+    };
+    for item in &items {
+        let key = item.key.as_str();
+        if !KEYS.contains(&key) {
+            let help = match did_you_mean(key, KEYS) {
+                Some(c) => format!("did you mean `{c}`?"),
+                None => format!("the keys of `#[kube(...)]` are: {}", KEYS.join(", ")),
+            };
+            errors.push((
+                item.span,
+                format!("unknown key `{key}` in `#[kube(...)]`"),
+                help,
+            ));
+            continue;
+        }
+        if !REPEATABLE.contains(&key) && seen.iter().any(|k| k == key) {
+            errors.push((
+                item.span,
+                format!("`{key}` is given more than once in `#[kube(...)]`"),
+                "keep one".into(),
+            ));
+            continue;
+        }
+        seen.push(key.to_string());
+        match key {
+            "group" => group = string(item, errors),
+            "version" => version = string(item, errors),
+            "kind" => kind = string(item, errors),
+            "doc" => out.doc = string(item, errors),
+            "root" => out.root = string(item, errors),
+            "plural" => out.plural = string(item, errors),
+            "singular" => out.singular = string(item, errors),
+            "namespaced" => out.namespaced = flag(item, errors),
+            "no_spec" => out.no_spec = flag(item, errors),
+            "storage" => out.storage = flag(item, errors),
+            "served" => out.served = flag(item, errors),
+            "cel" | "derive" | "attr" | "crates" => {}
+            "schema" => match string(item, errors).as_deref() {
+                Some("derived") => out.schema = SchemaMode::Derived,
+                Some("manual") => out.schema = SchemaMode::Manual,
+                Some("disabled") => out.schema = SchemaMode::Disabled,
+                Some(other) => errors.push((
+                    item.span,
+                    format!("unknown schema mode `{other}`"),
+                    "use `derived`, `manual` or `disabled`".into(),
+                )),
+                None => {}
+            },
+            "status" => match &item.value {
+                AttrValue::Expr(Expr::Path(p)) => out.status = Some(p.path.clone()),
+                AttrValue::Expr(e) => match expr_str(e).map(|s| syn::parse_str::<syn::Path>(&s)) {
+                    Some(Ok(p)) => out.status = Some(p),
+                    _ => errors.push((
+                        item.span,
+                        "`status` must name a type".into(),
+                        "write `status = \"MyStatus\"`".into(),
+                    )),
+                },
+                _ => errors.push((
+                    item.span,
+                    "`status` must name a type".into(),
+                    "write `status = \"MyStatus\"`".into(),
+                )),
+            },
+            "category" => out.categories.extend(string(item, errors)),
+            "shortname" => out.shortnames.extend(string(item, errors)),
+            "selectable" => out.selectable.extend(string(item, errors)),
+            "printcolumn" => {
+                if let Some(c) = printcolumn(item, errors) {
+                    out.printcolumns.push(c);
+                }
+            }
+            "scale" => out.scale = scale(item, errors),
+            "annotation" => out.annotations.extend(key_value(item, errors)),
+            "label" => out.labels.extend(key_value(item, errors)),
+            "validation" => match &item.value {
+                AttrValue::Expr(e) => out.validations.push(e.clone()),
+                _ => errors.push((
+                    item.span,
+                    "`validation` takes a value".into(),
+                    "write `validation = \"self.x > 0\"`".into(),
+                )),
+            },
+            "deprecated" => {
+                out.deprecated = Some(match &item.value {
+                    AttrValue::Flag => Deprecated::Yes,
+                    _ => match string(item, errors) {
+                        Some(w) => Deprecated::WithWarning(w),
+                        None => Deprecated::Yes,
+                    },
+                });
+            }
+            _ => {}
+        }
+    }
+    for (name, value) in [("group", &group), ("version", &version), ("kind", &kind)] {
+        if value.is_none() && !seen.iter().any(|k| k == name) {
+            errors.push((
+                item_span,
+                format!("`#[kube(...)]` has no `{name}`"),
+                format!("add `{name} = \"...\"`; `group`, `version` and `kind` are required"),
+            ));
+        }
+    }
+    if errors.len() > before {
+        return None;
+    }
+    out.group = group?;
+    out.version = version?;
+    out.kind = kind?;
+    Some(out)
+}
+
+fn string(item: &AttrItem, errors: &mut Errors) -> Option<String> {
+    let s = item.str_value();
+    if s.is_none() {
+        errors.push((
+            item.span,
+            format!("`{}` takes a string literal", item.key),
+            format!("write `{} = \"...\"`", item.key),
+        ));
+    }
+    s
+}
+
+/// darling's bool: a bare word is true; `= true`/`= false`; `= "true"`.
+fn flag(item: &AttrItem, errors: &mut Errors) -> bool {
+    match &item.value {
+        AttrValue::Flag => true,
+        AttrValue::Expr(Expr::Lit(l)) => match &l.lit {
+            syn::Lit::Bool(b) => b.value,
+            syn::Lit::Str(s) if s.value() == "true" => true,
+            syn::Lit::Str(s) if s.value() == "false" => false,
+            _ => {
+                errors.push((
+                    item.span,
+                    format!("`{}` takes a boolean", item.key),
+                    format!("write `{}` or `{} = false`", item.key, item.key),
+                ));
+                false
+            }
+        },
+        _ => {
+            errors.push((
+                item.span,
+                format!("`{}` takes a boolean", item.key),
+                format!("write `{}` or `{} = false`", item.key, item.key),
+            ));
+            false
+        }
+    }
+}
+
+fn printcolumn(item: &AttrItem, errors: &mut Errors) -> Option<PrintColumn> {
+    match &item.value {
+        AttrValue::Expr(e) => {
+            let text = expr_str(e)?;
+            serde_json::from_str(&text)
+                .map_err(|err| {
+                    errors.push((item.span, format!("invalid `printcolumn` JSON: {err}"), "give `name`, `type` and `jsonPath`, e.g. `printcolumn = r#\"{\"name\":\"Replicas\",\"type\":\"integer\",\"jsonPath\":\".spec.replicas\"}\"#`".into()));
+                })
+                .ok()
+        }
+        AttrValue::List(tokens) => {
+            let subs = parse_items(tokens.clone()).ok()?;
+            let mut name = None;
+            let mut type_ = None;
+            let mut json_path = None;
+            let mut description = None;
+            let mut format = None;
+            let mut priority = None;
+            for s in &subs {
+                match s.key.as_str() {
+                    "name" => name = s.str_value(),
+                    "type_" => type_ = s.str_value(),
+                    "json_path" => json_path = s.str_value(),
+                    "description" => description = s.str_value(),
+                    "format" => format = s.str_value(),
+                    "priority" => {
+                        priority = match &s.value {
+                            AttrValue::Expr(Expr::Lit(l)) => match &l.lit {
+                                syn::Lit::Int(i) => i.base10_parse().ok(),
+                                syn::Lit::Str(st) => st.value().parse().ok(),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                    }
+                    other => {
+                        let keys = [
+                            "name",
+                            "type_",
+                            "json_path",
+                            "description",
+                            "format",
+                            "priority",
+                        ];
+                        let help = did_you_mean(other, &keys).map_or_else(
+                            || format!("use {}", keys.join(", ")),
+                            |c| format!("did you mean `{c}`?"),
+                        );
+                        errors.push((
+                            s.span,
+                            format!("unknown key `{other}` in `printcolumn(...)`"),
+                            help,
+                        ));
+                    }
+                }
+            }
+            let missing: Vec<&str> = [
+                ("name", name.is_none()),
+                ("type_", type_.is_none()),
+                ("json_path", json_path.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(k, m)| m.then_some(k))
+            .collect();
+            if !missing.is_empty() {
+                errors.push((
+                    item.span,
+                    format!("`printcolumn(...)` lacks {}", missing.join(", ")),
+                    "give `name`, `type_` and `json_path`".into(),
+                ));
+                return None;
+            }
+            Some(PrintColumn {
+                name: name?,
+                type_: type_?,
+                json_path: json_path?,
+                description,
+                format,
+                priority,
+            })
+        }
+        AttrValue::Flag => {
+            errors.push((
+                item.span,
+                "`printcolumn` takes a value".into(),
+                "see the kube-derive documentation".into(),
+            ));
+            None
+        }
+    }
+}
+
+fn scale(item: &AttrItem, errors: &mut Errors) -> Option<Scale> {
+    match &item.value {
+        AttrValue::Expr(e) => {
+            let text = expr_str(e)?;
+            serde_json::from_str(&text)
+                .map_err(|err| {
+                    errors.push((
+                        item.span,
+                        format!("invalid `scale` JSON: {err}"),
+                        "give `specReplicasPath` and `statusReplicasPath`".into(),
+                    ));
+                })
+                .ok()
+        }
+        AttrValue::List(tokens) => {
+            let subs = parse_items(tokens.clone()).ok()?;
+            let mut spec = None;
+            let mut status = None;
+            let mut selector = None;
+            for s in &subs {
+                match s.key.as_str() {
+                    "spec_replicas_path" => spec = s.str_value(),
+                    "status_replicas_path" => status = s.str_value(),
+                    "label_selector_path" => selector = s.str_value(),
+                    other => {
+                        let keys = [
+                            "spec_replicas_path",
+                            "status_replicas_path",
+                            "label_selector_path",
+                        ];
+                        let help = did_you_mean(other, &keys).map_or_else(
+                            || format!("use {}", keys.join(", ")),
+                            |c| format!("did you mean `{c}`?"),
+                        );
+                        errors.push((
+                            s.span,
+                            format!("unknown key `{other}` in `scale(...)`"),
+                            help,
+                        ));
+                    }
+                }
+            }
+            if spec.is_none() || status.is_none() {
+                errors.push((
+                    item.span,
+                    "`scale(...)` needs `spec_replicas_path` and `status_replicas_path`".into(),
+                    "add the missing paths".into(),
+                ));
+                return None;
+            }
+            Some(Scale {
+                spec_replicas_path: spec?,
+                status_replicas_path: status?,
+                label_selector_path: selector,
+            })
+        }
+        AttrValue::Flag => None,
+    }
+}
+
+fn key_value(item: &AttrItem, errors: &mut Errors) -> Option<(String, String)> {
+    let AttrValue::List(tokens) = &item.value else {
+        errors.push((
+            item.span,
+            format!("`{}` takes `(\"key\", \"value\")`", item.key),
+            format!("write `{}(\"key\", \"value\")`", item.key),
+        ));
+        return None;
+    };
+    let parsed = syn::parse::Parser::parse2(
+        syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated,
+        tokens.clone(),
+    );
+    match parsed {
+        Ok(list) if list.len() == 2 => Some((list[0].value(), list[1].value())),
+        _ => {
+            errors.push((
+                item.span,
+                format!("`{}` takes exactly two string literals", item.key),
+                format!("write `{}(\"key\", \"value\")`", item.key),
+            ));
+            None
+        }
+    }
+}
+
+/// kube-derive's plural of a (lowercase) singular: `-es` after s, x, z, ch,
+/// sh; `-ies` for a consonant before a final y; else `-s`.
+pub fn to_plural(word: &str) -> String {
+    if word.ends_with('s')
+        || word.ends_with('x')
+        || word.ends_with('z')
+        || word.ends_with("ch")
+        || word.ends_with("sh")
+    {
+        return format!("{word}es");
+    }
+    if word.ends_with('y')
+        && word.len() >= 2
+        && let Some(c) = word.chars().nth(word.len() - 2)
+        && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')
+    {
+        let mut chars = word.chars();
+        chars.next_back();
+        return format!("{}ies", chars.as_str());
+    }
+    format!("{word}s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plurals_follow_kube_derive() {
+        for (singular, plural) in [
+            ("foo", "foos"),
+            ("bus", "buses"),
+            ("box", "boxes"),
+            ("quiz", "quizes"),
+            ("batch", "batches"),
+            ("mesh", "meshes"),
+            ("policy", "policies"),
+            ("gateway", "gateways"),
+            ("memcached", "memcacheds"),
+            ("person", "persons"),
+            ("validenum3", "validenum3s"),
+            ("key", "keys"),
+        ] {
+            assert_eq!(to_plural(singular), plural, "{singular}");
+        }
+    }
+}

@@ -1,0 +1,463 @@
+//! CustomResourceDefinitions: every `#[derive(CustomResource)]` item becomes
+//! one version, assembled as kube-derive's `crd()` assembles it; the
+//! versions of one group and kind merge into one CRD with exactly one
+//! storage version.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+use syn::spanned::Spanned;
+
+use super::attrs::kube::{self, Deprecated, KubeAttrs, SchemaMode};
+use super::attrs::{self, ItemKind};
+use super::diagnostics::{Diagnostic, Location};
+use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, transform};
+use super::source::{Crate, Module};
+
+/// One `#[derive(CustomResource)]` item, made into a CRD version.
+#[derive(Debug, Clone)]
+pub struct Version {
+    pub attrs: KubeAttrs,
+    pub plural: String,
+    pub singular: String,
+    /// `spec.versions[]` entry.
+    pub entry: Value,
+    pub location: Location,
+}
+
+/// A whole CRD: its file name and document.
+#[derive(Debug, Clone)]
+pub struct Crd {
+    pub group: String,
+    pub plural: String,
+    pub document: Value,
+}
+
+impl Crd {
+    /// `<group>_<plural>.yaml`, controller-gen's file name.
+    pub fn file_name(&self) -> String {
+        format!("{}_{}.yaml", self.group, self.plural)
+    }
+}
+
+fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("derive")
+            && a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|ps| {
+                ps.iter().any(|p| {
+                    p.segments
+                        .last()
+                        .is_some_and(|s| s.ident == "CustomResource")
+                })
+            })
+    })
+}
+
+/// Every CRD version of the crate.
+pub fn versions<'a>(krate: &'a Crate, builder: &mut Builder<'a>) -> Vec<Version> {
+    let mut out = Vec::new();
+    for module in &krate.modules {
+        for item in &module.items {
+            if let syn::Item::Struct(s) = item
+                && derives_custom_resource(&s.attrs)
+                && let Some(v) = version(krate, module, s, builder)
+            {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+fn version<'a>(
+    krate: &'a Crate,
+    module: &'a Module,
+    s: &syn::ItemStruct,
+    builder: &mut Builder<'a>,
+) -> Option<Version> {
+    let file = krate.file_of(module).path.clone();
+    let location = Location::of_span(&file, s.ident.span());
+    let mut errors = Vec::new();
+    let attrs = kube::parse(&s.attrs, s.ident.span(), &mut errors);
+    builder
+        .diagnostics
+        .extend(attrs::into_diagnostics(errors, &file, None));
+    let attrs = attrs?;
+    let root_name = attrs.root.clone().unwrap_or_else(|| attrs.kind.clone());
+    if root_name == s.ident.to_string() {
+        builder.diagnostics.push(
+            Diagnostic::new(location.clone(), format!("`kind = \"{}\"` must not equal the struct's name; kube-derive generates a struct of that name", attrs.kind))
+                .with_help(format!("name the spec struct `{}Spec`", attrs.kind)),
+        );
+        return None;
+    }
+    let singular = attrs
+        .singular
+        .clone()
+        .unwrap_or_else(|| attrs.kind.to_ascii_lowercase());
+    if attrs.plural.is_none() && singular.len() < 2 {
+        builder.diagnostics.push(
+            Diagnostic::new(
+                location.clone(),
+                format!(
+                    "kube-derive cannot make a plural of the kind `{}`",
+                    attrs.kind
+                ),
+            )
+            .with_help("give it with `plural = \"...\"`"),
+        );
+        return None;
+    }
+    let plural = attrs
+        .plural
+        .clone()
+        .unwrap_or_else(|| kube::to_plural(&singular));
+    let path = attrs.kind.clone();
+
+    let schema = match attrs.schema {
+        SchemaMode::Disabled => None,
+        SchemaMode::Manual => {
+            builder.diagnostics.push(
+                Diagnostic::new(
+                    location.clone(),
+                    format!(
+                        "`{}` has `schema = \"manual\"`: its schema is code rsop cannot run",
+                        attrs.kind
+                    ),
+                )
+                .with_help("run `rsop manifests --cargo` to build the CRDs with kube-derive"),
+            );
+            return None;
+        }
+        SchemaMode::Derived => {
+            let before = builder.diagnostics.len();
+            let raw = root_schema(module, s, &attrs, &root_name, builder, &path);
+            if builder.diagnostics.len() > before {
+                return None;
+            }
+            match transform::finalize(raw) {
+                Ok(schema) => Some(schema),
+                Err(e) => {
+                    builder.diagnostics.push(
+                        Diagnostic::new(location.clone(), e.to_string())
+                            .with_field_path(path.clone())
+                            .with_help("kube-derive's `crd()` panics on this; change the type so that it has a structural schema"),
+                    );
+                    return None;
+                }
+            }
+        }
+    };
+
+    let mut entry = Map::new();
+    entry.insert("name".into(), json!(attrs.version));
+    entry.insert("served".into(), json!(attrs.served));
+    entry.insert("storage".into(), json!(attrs.storage));
+    entry.insert(
+        "schema".into(),
+        match schema {
+            Some(s) => json!({"openAPIV3Schema": s}),
+            None => json!({}),
+        },
+    );
+    if !attrs.printcolumns.is_empty() {
+        let cols: Vec<Value> = attrs
+            .printcolumns
+            .iter()
+            .map(|c| {
+                let mut m = Map::new();
+                if let Some(d) = &c.description {
+                    m.insert("description".into(), json!(d));
+                }
+                if let Some(f) = &c.format {
+                    m.insert("format".into(), json!(f));
+                }
+                m.insert("jsonPath".into(), json!(c.json_path));
+                m.insert("name".into(), json!(c.name));
+                if let Some(p) = c.priority {
+                    m.insert("priority".into(), json!(p));
+                }
+                m.insert("type".into(), json!(c.type_));
+                Value::Object(m)
+            })
+            .collect();
+        entry.insert("additionalPrinterColumns".into(), Value::Array(cols));
+    }
+    if !attrs.selectable.is_empty() {
+        let fields: Vec<Value> = attrs
+            .selectable
+            .iter()
+            .map(|s| json!({"jsonPath": s}))
+            .collect();
+        entry.insert("selectableFields".into(), Value::Array(fields));
+    }
+    match &attrs.deprecated {
+        Some(Deprecated::Yes) => {
+            entry.insert("deprecated".into(), json!(true));
+        }
+        Some(Deprecated::WithWarning(w)) => {
+            entry.insert("deprecated".into(), json!(true));
+            entry.insert("deprecationWarning".into(), json!(w));
+        }
+        None => {}
+    }
+    // kube-derive emits subresources only with a status; scale alone is dropped.
+    if attrs.status.is_some() {
+        let mut sub = Map::new();
+        sub.insert("status".into(), json!({}));
+        if let Some(scale) = &attrs.scale {
+            let mut sc = Map::new();
+            if let Some(l) = &scale.label_selector_path {
+                sc.insert("labelSelectorPath".into(), json!(l));
+            }
+            sc.insert("specReplicasPath".into(), json!(scale.spec_replicas_path));
+            sc.insert(
+                "statusReplicasPath".into(),
+                json!(scale.status_replicas_path),
+            );
+            sub.insert("scale".into(), Value::Object(sc));
+        }
+        entry.insert("subresources".into(), Value::Object(sub));
+    }
+    Some(Version {
+        attrs,
+        plural,
+        singular,
+        entry: Value::Object(entry),
+        location,
+    })
+}
+
+/// The raw schema of the struct kube-derive generates: `spec` (or the
+/// spec's fields with `no_spec`), an optional `status`, the doc, the title.
+fn root_schema<'a>(
+    module: &'a Module,
+    s: &syn::ItemStruct,
+    attrs: &KubeAttrs,
+    root_name: &str,
+    builder: &mut Builder<'a>,
+    path: &str,
+) -> Value {
+    let scope = Scope::new(module);
+    let spec = builder.struct_schema(s, &scope, &format!("{path}.spec"));
+    let mut root = json!({"type": "object"});
+    if attrs.no_spec {
+        let mut child = spec;
+        if let Value::Object(o) = &mut child
+            && o.get("additionalProperties") == Some(&Value::Bool(false))
+        {
+            o.remove("additionalProperties");
+        }
+        flatten(&mut root, child);
+    } else {
+        let obj = ensure_object(&mut root);
+        obj.insert("properties".into(), json!({"spec": spec}));
+        obj.insert("required".into(), json!(["spec"]));
+    }
+    if let Some(status) = &attrs.status {
+        let ty = syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: status.clone(),
+        });
+        let status_schema = allow_null(builder.type_schema(&ty, &scope, &format!("{path}.status")));
+        let obj = ensure_object(&mut root);
+        obj.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("properties is an object")
+            .insert("status".into(), status_schema);
+    }
+    let spec_ident = s.ident.to_string();
+    let doc = attrs.doc.clone().unwrap_or_else(|| {
+        format!(" Auto-generated derived type for {spec_ident} via `CustomResource`")
+    });
+    let doc = doc.strip_prefix(' ').unwrap_or(&doc);
+    let (title, description) = attrs::title_and_description(doc);
+    let obj = ensure_object(&mut root);
+    if let Some(t) = title {
+        obj.insert("title".into(), json!(t));
+    }
+    if let Some(d) = description {
+        obj.insert("description".into(), json!(d));
+    }
+    for rule in &attrs.validations {
+        match super::schema::eval_cel_rule(rule) {
+            Some(r) => match obj.get_mut("x-kubernetes-validations") {
+                Some(Value::Array(rules)) => rules.push(r),
+                _ => {
+                    obj.insert("x-kubernetes-validations".into(), json!([r]));
+                }
+            },
+            None => builder.error(
+                module,
+                rule.span(),
+                "rsop cannot evaluate this validation rule",
+                "write a string literal, a `(rule, message)` pair or a `Rule::new(..)` chain",
+                path,
+            ),
+        }
+    }
+    obj.entry("title").or_insert_with(|| json!(root_name));
+    let _ = ItemKind::Container;
+    root
+}
+
+/// Merges versions into CRDs, one per group and kind; problems (no or
+/// several storage versions, scope or names that differ) are reported.
+pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Crd> {
+    let mut by_kind: BTreeMap<(String, String), Vec<Version>> = BTreeMap::new();
+    for v in versions {
+        by_kind
+            .entry((v.attrs.group.clone(), v.attrs.kind.clone()))
+            .or_default()
+            .push(v);
+    }
+    let mut out = Vec::new();
+    for ((group, kind), mut versions) in by_kind {
+        versions.sort_by(|a, b| {
+            version_priority(&b.attrs.version).cmp(&version_priority(&a.attrs.version))
+        });
+        let mut ok = true;
+        let mut names = BTreeMap::new();
+        for v in &versions {
+            if let Some(first) = names.insert(v.attrs.version.clone(), v.location.clone()) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        v.location.clone(),
+                        format!(
+                            "version `{}` of `{kind}.{group}` is defined twice",
+                            v.attrs.version
+                        ),
+                    )
+                    .with_help(format!("the other definition is at {first}")),
+                );
+                ok = false;
+            }
+        }
+        let storage: Vec<&Version> = versions.iter().filter(|v| v.attrs.storage).collect();
+        if storage.len() != 1 {
+            let at = storage
+                .get(1)
+                .map_or(&versions[0].location, |v| &v.location)
+                .clone();
+            let listed = storage
+                .iter()
+                .map(|v| format!("`{}`", v.attrs.version))
+                .collect::<Vec<_>>()
+                .join(", ");
+            diagnostics.push(
+                Diagnostic::new(
+                    at,
+                    if storage.is_empty() {
+                        format!("no version of `{kind}.{group}` is the storage version")
+                    } else {
+                        format!("`{kind}.{group}` has several storage versions: {listed}")
+                    },
+                )
+                .with_help("exactly one version is stored; mark the others with `#[kube(storage = false)]`"),
+            );
+            ok = false;
+        }
+        let first = &versions[0];
+        for v in &versions[1..] {
+            let same = v.attrs.namespaced == first.attrs.namespaced
+                && v.plural == first.plural
+                && v.singular == first.singular
+                && v.attrs.shortnames == first.attrs.shortnames
+                && v.attrs.categories == first.attrs.categories;
+            if !same {
+                diagnostics.push(
+                    Diagnostic::new(v.location.clone(), format!("version `{}` of `{kind}.{group}` differs from version `{}` in scope or names", v.attrs.version, first.attrs.version))
+                        .with_help("all versions of a kind share `namespaced`, `plural`, `singular`, `shortname` and `category`"),
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            continue;
+        }
+        let stored = storage[0];
+        let mut names = Map::new();
+        if !stored.attrs.categories.is_empty() {
+            names.insert("categories".into(), json!(stored.attrs.categories));
+        }
+        names.insert("kind".into(), json!(kind));
+        names.insert("plural".into(), json!(stored.plural));
+        if !stored.attrs.shortnames.is_empty() {
+            names.insert("shortNames".into(), json!(stored.attrs.shortnames));
+        }
+        names.insert("singular".into(), json!(stored.singular));
+        let mut metadata = Map::new();
+        if !stored.attrs.annotations.is_empty() {
+            let a: BTreeMap<&String, &String> = stored
+                .attrs
+                .annotations
+                .iter()
+                .map(|(k, v)| (k, v))
+                .collect();
+            metadata.insert("annotations".into(), json!(a));
+        }
+        if !stored.attrs.labels.is_empty() {
+            let l: BTreeMap<&String, &String> =
+                stored.attrs.labels.iter().map(|(k, v)| (k, v)).collect();
+            metadata.insert("labels".into(), json!(l));
+        }
+        metadata.insert("name".into(), json!(format!("{}.{group}", stored.plural)));
+        let entries: Vec<Value> = versions.iter().map(|v| v.entry.clone()).collect();
+        let document = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": metadata,
+            "spec": {
+                "group": group,
+                "names": names,
+                "scope": if stored.attrs.namespaced { "Namespaced" } else { "Cluster" },
+                "versions": entries,
+            }
+        });
+        out.push(Crd {
+            group,
+            plural: stored.plural.clone(),
+            document,
+        });
+    }
+    out
+}
+
+/// Kubernetes' version priority: GA before beta before alpha, higher
+/// numbers first; others last, by name.
+fn version_priority(v: &str) -> (u8, u64, u64, String) {
+    let rest = v.strip_prefix('v').unwrap_or("");
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let major: u64 = digits.parse().unwrap_or(0);
+    let tail = &rest[digits.len()..];
+    if digits.is_empty() {
+        return (0, 0, 0, v.to_string());
+    }
+    if tail.is_empty() {
+        return (3, major, 0, String::new());
+    }
+    for (prefix, rank) in [("beta", 2), ("alpha", 1)] {
+        if let Some(n) = tail.strip_prefix(prefix)
+            && let Ok(minor) = n.parse::<u64>()
+        {
+            return (rank, major, minor, String::new());
+        }
+    }
+    (0, 0, 0, v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_priority;
+
+    #[test]
+    fn versions_sort_like_kubernetes() {
+        let mut v = vec!["v1alpha1", "v2", "v1beta1", "v1", "v1beta2", "foo"];
+        v.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        assert_eq!(v, ["v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
+    }
+}

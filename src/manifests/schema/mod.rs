@@ -1,0 +1,1246 @@
+//! Stage A of schema generation: the raw JSON schema schemars 1 derives for a
+//! type (under kube-derive's settings: Deserialize contract, every subschema
+//! inlined), computed from the syn tree instead of at run time. Stage B, the
+//! transforms kube applies, is in [`transform`].
+//!
+//! Each construct is reproduced as schemars' derive emits it: field names
+//! after serde renames, `required` by the Deserialize rule, doc comments as
+//! title/description, validation keywords only where the type admits them,
+//! defaults serialized as the field's type would serialize them. What cannot
+//! be known without running code is reported, never guessed.
+
+mod eval;
+pub mod k8s;
+pub mod transform;
+
+use std::rc::Rc;
+
+use proc_macro2::Span;
+use serde_json::{Map, Value, json};
+use syn::spanned::Spanned;
+
+use super::attrs::{self, ItemAttrs, ItemKind, RenameRule};
+use super::diagnostics::{Diagnostic, Location};
+use super::source::{Crate, ItemRef, Module, Resolved};
+
+/// Where a type expression is written: its module (for name resolution)
+/// and the generic parameters in force there.
+#[derive(Debug, Clone)]
+pub struct Scope<'a> {
+    pub module: &'a Module,
+    params: Rc<Vec<(String, syn::Type, Scope<'a>)>>,
+}
+
+impl<'a> Scope<'a> {
+    pub fn new(module: &'a Module) -> Self {
+        Scope {
+            module,
+            params: Rc::new(Vec::new()),
+        }
+    }
+
+    fn param(&self, name: &str) -> Option<&(String, syn::Type, Scope<'a>)> {
+        self.params.iter().find(|(n, _, _)| n == name)
+    }
+}
+
+/// Builds raw schemas, collecting diagnostics.
+#[derive(Debug)]
+pub struct Builder<'a> {
+    pub krate: &'a Crate,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Types being generated, to refuse recursion (kube cannot inline it).
+    stack: Vec<String>,
+}
+
+impl<'a> Builder<'a> {
+    pub fn new(krate: &'a Crate) -> Self {
+        Builder {
+            krate,
+            diagnostics: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    /// Records a problem at `span` in `module`'s file.
+    pub fn error(
+        &mut self,
+        module: &Module,
+        span: Span,
+        message: impl Into<String>,
+        help: impl Into<String>,
+        path: &str,
+    ) {
+        let file = &self.krate.file_of(module).path;
+        let mut d = Diagnostic::new(Location::of_span(file, span), message).with_help(help);
+        if !path.is_empty() {
+            d = d.with_field_path(path);
+        }
+        self.diagnostics.push(d);
+    }
+
+    fn attr_errors(&mut self, module: &Module, errors: Vec<(Span, String, String)>, path: &str) {
+        let file = self.krate.file_of(module).path.clone();
+        let p = (!path.is_empty()).then_some(path);
+        self.diagnostics
+            .extend(attrs::into_diagnostics(errors, &file, p));
+    }
+
+    /// Reads an item's attributes, reporting problems.
+    pub fn read_attrs(
+        &mut self,
+        module: &Module,
+        attrs: &[syn::Attribute],
+        kind: ItemKind,
+        path: &str,
+    ) -> ItemAttrs {
+        let mut errors = Vec::new();
+        let a = attrs::read(attrs, kind, &mut errors);
+        self.attr_errors(module, errors, path);
+        a
+    }
+
+    /// The schema of a type written in `scope`.
+    pub fn type_schema(&mut self, ty: &syn::Type, scope: &Scope<'a>, path: &str) -> Value {
+        match ty {
+            syn::Type::Reference(r) => self.type_schema(&r.elem, scope, path),
+            syn::Type::Paren(p) => self.type_schema(&p.elem, scope, path),
+            syn::Type::Group(g) => self.type_schema(&g.elem, scope, path),
+            syn::Type::Slice(s) => {
+                json!({"type": "array", "items": self.type_schema(&s.elem, scope, path)})
+            }
+            syn::Type::Array(a) => {
+                let items = self.type_schema(&a.elem, scope, path);
+                match eval::usize_of(&a.len) {
+                    Some(0) => json!({"type": "array", "maxItems": 0}),
+                    Some(n) => {
+                        json!({"type": "array", "items": items, "minItems": n, "maxItems": n})
+                    }
+                    None => {
+                        self.error(scope.module, a.len.span(), "the array length is not a literal", "write the length as an integer literal, or run `rsop manifests --cargo`", path);
+                        json!({})
+                    }
+                }
+            }
+            syn::Type::Tuple(t) if t.elems.is_empty() => json!({"type": "null"}),
+            syn::Type::Tuple(t) => {
+                let items: Vec<Value> = t
+                    .elems
+                    .iter()
+                    .map(|e| self.type_schema(e, scope, path))
+                    .collect();
+                let n = items.len();
+                json!({"type": "array", "prefixItems": items, "minItems": n, "maxItems": n})
+            }
+            syn::Type::Path(p) if p.qself.is_none() => self.path_schema(&p.path, scope, path),
+            other => {
+                self.error(
+                    scope.module,
+                    other.span(),
+                    "rsop cannot derive a schema for this kind of type",
+                    "use a named type, or run `rsop manifests --cargo`",
+                    path,
+                );
+                json!({})
+            }
+        }
+    }
+
+    fn path_schema(&mut self, p: &syn::Path, scope: &Scope<'a>, path: &str) -> Value {
+        // A generic parameter of the enclosing type.
+        if p.segments.len() == 1
+            && p.leading_colon.is_none()
+            && let Some((_, ty, outer)) = scope.param(&p.segments[0].ident.to_string()).cloned()
+        {
+            return self.type_schema(&ty, &outer, path);
+        }
+        let last = p.segments.last().expect("a path has a segment");
+        let args = generic_args(&last.arguments);
+        match self.krate.resolve(scope.module, p) {
+            Some(Resolved::Local(item)) => self.local_schema(item, &args, scope, p.span(), path),
+            Some(Resolved::External(full)) => {
+                self.external_schema(&full, &args, scope, p.span(), path)
+            }
+            None => {
+                let shown = path_string(p);
+                self.error(
+                    scope.module,
+                    p.span(),
+                    format!("cannot resolve the type `{shown}`"),
+                    "rsop follows `use` declarations and modules under src/; check the path, or run `rsop manifests --cargo`",
+                    path,
+                );
+                json!({})
+            }
+        }
+    }
+
+    fn external_schema(
+        &mut self,
+        full: &[String],
+        args: &[&syn::Type],
+        scope: &Scope<'a>,
+        span: Span,
+        path: &str,
+    ) -> Value {
+        let name = full.last().map_or("", String::as_str);
+        let first = full.first().map_or("", String::as_str);
+        let from_std = full.len() == 1 || matches!(first, "std" | "core" | "alloc");
+        let arg = |i: usize| args.get(i).copied();
+        if from_std {
+            if let Some(s) = primitive(name) {
+                return s;
+            }
+            match (name, arg(0), arg(1)) {
+                ("Option", Some(t), _) => return allow_null(self.type_schema(t, scope, path)),
+                ("Vec" | "VecDeque" | "LinkedList" | "BinaryHeap", Some(t), _) => {
+                    return json!({"type": "array", "items": self.type_schema(t, scope, path)});
+                }
+                ("HashSet" | "BTreeSet", Some(t), _) => {
+                    return json!({"type": "array", "uniqueItems": true, "items": self.type_schema(t, scope, path)});
+                }
+                ("HashMap" | "BTreeMap", Some(k), Some(v)) => {
+                    return self.map_schema(k, v, scope, span, path);
+                }
+                (
+                    "Box" | "Rc" | "Arc" | "Cell" | "RefCell" | "Mutex" | "RwLock" | "Wrapping"
+                    | "Reverse",
+                    Some(t),
+                    _,
+                ) => {
+                    return self.type_schema(t, scope, path);
+                }
+                ("Cow", _, Some(t)) | ("Cow", Some(t), None) => {
+                    return self.type_schema(t, scope, path);
+                }
+                ("Duration", None, None) if full.len() > 1 => {
+                    return json!({"type": "object", "required": ["secs", "nanos"], "properties": {
+                        "secs": {"type": "integer", "format": "uint64", "minimum": 0},
+                        "nanos": {"type": "integer", "format": "uint32", "minimum": 0}}});
+                }
+                ("PathBuf" | "Path", None, None) => return json!({"type": "string"}),
+                ("Ipv4Addr", None, None) => return json!({"type": "string", "format": "ipv4"}),
+                ("Ipv6Addr", None, None) => return json!({"type": "string", "format": "ipv6"}),
+                ("IpAddr", None, None) => return json!({"type": "string", "format": "ip"}),
+                _ => {}
+            }
+        }
+        if first == "serde_json" {
+            match name {
+                "Value" => return Value::Bool(true),
+                "Map" => return json!({"type": "object", "additionalProperties": true}),
+                "Number" => return json!({"type": "number"}),
+                _ => {}
+            }
+        }
+        if first == "k8s_openapi" {
+            let key = k8s_key(full);
+            if let Some(s) = k8s::schema(&key) {
+                return s;
+            }
+            self.error(
+                scope.module,
+                span,
+                format!("rsop has no schema for the k8s-openapi type `{}`", full.join("::")),
+                "rsop records the types of the core, apps, batch, networking, policy, rbac, autoscaling/v2 and storage groups and apimachinery; run `rsop manifests --cargo` for others",
+                path,
+            );
+            return json!({});
+        }
+        if first == "kube" && name == "Duration" {
+            return json!({"type": "string"});
+        }
+        self.error(
+            scope.module,
+            span,
+            format!("rsop cannot derive a schema for the external type `{}`", full.join("::")),
+            "rsop knows std, serde_json and k8s-openapi types and the types of this crate; give the field `#[schemars(with = \"...\")]` with a type it knows, or run `rsop manifests --cargo`",
+            path,
+        );
+        json!({})
+    }
+
+    /// schemars' map schema: string keys give `additionalProperties`.
+    fn map_schema(
+        &mut self,
+        key: &syn::Type,
+        value: &syn::Type,
+        scope: &Scope<'a>,
+        span: Span,
+        path: &str,
+    ) -> Value {
+        let key_schema = self.type_schema(key, scope, path);
+        let value_schema = self.type_schema(value, scope, &format!("{path}.*"));
+        let is_plain_string = key_schema.get("type") == Some(&json!("string"))
+            && key_schema.get("enum").is_none()
+            && key_schema.get("pattern").is_none();
+        if is_plain_string || key_schema == Value::Bool(true) {
+            return json!({"type": "object", "additionalProperties": value_schema});
+        }
+        if let Some(values) = key_schema.get("enum").and_then(Value::as_array)
+            && key_schema.get("type") == Some(&json!("string"))
+        {
+            let props: Map<String, Value> = values
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|k| (k.to_string(), value_schema.clone()))
+                .collect();
+            return json!({"type": "object", "properties": props, "additionalProperties": false});
+        }
+        if key_schema.get("type") == Some(&json!("integer")) {
+            let unsigned = key_schema.get("minimum") == Some(&json!(0));
+            let pattern = if unsigned { "^\\d+$" } else { "^-?\\d+$" };
+            return json!({"type": "object", "patternProperties": {pattern: value_schema}, "additionalProperties": false});
+        }
+        self.error(
+            scope.module,
+            span,
+            "rsop supports maps keyed by strings, string enums or integers",
+            "use `BTreeMap<String, _>`, or run `rsop manifests --cargo`",
+            path,
+        );
+        json!({})
+    }
+
+    fn local_schema(
+        &mut self,
+        item: ItemRef<'a>,
+        args: &[&syn::Type],
+        scope: &Scope<'a>,
+        span: Span,
+        path: &str,
+    ) -> Value {
+        let (ident, generics) = match item.item {
+            syn::Item::Struct(s) => (&s.ident, &s.generics),
+            syn::Item::Enum(e) => (&e.ident, &e.generics),
+            syn::Item::Type(t) => (&t.ident, &t.generics),
+            _ => unreachable!("resolve returns only structs, enums and type aliases"),
+        };
+        let item_scope = self.bind_generics(item.module, generics, args, scope);
+        if let syn::Item::Type(alias) = item.item {
+            return self.type_schema(&alias.ty, &item_scope, path);
+        }
+        let id = format!("{}::{ident}", item.module.path.join("::"));
+        if let Some((module, imp)) = self.krate.manual_impl_of(&ident.to_string(), "JsonSchema") {
+            self.error(
+                module,
+                imp.span(),
+                format!("`{ident}` implements `JsonSchema` by hand; rsop cannot evaluate that code"),
+                "derive `JsonSchema` instead, or run `rsop manifests --cargo` to build the CRDs with kube-derive",
+                path,
+            );
+            return json!({});
+        }
+        if self.stack.contains(&id) {
+            self.error(
+                item.module,
+                ident.span(),
+                format!("`{ident}` contains itself; kube-derive cannot inline a recursive type into a CRD schema"),
+                "break the recursion (for example with `serde_json::Value` and `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`)",
+                path,
+            );
+            let _ = span;
+            return json!({});
+        }
+        self.stack.push(id);
+        let schema = match item.item {
+            syn::Item::Struct(s) => self.struct_schema(s, &item_scope, path),
+            syn::Item::Enum(e) => self.enum_schema(e, &item_scope, path),
+            _ => json!({}),
+        };
+        self.stack.pop();
+        schema
+    }
+
+    fn bind_generics(
+        &mut self,
+        module: &'a Module,
+        generics: &syn::Generics,
+        args: &[&syn::Type],
+        scope: &Scope<'a>,
+    ) -> Scope<'a> {
+        let params: Vec<(String, syn::Type, Scope<'a>)> = generics
+            .type_params()
+            .zip(args.iter())
+            .map(|(p, ty)| (p.ident.to_string(), (*ty).clone(), scope.clone()))
+            .collect();
+        Scope {
+            module,
+            params: Rc::new(params),
+        }
+    }
+
+    /// A struct's schema, with its container mutators.
+    pub fn struct_schema(&mut self, s: &syn::ItemStruct, scope: &Scope<'a>, path: &str) -> Value {
+        let cattrs = self.read_attrs(scope.module, &s.attrs, ItemKind::Container, path);
+        self.check_unsupported_container(&cattrs, scope, path);
+        if let Some((from, span)) = &cattrs.from {
+            let ty = self.parse_type(from, *span, scope, path);
+            let mut schema = ty.map_or(json!({}), |t| self.type_schema(&t, scope, path));
+            self.container_mutators(&mut schema, &cattrs, scope, path);
+            return schema;
+        }
+        if let Some((with, span)) = &cattrs.with {
+            let ty = self.parse_type(with, *span, scope, path);
+            let mut schema = ty.map_or(json!({}), |t| self.type_schema(&t, scope, path));
+            self.container_mutators(&mut schema, &cattrs, scope, path);
+            return schema;
+        }
+        let mut schema = match &s.fields {
+            syn::Fields::Named(named) => self.named_fields(
+                &named.named,
+                &cattrs,
+                cattrs.rename_all,
+                Some(s),
+                scope,
+                path,
+            ),
+            syn::Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+                let field = &unnamed.unnamed[0];
+                let fattrs = self.read_attrs(scope.module, &field.attrs, ItemKind::Field, path);
+                let (mut schema, _) = self.field_type_schema(field, &fattrs, scope, path);
+                self.field_mutators(&mut schema, field, &fattrs, None, None, scope, path);
+                schema
+            }
+            syn::Fields::Unnamed(unnamed) => self.tuple_fields(unnamed, scope, path),
+            syn::Fields::Unit => json!({"type": "null"}),
+        };
+        self.container_mutators(&mut schema, &cattrs, scope, path);
+        schema
+    }
+
+    fn tuple_fields(
+        &mut self,
+        unnamed: &syn::FieldsUnnamed,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Value {
+        let mut items = Vec::new();
+        for field in &unnamed.unnamed {
+            let fattrs = self.read_attrs(scope.module, &field.attrs, ItemKind::Field, path);
+            if fattrs.skip_deserializing {
+                continue;
+            }
+            let (mut schema, _) = self.field_type_schema(field, &fattrs, scope, path);
+            self.field_mutators(&mut schema, field, &fattrs, None, None, scope, path);
+            items.push(schema);
+        }
+        let n = items.len();
+        if n == 0 {
+            json!({"type": "array", "maxItems": 0})
+        } else {
+            json!({"type": "array", "prefixItems": items, "minItems": n, "maxItems": n})
+        }
+    }
+
+    /// The object schema of named fields (a struct, or a struct variant).
+    fn named_fields(
+        &mut self,
+        fields: &syn::punctuated::Punctuated<syn::Field, syn::Token![,]>,
+        cattrs: &ItemAttrs,
+        rename_all: Option<RenameRule>,
+        container: Option<&syn::ItemStruct>,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Value {
+        let mut schema = json!({"type": "object"});
+        if cattrs.deny_unknown_fields {
+            schema["additionalProperties"] = Value::Bool(false);
+        }
+        for field in fields {
+            let ident = field
+                .ident
+                .as_ref()
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            let raw = ident.strip_prefix("r#").unwrap_or(&ident).to_string();
+            let fattrs = self.read_attrs(scope.module, &field.attrs, ItemKind::Field, path);
+            if fattrs.skip_deserializing {
+                continue;
+            }
+            let name = fattrs
+                .rename
+                .clone()
+                .unwrap_or_else(|| rename_all.map_or(raw.clone(), |r| r.apply_to_field(&raw)));
+            let field_path = format!("{path}.{name}");
+            self.check_unsupported_field(&fattrs, scope, &field_path);
+            if fattrs.flatten {
+                let child = self.flatten_schema(field, &fattrs, scope, &field_path);
+                flatten(&mut schema, child);
+                continue;
+            }
+            let (mut fschema, is_option) =
+                self.field_type_schema(field, &fattrs, scope, &field_path);
+            let has_default = fattrs.default.is_some() || cattrs.default.is_some();
+            let optional = has_default || (!fattrs.required && is_option);
+            self.field_mutators(
+                &mut fschema,
+                field,
+                &fattrs,
+                Some(cattrs),
+                container,
+                scope,
+                &field_path,
+            );
+            let obj = schema.as_object_mut().expect("an object schema");
+            obj.entry("properties")
+                .or_insert_with(|| Value::Object(Map::new()))
+                .as_object_mut()
+                .expect("properties is an object")
+                .insert(name.clone(), fschema);
+            if !optional {
+                obj.entry("required")
+                    .or_insert_with(|| Value::Array(Vec::new()))
+                    .as_array_mut()
+                    .expect("required is an array")
+                    .push(Value::String(name));
+            }
+        }
+        schema
+    }
+
+    /// The schema of a field's type (its `with` type if it has one), and
+    /// whether that type is an `Option` (for the `required` rule).
+    fn field_type_schema(
+        &mut self,
+        field: &syn::Field,
+        fattrs: &ItemAttrs,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> (Value, bool) {
+        let ty = match &fattrs.with {
+            Some((with, span)) => match self.parse_type(with, *span, scope, path) {
+                Some(t) => t,
+                None => return (json!({}), false),
+            },
+            None => field.ty.clone(),
+        };
+        if fattrs.schema_with.is_some() {
+            return (json!({}), false);
+        }
+        let option_inner = self.option_inner(&ty, scope);
+        let is_option = option_inner.is_some();
+        if fattrs.required
+            && let Some((inner, inner_scope)) = option_inner
+        {
+            return (self.type_schema(&inner, &inner_scope, path), true);
+        }
+        (self.type_schema(&ty, scope, path), is_option)
+    }
+
+    /// `T` when `ty` is `Option<T>` (through generic parameters), with the
+    /// scope `T` is written in.
+    fn option_inner(&self, ty: &syn::Type, scope: &Scope<'a>) -> Option<(syn::Type, Scope<'a>)> {
+        let syn::Type::Path(p) = ty else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        if p.path.segments.len() == 1
+            && let Some((_, t, outer)) = scope.param(&p.path.segments[0].ident.to_string())
+        {
+            return self.option_inner(t, outer);
+        }
+        let last = p.path.segments.last()?;
+        if last.ident != "Option" {
+            return None;
+        }
+        match self.krate.resolve(scope.module, &p.path)? {
+            Resolved::External(full)
+                if full.len() == 1 || full.first().is_some_and(|f| f == "std" || f == "core") =>
+            {
+                generic_args(&last.arguments)
+                    .first()
+                    .map(|t| ((*t).clone(), scope.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    fn parse_type(
+        &mut self,
+        text: &str,
+        span: Span,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Option<syn::Type> {
+        match syn::parse_str::<syn::Type>(text) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.error(
+                    scope.module,
+                    span,
+                    format!("`{text}` is not a type: {e}"),
+                    "write a type path",
+                    path,
+                );
+                None
+            }
+        }
+    }
+
+    fn check_unsupported_container(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
+        if let Some(span) = a.schema_with {
+            self.error(
+                scope.module,
+                span,
+                "`schema_with` runs a function rsop cannot evaluate",
+                "run `rsop manifests --cargo` to build the CRDs with kube-derive",
+                path,
+            );
+        }
+        if let Some(span) = a.transform {
+            self.error(
+                scope.module,
+                span,
+                "`transform` runs a function rsop cannot evaluate",
+                "run `rsop manifests --cargo` to build the CRDs with kube-derive",
+                path,
+            );
+        }
+    }
+
+    fn check_unsupported_field(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
+        self.check_unsupported_container(a, scope, path);
+    }
+
+    /// schemars' field mutators, in its order: title/description,
+    /// deprecated, examples, validation, readOnly/writeOnly, default,
+    /// extend; then `#[x_kube]` rules.
+    #[allow(clippy::too_many_arguments)]
+    fn field_mutators(
+        &mut self,
+        schema: &mut Value,
+        field: &syn::Field,
+        fattrs: &ItemAttrs,
+        cattrs: Option<&ItemAttrs>,
+        container: Option<&syn::ItemStruct>,
+        scope: &Scope<'a>,
+        path: &str,
+    ) {
+        self.metadata(schema, fattrs, scope, path);
+        self.validation(schema, &fattrs.validation, scope, path);
+        if fattrs.skip_serializing
+            && let Value::Object(o) = schema
+        {
+            o.insert("writeOnly".into(), Value::Bool(true));
+        }
+        if !fattrs.skip_serializing
+            && let Some(default) = self.field_default(field, fattrs, cattrs, container, scope, path)
+            && let Value::Object(o) = schema
+        {
+            o.insert("default".into(), default);
+        }
+        self.extend(schema, fattrs, scope, path);
+        self.kube_rules(schema, fattrs, scope, path);
+    }
+
+    /// Container (and variant) mutators: title/description, deprecated,
+    /// examples, extend, and `#[x_kube]` container rules.
+    fn container_mutators(
+        &mut self,
+        schema: &mut Value,
+        cattrs: &ItemAttrs,
+        scope: &Scope<'a>,
+        path: &str,
+    ) {
+        self.metadata(schema, cattrs, scope, path);
+        self.extend(schema, cattrs, scope, path);
+        self.kube_rules(schema, cattrs, scope, path);
+    }
+
+    fn metadata(&mut self, schema: &mut Value, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
+        let (doc_title, doc_description) = a
+            .doc
+            .as_deref()
+            .map(attrs::title_and_description)
+            .unwrap_or_default();
+        let title = match &a.title {
+            Some(e) => self.eval_string(e, scope, path),
+            None => doc_title,
+        };
+        let description = match &a.description {
+            Some(e) => self.eval_string(e, scope, path),
+            None => doc_description,
+        };
+        let has_meta = title.as_ref().is_some_and(|t| !t.is_empty())
+            || description.as_ref().is_some_and(|d| !d.is_empty())
+            || a.deprecated
+            || !a.examples.is_empty();
+        if !has_meta {
+            return;
+        }
+        let obj = ensure_object(schema);
+        if let Some(t) = title.filter(|t| !t.is_empty()) {
+            obj.insert("title".into(), Value::String(t));
+        }
+        if let Some(d) = description.filter(|d| !d.is_empty()) {
+            obj.insert("description".into(), Value::String(d));
+        }
+        if a.deprecated {
+            obj.insert("deprecated".into(), Value::Bool(true));
+        }
+        if !a.examples.is_empty() {
+            let mut values = Vec::new();
+            for e in &a.examples {
+                if let Some(v) = self.eval_example(e, scope, path) {
+                    values.push(v);
+                }
+            }
+            ensure_object(schema).insert("examples".into(), Value::Array(values));
+        }
+    }
+
+    fn eval_string(&mut self, e: &syn::Expr, scope: &Scope<'a>, path: &str) -> Option<String> {
+        let s = attrs::expr_str(e);
+        if s.is_none() {
+            self.error(
+                scope.module,
+                e.span(),
+                "rsop can only read a string literal here",
+                "write the text as a string literal, or run `rsop manifests --cargo`",
+                path,
+            );
+        }
+        s
+    }
+
+    fn validation(
+        &mut self,
+        schema: &mut Value,
+        v: &attrs::Validation,
+        scope: &Scope<'a>,
+        path: &str,
+    ) {
+        if v.is_empty() {
+            return;
+        }
+        let types = type_set(schema);
+        let has = |t: &str| {
+            types
+                .iter()
+                .any(|x| x == t || (t == "number" && x == "integer"))
+        };
+        let num = |b: &mut Self, e: &Option<syn::Expr>| {
+            e.as_ref().and_then(|e| b.eval_number(e, scope, path))
+        };
+        let length_min = num(self, &v.length_min);
+        let length_max = num(self, &v.length_max);
+        let range_min = num(self, &v.range_min);
+        let range_max = num(self, &v.range_max);
+        let pattern = v
+            .pattern
+            .as_ref()
+            .and_then(|e| self.eval_string(e, scope, path));
+        let contains = v
+            .contains
+            .as_ref()
+            .and_then(|e| self.eval_string(e, scope, path));
+        let Value::Object(o) = schema else { return };
+        if has("string") {
+            if let Some(n) = &length_min {
+                o.insert("minLength".into(), n.clone());
+            }
+            if let Some(n) = &length_max {
+                o.insert("maxLength".into(), n.clone());
+            }
+        }
+        if has("array") {
+            if let Some(n) = &length_min {
+                o.insert("minItems".into(), n.clone());
+            }
+            if let Some(n) = &length_max {
+                o.insert("maxItems".into(), n.clone());
+            }
+        }
+        if has("number") {
+            if let Some(n) = range_min {
+                o.insert("minimum".into(), n);
+            }
+            if let Some(n) = range_max {
+                o.insert("maximum".into(), n);
+            }
+        }
+        if has("string") {
+            if let Some(p) = pattern {
+                o.insert("pattern".into(), Value::String(p));
+            }
+            if let Some(c) = contains {
+                o.insert("pattern".into(), Value::String(escape_regex(&c)));
+            }
+        }
+        if let Some(f) = v.format {
+            o.insert("format".into(), Value::String(f.into()));
+        }
+        if let Some(inner) = &v.inner
+            && let Some(items) = o.get_mut("items")
+            && items.is_object()
+        {
+            let mut items_value = items.take();
+            self.validation(&mut items_value, inner, scope, path);
+            if let Some(Value::Object(o)) = Some(&mut *schema)
+                && let Some(slot) = o.get_mut("items")
+            {
+                *slot = items_value;
+            }
+        }
+    }
+
+    fn extend(&mut self, schema: &mut Value, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
+        for (key, tokens, span) in &a.extend {
+            match eval::json_tokens(tokens.clone()) {
+                Some(v) => {
+                    ensure_object(schema).insert(key.clone(), v);
+                }
+                None => self.error(scope.module, *span, format!("rsop cannot evaluate the value of `extend(\"{key}\" = ...)`"), "use JSON literals (`true`, `\"text\"`, `[...]`, `{...}`), or run `rsop manifests --cargo`", path),
+            }
+        }
+    }
+
+    /// `#[x_kube(validation = ..., merge_strategy = ...)]`.
+    fn kube_rules(&mut self, schema: &mut Value, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
+        for rule in &a.kube_validations {
+            match eval::cel_rule(rule) {
+                Some(r) => push_validation(schema, r),
+                None => self.error(scope.module, rule.span(), "rsop cannot evaluate this validation rule", "write a string literal, a `(rule, message)` pair or a `Rule::new(..)` chain, or run `rsop manifests --cargo`", path),
+            }
+        }
+        if let Some(strategy) = &a.merge_strategy {
+            match eval::merge_strategy(strategy) {
+                Some(keys) => {
+                    let obj = ensure_object(schema);
+                    for (k, v) in keys {
+                        obj.insert(k, v);
+                    }
+                }
+                None => self.error(scope.module, strategy.span(), "rsop cannot evaluate this merge strategy", "use `ListMerge::Atomic`, `ListMerge::Set`, `ListMerge::Map(vec![..])`, `MapMerge::Atomic`, `MapMerge::Granular` or `StructMerge::..`", path),
+            }
+        }
+    }
+
+    /// schemars' `json_schema_for_flatten`: the child's schema with
+    /// `additionalProperties: false` removed, and `required` dropped when it
+    /// is an `Option`.
+    fn flatten_schema(
+        &mut self,
+        field: &syn::Field,
+        fattrs: &ItemAttrs,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Value {
+        let option_inner = self.option_inner(&field.ty, scope);
+        let is_option = option_inner.is_some();
+        let mut schema = match option_inner {
+            Some((inner, inner_scope)) => self.type_schema(&inner, &inner_scope, path),
+            None => self.type_schema(&field.ty, scope, path),
+        };
+        // An all-unit external enum flattens to one object per variant.
+        if let Value::Object(o) = &mut schema {
+            if o.get("type") == Some(&json!("string"))
+                && let Some(Value::Array(names)) = o.get("enum").cloned()
+            {
+                o.remove("type");
+                o.remove("enum");
+                let variants: Vec<Value> = names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|n| json!({"type": "object", "properties": {n: {"type": "null"}}, "required": [n]}))
+                    .collect();
+                o.insert("oneOf".into(), Value::Array(variants));
+            }
+            if is_option && !fattrs.required {
+                o.remove("required");
+                if let Some(one_of) = o.remove("oneOf") {
+                    o.insert("anyOf".into(), json!([{"oneOf": one_of}, {}]));
+                } else if let Some(Value::Array(any)) = o.get_mut("anyOf") {
+                    any.push(json!({}));
+                }
+            }
+            strip_closed(o);
+            for key in ["allOf", "anyOf", "oneOf"] {
+                if let Some(Value::Array(items)) = o.get_mut(key) {
+                    for item in items {
+                        if let Value::Object(io) = item {
+                            strip_closed(io);
+                        }
+                    }
+                }
+            }
+        }
+        schema
+    }
+
+    /// An enum's schema, by its serde representation.
+    pub fn enum_schema(&mut self, e: &syn::ItemEnum, scope: &Scope<'a>, path: &str) -> Value {
+        let cattrs = self.read_attrs(scope.module, &e.attrs, ItemKind::Container, path);
+        self.check_unsupported_container(&cattrs, scope, path);
+        let mut plain_units = Vec::new();
+        let mut others = Vec::new();
+        let mut any_untagged_variant = false;
+        for variant in &e.variants {
+            let vattrs = self.read_attrs(scope.module, &variant.attrs, ItemKind::Variant, path);
+            if vattrs.skip_deserializing {
+                continue;
+            }
+            let name = vattrs.rename.clone().unwrap_or_else(|| {
+                let raw = variant.ident.to_string();
+                cattrs
+                    .rename_all
+                    .map_or(raw.clone(), |r| r.apply_to_variant(&raw))
+            });
+            let vpath = format!("{path}.{name}");
+            let field_rule = vattrs.rename_all.or(cattrs.rename_all_fields);
+            let body = |b: &mut Self| -> Value {
+                match &variant.fields {
+                    syn::Fields::Unit => json!({"type": "null"}),
+                    syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => {
+                        let field = &u.unnamed[0];
+                        let fattrs =
+                            b.read_attrs(scope.module, &field.attrs, ItemKind::Field, &vpath);
+                        let (mut s, _) = b.field_type_schema(field, &fattrs, scope, &vpath);
+                        b.field_mutators(&mut s, field, &fattrs, None, None, scope, &vpath);
+                        s
+                    }
+                    syn::Fields::Unnamed(u) => b.tuple_fields(u, scope, &vpath),
+                    syn::Fields::Named(n) => {
+                        let variant_container = ItemAttrs {
+                            deny_unknown_fields: cattrs.deny_unknown_fields,
+                            ..ItemAttrs::default()
+                        };
+                        b.named_fields(
+                            &n.named,
+                            &variant_container,
+                            field_rule,
+                            None,
+                            scope,
+                            &vpath,
+                        )
+                    }
+                }
+            };
+            if cattrs.untagged || vattrs.untagged {
+                any_untagged_variant |= vattrs.untagged;
+                let mut s = body(self);
+                self.container_mutators(&mut s, &vattrs, scope, &vpath);
+                others.push(s);
+                continue;
+            }
+            if let Some(tag) = &cattrs.tag {
+                let mut s = match (&variant.fields, &cattrs.content) {
+                    (syn::Fields::Unit, None) => json!({"type": "object"}),
+                    (_, None) => body(self),
+                    (syn::Fields::Unit, Some(_)) => json!({"type": "object"}),
+                    (_, Some(content)) => {
+                        json!({"type": "object", "properties": {content.clone(): body(self)}, "required": [content]})
+                    }
+                };
+                let obj = ensure_object(&mut s);
+                obj.insert("type".into(), json!("object"));
+                let mut props = Map::new();
+                props.insert(tag.clone(), json!({"type": "string", "const": name}));
+                if let Some(Value::Object(existing)) = obj.remove("properties") {
+                    props.extend(existing);
+                }
+                obj.insert("properties".into(), Value::Object(props));
+                let mut required = vec![json!(tag)];
+                if let Some(Value::Array(existing)) = obj.remove("required") {
+                    required.extend(existing);
+                }
+                obj.insert("required".into(), Value::Array(required));
+                if cattrs.deny_unknown_fields {
+                    obj.entry("additionalProperties")
+                        .or_insert(Value::Bool(false));
+                }
+                self.container_mutators(&mut s, &vattrs, scope, &vpath);
+                others.push(s);
+                continue;
+            }
+            let has_metadata = vattrs.doc.is_some()
+                || vattrs.title.is_some()
+                || vattrs.description.is_some()
+                || vattrs.deprecated
+                || !vattrs.examples.is_empty()
+                || !vattrs.extend.is_empty()
+                || vattrs.with.is_some();
+            if matches!(variant.fields, syn::Fields::Unit) && !has_metadata {
+                plain_units.push(json!(name));
+                continue;
+            }
+            let mut s = if matches!(variant.fields, syn::Fields::Unit) && vattrs.with.is_none() {
+                json!({"type": "string", "const": name})
+            } else {
+                let inner = if let Some((with, span)) = &vattrs.with {
+                    let ty = self.parse_type(with, *span, scope, &vpath);
+                    ty.map_or(json!({}), |t| self.type_schema(&t, scope, &vpath))
+                } else {
+                    body(self)
+                };
+                json!({"type": "object", "properties": {name.clone(): inner}, "required": [name], "additionalProperties": false})
+            };
+            self.container_mutators(&mut s, &vattrs, scope, &vpath);
+            others.push(s);
+        }
+        let mut schema = if cattrs.untagged || any_untagged_variant {
+            let mut items = Vec::new();
+            if !plain_units.is_empty() {
+                items.push(json!({"type": "string", "enum": plain_units}));
+            }
+            items.extend(others);
+            json!({"anyOf": items})
+        } else if cattrs.tag.is_some() {
+            json!({"oneOf": others})
+        } else if others.is_empty() {
+            if plain_units.is_empty() {
+                Value::Bool(false)
+            } else {
+                json!({"type": "string", "enum": plain_units})
+            }
+        } else {
+            let mut items = Vec::new();
+            if !plain_units.is_empty() {
+                items.push(json!({"type": "string", "enum": plain_units}));
+            }
+            items.extend(others);
+            json!({"oneOf": items})
+        };
+        self.container_mutators(&mut schema, &cattrs, scope, path);
+        schema
+    }
+}
+
+/// A field's declared generic arguments (`Vec<T>` gives `[T]`).
+fn generic_args(args: &syn::PathArguments) -> Vec<&syn::Type> {
+    match args {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn path_string(p: &syn::Path) -> String {
+    p.segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// The table key of a k8s-openapi path: version modules (`v1_34`) are
+/// re-exported at the crate root, so they are dropped.
+fn k8s_key(full: &[String]) -> String {
+    full.iter()
+        .filter(|s| !(s.starts_with("v1_") && s[3..].chars().all(|c| c.is_ascii_digit())))
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// schemars' schemas of primitives.
+fn primitive(name: &str) -> Option<Value> {
+    Some(match name {
+        "String" | "str" => json!({"type": "string"}),
+        "bool" => json!({"type": "boolean"}),
+        "f32" => json!({"type": "number", "format": "float"}),
+        "f64" => json!({"type": "number", "format": "double"}),
+        "i8" => json!({"type": "integer", "format": "int8", "minimum": -128, "maximum": 127}),
+        "i16" => json!({"type": "integer", "format": "int16", "minimum": -32768, "maximum": 32767}),
+        "i32" => json!({"type": "integer", "format": "int32"}),
+        "i64" => json!({"type": "integer", "format": "int64"}),
+        "i128" => json!({"type": "integer", "format": "int128"}),
+        "isize" => json!({"type": "integer", "format": "int"}),
+        "u8" => json!({"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255}),
+        "u16" => json!({"type": "integer", "format": "uint16", "minimum": 0, "maximum": 65535}),
+        "u32" => json!({"type": "integer", "format": "uint32", "minimum": 0}),
+        "u64" => json!({"type": "integer", "format": "uint64", "minimum": 0}),
+        "u128" => json!({"type": "integer", "format": "uint128", "minimum": 0}),
+        "usize" => json!({"type": "integer", "format": "uint", "minimum": 0}),
+        "char" => json!({"type": "string", "minLength": 1, "maxLength": 1}),
+        _ => return None,
+    })
+}
+
+/// schemars' `allow_null`: the schema of `Option<T>` from that of `T`.
+pub fn allow_null(schema: Value) -> Value {
+    match schema {
+        Value::Bool(true) => Value::Bool(true),
+        Value::Bool(false) => json!({"type": "null"}),
+        Value::Object(mut o) => {
+            if o.len() == 1
+                && let Some(Value::Array(any)) = o.get("anyOf")
+                && any.iter().any(|s| s.get("type") == Some(&json!("null")))
+            {
+                return Value::Object(o);
+            }
+            if ["if", "allOf", "anyOf", "oneOf", "$ref"]
+                .iter()
+                .any(|k| o.contains_key(*k))
+            {
+                return json!({"anyOf": [Value::Object(o), {"type": "null"}]});
+            }
+            match o.get_mut("type") {
+                Some(Value::String(t)) if t != "null" => {
+                    let t = t.clone();
+                    o.insert("type".into(), json!([t, "null"]));
+                }
+                Some(Value::Array(types)) => {
+                    if !types.iter().any(|t| t == "null") {
+                        types.push(json!("null"));
+                    }
+                }
+                _ => {}
+            }
+            if let Some(c) = o.remove("const") {
+                if c.is_null() {
+                    o.insert("const".into(), c);
+                } else {
+                    o.insert("enum".into(), json!([c, null]));
+                }
+            } else if let Some(Value::Array(values)) = o.get_mut("enum")
+                && !values.iter().any(Value::is_null)
+            {
+                values.push(Value::Null);
+            }
+            Value::Object(o)
+        }
+        other => other,
+    }
+}
+
+/// schemars' `flatten(parent, child)`.
+pub fn flatten(parent: &mut Value, child: Value) {
+    match child {
+        Value::Bool(false) => {}
+        Value::Bool(true) => {
+            let p = ensure_object(parent);
+            if !p.contains_key("additionalProperties") && !p.contains_key("unevaluatedProperties") {
+                let key = if ["if", "allOf", "anyOf", "oneOf", "$ref"]
+                    .iter()
+                    .any(|k| p.contains_key(*k))
+                {
+                    "unevaluatedProperties"
+                } else {
+                    "additionalProperties"
+                };
+                p.insert(key.into(), Value::Bool(true));
+            }
+        }
+        Value::Object(mut c) => {
+            let p = ensure_object(parent);
+            let has_subschemas = |m: &Map<String, Value>| {
+                ["if", "then", "else", "allOf", "anyOf", "oneOf", "$ref"]
+                    .iter()
+                    .any(|k| m.contains_key(*k))
+            };
+            if p.contains_key("additionalProperties")
+                && (c.contains_key("unevaluatedProperties") || has_subschemas(&c))
+                && let Some(v) = p.remove("additionalProperties")
+            {
+                p.insert("unevaluatedProperties".into(), v);
+            }
+            if c.contains_key("additionalProperties")
+                && (p.contains_key("unevaluatedProperties") || has_subschemas(p))
+                && let Some(v) = c.remove("additionalProperties")
+            {
+                c.insert("unevaluatedProperties".into(), v);
+            }
+            for (key, value) in c {
+                match (key.as_str(), p.get_mut(&key)) {
+                    (_, None) => {
+                        p.insert(key, value);
+                    }
+                    ("required" | "allOf", Some(Value::Array(existing))) => {
+                        if let Value::Array(more) = value {
+                            existing.extend(more);
+                        }
+                    }
+                    ("properties" | "patternProperties", Some(Value::Object(existing))) => {
+                        if let Value::Object(more) = value {
+                            existing.extend(more);
+                        }
+                    }
+                    ("oneOf" | "anyOf", Some(_)) => {
+                        let theirs = p.remove(&key).unwrap_or(Value::Null);
+                        let mut a = Map::new();
+                        a.insert(key.clone(), theirs);
+                        let mut b = Map::new();
+                        b.insert(key, value);
+                        match p.get_mut("allOf") {
+                            Some(Value::Array(all)) => {
+                                all.push(Value::Object(a));
+                                all.push(Value::Object(b));
+                            }
+                            _ => {
+                                p.insert("allOf".into(), json!([a, b]));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn strip_closed(o: &mut Map<String, Value>) {
+    if o.get("additionalProperties") == Some(&Value::Bool(false)) {
+        o.remove("additionalProperties");
+    }
+    if o.get("unevaluatedProperties") == Some(&Value::Bool(false)) {
+        o.remove("unevaluatedProperties");
+    }
+}
+
+/// The schema as an object, turning a boolean schema into one first.
+pub fn ensure_object(schema: &mut Value) -> &mut Map<String, Value> {
+    if !schema.is_object() {
+        *schema = match schema {
+            Value::Bool(false) => json!({"not": {}}),
+            _ => json!({}),
+        };
+    }
+    schema.as_object_mut().expect("just made an object")
+}
+
+fn type_set(schema: &Value) -> Vec<String> {
+    match schema.get("type") {
+        Some(Value::String(t)) => vec![t.clone()],
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn push_validation(schema: &mut Value, rule: Value) {
+    let obj = ensure_object(schema);
+    match obj.get_mut("x-kubernetes-validations") {
+        Some(Value::Array(rules)) => rules.push(rule),
+        _ => {
+            obj.insert("x-kubernetes-validations".into(), json!([rule]));
+        }
+    }
+}
+
+/// schemars' escaping for `contains`.
+fn escape_regex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A CEL rule expression, as kube-core serializes it.
+pub fn eval_cel_rule(e: &syn::Expr) -> Option<Value> {
+    eval::cel_rule(e)
+}

@@ -1,0 +1,624 @@
+//! First stage of `rsop manifests`: every `src/**/*.rs` of the project parsed
+//! with syn, arranged into modules by Rust's default file layout, and an
+//! index that resolves type names the way rustc would for the cases that
+//! matter to CRD types: local items, `use` (renames, groups, globs),
+//! `crate::`/`super::`/`self::` paths, re-exports and type aliases.
+//!
+//! Nothing is compiled; a name that cannot be resolved statically is
+//! reported, never guessed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use syn::spanned::Spanned;
+
+use super::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::{Error, Result};
+
+/// One parsed source file.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Path relative to the project root, for messages (`src/api/v1/app.rs`).
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// A module: its path from the crate root and the items declared in it.
+#[derive(Debug)]
+pub struct Module {
+    /// `["api", "v1"]` for `crate::api::v1`; empty for the crate root.
+    pub path: Vec<String>,
+    /// Index into [`Crate::files`].
+    pub file: usize,
+    pub items: Vec<syn::Item>,
+}
+
+/// The whole crate as rsop sees it.
+#[derive(Debug)]
+pub struct Crate {
+    /// The Rust name of the library crate (`my_operator`): paths starting
+    /// with it are paths into this crate, as written in `src/main.rs`.
+    pub crate_name: Option<String>,
+    pub files: Vec<SourceFile>,
+    pub modules: Vec<Module>,
+    by_path: BTreeMap<Vec<String>, usize>,
+}
+
+/// Where a name was found.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemRef<'a> {
+    pub module: &'a Module,
+    pub item: &'a syn::Item,
+}
+
+/// A resolved type path.
+#[derive(Debug, Clone)]
+pub enum Resolved<'a> {
+    /// A struct, enum or type alias of this crate.
+    Local(ItemRef<'a>),
+    /// A path into another crate, made absolute (`["k8s_openapi", "api", ...]`),
+    /// or a name from the prelude / a primitive (`["String"]`).
+    External(Vec<String>),
+}
+
+impl Crate {
+    /// Reads and parses every `.rs` file under `<root>/src`. Syntax errors are
+    /// collected into `diagnostics`; I/O errors end the run.
+    pub fn load(
+        root: &Path,
+        crate_name: Option<String>,
+        diagnostics: &mut Diagnostics,
+    ) -> Result<Self> {
+        let src = root.join("src");
+        let mut paths = Vec::new();
+        collect_rs_files(&src, &mut paths)?;
+        paths.sort();
+        let mut krate = Crate {
+            crate_name,
+            files: Vec::new(),
+            modules: Vec::new(),
+            by_path: BTreeMap::new(),
+        };
+        for full in paths {
+            let rel = full.strip_prefix(root).unwrap_or(&full).to_path_buf();
+            let text = std::fs::read_to_string(&full).map_err(|e| Error::io("read", &full, e))?;
+            let parsed = syn::parse_file(&text);
+            let file = krate.files.len();
+            let module_path = module_path_of(&rel);
+            krate.files.push(SourceFile {
+                path: rel.clone(),
+                text,
+            });
+            match parsed {
+                Ok(ast) => {
+                    if let Some(path) = module_path {
+                        krate.add_module(path, file, ast.items);
+                    }
+                }
+                Err(e) => diagnostics.push(
+                    Diagnostic::new(
+                        Location::of_span(&rel, e.span()),
+                        format!("cannot parse Rust: {e}"),
+                    )
+                    .with_help("fix the syntax error; rsop reads the sources as rustc would"),
+                ),
+            }
+        }
+        Ok(krate)
+    }
+
+    /// Builds a crate from in-memory sources (path relative to the project
+    /// root, text); for tests and benchmarks.
+    pub fn from_sources(
+        sources: &[(&str, &str)],
+        crate_name: Option<String>,
+        diagnostics: &mut Diagnostics,
+    ) -> Self {
+        let mut krate = Crate {
+            crate_name,
+            files: Vec::new(),
+            modules: Vec::new(),
+            by_path: BTreeMap::new(),
+        };
+        for (path, text) in sources {
+            let rel = PathBuf::from(path);
+            let file = krate.files.len();
+            krate.files.push(SourceFile {
+                path: rel.clone(),
+                text: (*text).to_string(),
+            });
+            match syn::parse_file(text) {
+                Ok(ast) => {
+                    if let Some(path) = module_path_of(&rel) {
+                        krate.add_module(path, file, ast.items);
+                    }
+                }
+                Err(e) => diagnostics.push(Diagnostic::new(
+                    Location::of_span(&rel, e.span()),
+                    format!("cannot parse Rust: {e}"),
+                )),
+            }
+        }
+        krate
+    }
+
+    /// Registers a module and, recursively, the inline `mod x { ... }` in it.
+    fn add_module(&mut self, path: Vec<String>, file: usize, items: Vec<syn::Item>) {
+        let mut own = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                syn::Item::Mod(syn::ItemMod {
+                    ident,
+                    content: Some((_, inner)),
+                    ..
+                }) => {
+                    let mut child = path.clone();
+                    child.push(ident.to_string());
+                    self.add_module(child, file, inner);
+                }
+                other => own.push(other),
+            }
+        }
+        // `src/lib.rs` and `src/main.rs` are both crate roots; the library's
+        // wins the empty path, the binary's items stay reachable through it
+        // only when it declares them (rare for CRD types).
+        if let Some(&existing) = self.by_path.get(&path) {
+            self.modules[existing].items.extend(own);
+            return;
+        }
+        self.by_path.insert(path.clone(), self.modules.len());
+        self.modules.push(Module {
+            path,
+            file,
+            items: own,
+        });
+    }
+
+    pub fn module(&self, path: &[String]) -> Option<&Module> {
+        self.by_path.get(path).map(|&i| &self.modules[i])
+    }
+
+    pub fn file_of(&self, module: &Module) -> &SourceFile {
+        &self.files[module.file]
+    }
+
+    /// Resolves a type path used in `module`.
+    pub fn resolve<'a>(&'a self, module: &'a Module, path: &syn::Path) -> Option<Resolved<'a>> {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if path.leading_colon.is_some() {
+            return self.resolve_absolute(&segments, 0);
+        }
+        self.resolve_in(module, &segments, 0)
+    }
+
+    /// Resolves `segments` relative to `module`; `depth` guards against
+    /// `use` cycles.
+    fn resolve_in<'a>(
+        &'a self,
+        module: &'a Module,
+        segments: &[String],
+        depth: usize,
+    ) -> Option<Resolved<'a>> {
+        if depth > 32 || segments.is_empty() {
+            return None;
+        }
+        let first = segments[0].as_str();
+        match first {
+            "crate" => return self.resolve_from(&[], &segments[1..], depth + 1),
+            "self" => return self.resolve_from(&module.path, &segments[1..], depth + 1),
+            "super" => {
+                let mut base = module.path.clone();
+                let mut rest = segments;
+                while rest.first().map(String::as_str) == Some("super") {
+                    base.pop()?;
+                    rest = &rest[1..];
+                }
+                return self.resolve_from(&base, rest, depth + 1);
+            }
+            _ => {}
+        }
+        // An item of this module.
+        if segments.len() == 1
+            && let Some(item) = find_type_item(module, first)
+        {
+            return Some(Resolved::Local(ItemRef { module, item }));
+        }
+        // A child module.
+        let mut child = module.path.clone();
+        child.push(first.to_string());
+        if self.by_path.contains_key(&child) {
+            return self.resolve_from(&child, &segments[1..], depth + 1);
+        }
+        // A `use` import.
+        if let Some(target) = find_import(module, first) {
+            let mut full = target;
+            full.extend(segments[1..].iter().cloned());
+            return self.resolve_use_target(module, &full, depth + 1);
+        }
+        // A glob import that provides it.
+        for glob in glob_imports(module) {
+            let mut full = glob.clone();
+            full.extend(segments.iter().cloned());
+            if let Some(Resolved::Local(found)) = self.resolve_use_target(module, &full, depth + 1)
+            {
+                return Some(Resolved::Local(found));
+            }
+        }
+        if segments.len() == 1 && PRELUDE_TYPES.contains(&first) {
+            return Some(Resolved::External(vec![first.to_string()]));
+        }
+        for glob in glob_imports(module) {
+            if segments.len() == 1 && !self.is_local_path(module, &glob) {
+                // `use k8s_openapi::api::core::v1::*;`: an external name.
+                let mut full = glob;
+                full.extend(segments.iter().cloned());
+                return Some(Resolved::External(full));
+            }
+        }
+        self.resolve_absolute(segments, depth + 1)
+    }
+
+    /// Whether a `use` path points into this crate.
+    fn is_local_path(&self, module: &Module, path: &[String]) -> bool {
+        match path.first().map(String::as_str) {
+            Some("crate" | "self" | "super") => true,
+            Some(first) => {
+                self.crate_name.as_deref() == Some(first) || {
+                    let mut child = module.path.clone();
+                    child.push(first.to_string());
+                    self.by_path.contains_key(&child)
+                }
+            }
+            None => false,
+        }
+    }
+
+    /// A `use` target is relative to the crate root in edition 2018+ only
+    /// when it starts with `crate`; otherwise it names an extern crate or a
+    /// child module of the importing module.
+    fn resolve_use_target<'a>(
+        &'a self,
+        module: &'a Module,
+        full: &[String],
+        depth: usize,
+    ) -> Option<Resolved<'a>> {
+        self.resolve_in(module, full, depth)
+    }
+
+    fn resolve_from<'a>(
+        &'a self,
+        base: &[String],
+        rest: &[String],
+        depth: usize,
+    ) -> Option<Resolved<'a>> {
+        let module = self.module(base)?;
+        if rest.is_empty() {
+            return None;
+        }
+        self.resolve_in(module, rest, depth)
+    }
+
+    /// A path that starts with a crate name.
+    fn resolve_absolute<'a>(&'a self, segments: &[String], depth: usize) -> Option<Resolved<'a>> {
+        if segments.is_empty() {
+            return None;
+        }
+        if self.crate_name.as_deref() == Some(segments[0].as_str()) {
+            return self.resolve_from(&[], &segments[1..], depth);
+        }
+        Some(Resolved::External(segments.to_vec()))
+    }
+
+    /// A function of this crate, for evaluating `default = "path"`.
+    pub fn resolve_fn<'a>(
+        &'a self,
+        module: &'a Module,
+        path: &[String],
+    ) -> Option<(&'a Module, &'a syn::ItemFn)> {
+        let (last, parent) = path.split_last()?;
+        let target = if parent.is_empty() {
+            module
+        } else if parent.first().map(String::as_str) == Some("crate") {
+            self.module(&parent[1..])?
+        } else {
+            let mut p = module.path.clone();
+            p.extend(parent.iter().cloned());
+            self.module(&p)?
+        };
+        target.items.iter().find_map(|item| match item {
+            syn::Item::Fn(f) if f.sig.ident == last => Some((target, f)),
+            _ => None,
+        })
+    }
+
+    /// An associated function `Type::name` of a local type (`impl Type { fn name() }`).
+    pub fn resolve_assoc_fn<'a>(
+        &'a self,
+        module: &'a Module,
+        ty: &str,
+        name: &str,
+    ) -> Option<(&'a Module, &'a syn::ImplItemFn)> {
+        for m in &self.modules {
+            for item in &m.items {
+                let syn::Item::Impl(imp) = item else { continue };
+                let syn::Type::Path(p) = imp.self_ty.as_ref() else {
+                    continue;
+                };
+                if p.path.segments.last().is_none_or(|s| s.ident != ty) {
+                    continue;
+                }
+                for it in &imp.items {
+                    if let syn::ImplItem::Fn(f) = it
+                        && f.sig.ident == name
+                    {
+                        return Some((m, f));
+                    }
+                }
+            }
+        }
+        let _ = module;
+        None
+    }
+
+    /// Whether a local type has a hand-written `impl Default`.
+    pub fn has_manual_default(&self, name: &str) -> bool {
+        self.manual_impl_of(name, "Default").is_some()
+    }
+
+    /// A hand-written `impl Trait for Name` anywhere in the crate.
+    pub fn manual_impl_of(
+        &self,
+        name: &str,
+        trait_name: &str,
+    ) -> Option<(&Module, &syn::ItemImpl)> {
+        for m in &self.modules {
+            for item in &m.items {
+                let syn::Item::Impl(imp) = item else { continue };
+                let Some((_, trait_path, _)) = &imp.trait_ else {
+                    continue;
+                };
+                if trait_path
+                    .segments
+                    .last()
+                    .is_none_or(|s| s.ident != trait_name)
+                {
+                    continue;
+                }
+                if let syn::Type::Path(p) = imp.self_ty.as_ref()
+                    && p.path.segments.last().is_some_and(|s| s.ident == name)
+                {
+                    return Some((m, imp));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Type names in scope everywhere: the prelude's and the primitives.
+const PRELUDE_TYPES: &[&str] = &[
+    "String", "Vec", "Option", "Box", "bool", "char", "str", "i8", "i16", "i32", "i64", "i128",
+    "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64",
+];
+
+fn find_type_item<'a>(module: &'a Module, name: &str) -> Option<&'a syn::Item> {
+    module.items.iter().find(|item| match item {
+        syn::Item::Struct(s) => s.ident == name,
+        syn::Item::Enum(e) => e.ident == name,
+        syn::Item::Type(t) => t.ident == name,
+        _ => false,
+    })
+}
+
+/// The full path a `use` in `module` binds to `name`, if any.
+fn find_import(module: &Module, name: &str) -> Option<Vec<String>> {
+    for item in &module.items {
+        if let syn::Item::Use(u) = item {
+            let mut prefix = Vec::new();
+            if let Some(found) = find_in_use_tree(&u.tree, &mut prefix, name) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+fn find_in_use_tree(
+    tree: &syn::UseTree,
+    prefix: &mut Vec<String>,
+    name: &str,
+) -> Option<Vec<String>> {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            let found = find_in_use_tree(&p.tree, prefix, name);
+            prefix.pop();
+            found
+        }
+        syn::UseTree::Name(n) => {
+            if n.ident == name {
+                let mut full = prefix.clone();
+                full.push(n.ident.to_string());
+                Some(full)
+            } else if n.ident == "self" && prefix.last().is_some_and(|l| l == name) {
+                Some(prefix.clone())
+            } else {
+                None
+            }
+        }
+        syn::UseTree::Rename(r) => {
+            if r.rename == name {
+                let mut full = prefix.clone();
+                if r.ident != "self" {
+                    full.push(r.ident.to_string());
+                }
+                Some(full)
+            } else {
+                None
+            }
+        }
+        syn::UseTree::Group(g) => g
+            .items
+            .iter()
+            .find_map(|t| find_in_use_tree(t, prefix, name)),
+        syn::UseTree::Glob(_) => None,
+    }
+}
+
+/// The paths a module glob-imports (`use a::b::*;` gives `["a", "b"]`).
+fn glob_imports(module: &Module) -> Vec<Vec<String>> {
+    fn walk(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                walk(&p.tree, prefix, out);
+                prefix.pop();
+            }
+            syn::UseTree::Glob(_) => out.push(prefix.clone()),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    walk(t, prefix, out);
+                }
+            }
+            syn::UseTree::Name(_) | syn::UseTree::Rename(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    for item in &module.items {
+        if let syn::Item::Use(u) = item {
+            walk(&u.tree, &mut Vec::new(), &mut out);
+        }
+    }
+    out
+}
+
+/// The module path of a file under `src/` by Rust's default layout:
+/// `src/lib.rs` and `src/main.rs` are the root, `src/a/b.rs` and
+/// `src/a/b/mod.rs` are `a::b`. Files under `src/bin/` are other crates.
+fn module_path_of(rel: &Path) -> Option<Vec<String>> {
+    let rel = rel.strip_prefix("src").ok()?;
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if parts.first().is_some_and(|p| p == "bin") {
+        return None;
+    }
+    let last = parts.pop()?;
+    let stem = last.strip_suffix(".rs")?;
+    match (parts.is_empty(), stem) {
+        (true, "lib" | "main") => {}
+        (_, "mod") => {}
+        _ => parts.push(stem.to_string()),
+    }
+    Some(parts)
+}
+
+fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io("read directory", dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("read directory", dir, e))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(|e| Error::io("inspect", &path, e))?;
+        if kind.is_dir() {
+            collect_rs_files(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The location of anything with a span, in the file of `module`.
+pub fn location(krate: &Crate, module: &Module, node: &impl Spanned) -> Location {
+    Location::of_span(&krate.file_of(module).path, node.span())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn module_paths_follow_the_default_layout() {
+        let p = |s: &str| module_path_of(Path::new(s));
+        assert_eq!(p("src/lib.rs"), Some(vec![]));
+        assert_eq!(p("src/main.rs"), Some(vec![]));
+        assert_eq!(p("src/api/mod.rs"), Some(vec!["api".to_string()]));
+        assert_eq!(
+            p("src/api/v1/app.rs"),
+            Some(vec!["api".to_string(), "v1".to_string(), "app".to_string()])
+        );
+        assert_eq!(p("src/bin/tool.rs"), None);
+    }
+
+    fn name_of(r: &Resolved<'_>) -> String {
+        match r {
+            Resolved::Local(item) => match item.item {
+                syn::Item::Struct(s) => format!("{}::{}", item.module.path.join("::"), s.ident),
+                syn::Item::Enum(e) => format!("{}::{}", item.module.path.join("::"), e.ident),
+                syn::Item::Type(t) => format!("{}::{}", item.module.path.join("::"), t.ident),
+                _ => "?".into(),
+            },
+            Resolved::External(p) => p.join("::"),
+        }
+    }
+
+    #[test]
+    fn resolves_through_use_paths_and_modules() {
+        let mut diags = Diagnostics::default();
+        let krate = Crate::from_sources(
+            &[
+                (
+                    "src/lib.rs",
+                    "pub mod api; pub mod types; mod inline { pub struct In; }",
+                ),
+                ("src/api/mod.rs", "pub mod v1;"),
+                (
+                    "src/api/v1/mod.rs",
+                    "use crate::types::{Shared, Other as Renamed};\n\
+                     use super::super::types::*;\n\
+                     use k8s_openapi::api::core::v1 as corev1;\n\
+                     use k8s_openapi::apimachinery::pkg::apis::meta::v1::*;\n\
+                     type Alias = Shared;\n\
+                     pub struct Local;",
+                ),
+                (
+                    "src/types.rs",
+                    "pub struct Shared; pub struct Other; pub enum Globbed { A }",
+                ),
+            ],
+            Some("demo".into()),
+            &mut diags,
+        );
+        assert!(diags.is_empty());
+        let m = krate.module(&["api".into(), "v1".into()]).unwrap();
+        let r = |s: &str| {
+            let path: syn::Path = syn::parse_str(s).unwrap();
+            krate
+                .resolve(m, &path)
+                .map(|r| name_of(&r))
+                .unwrap_or_default()
+        };
+        assert_eq!(r("Local"), "api::v1::Local");
+        assert_eq!(r("Shared"), "types::Shared");
+        assert_eq!(r("Renamed"), "types::Other");
+        assert_eq!(r("Globbed"), "types::Globbed");
+        assert_eq!(r("Alias"), "api::v1::Alias");
+        assert_eq!(r("crate::inline::In"), "inline::In");
+        assert_eq!(r("self::Local"), "api::v1::Local");
+        assert_eq!(r("super::super::types::Other"), "types::Other");
+        assert_eq!(r("demo::types::Shared"), "types::Shared");
+        assert_eq!(r("corev1::PodSpec"), "k8s_openapi::api::core::v1::PodSpec");
+        assert_eq!(
+            r("Condition"),
+            "k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition"
+        );
+        assert_eq!(r("String"), "String");
+    }
+}
