@@ -87,7 +87,7 @@ pub fn parse_markers(file: &Path, text: &str, diagnostics: &mut Vec<Diagnostic>)
     rules
 }
 
-/// The text of role.yaml for these rules (from every file, in any order): the ClusterRole `role_name`
+/// The text of role.yaml for these rules (from every file, in any order): the `ClusterRole` `role_name`
 /// for rules without a namespace, then one Role per namespace (sorted), merged and sorted like controller-gen.
 ///
 /// Each object is what controller-gen's `GenerateRoles` and `NormalizeRules`
@@ -612,7 +612,6 @@ fn normalize(rules: &[&RbacRule]) -> Vec<Policy> {
 }
 
 fn split_by_resource(rule: &RbacRule) -> Vec<Policy> {
-    let set = |values: &[String]| values.iter().cloned().collect::<BTreeSet<String>>();
     let base = Policy {
         groups: rule
             .groups
@@ -626,9 +625,9 @@ fn split_by_resource(rule: &RbacRule) -> Vec<Policy> {
             })
             .collect(),
         resources: BTreeSet::new(),
-        resource_names: set(&rule.resource_names),
-        urls: set(&rule.urls),
-        verbs: set(&rule.verbs),
+        resource_names: set_of(&rule.resource_names),
+        urls: set_of(&rule.urls),
+        verbs: set_of(&rule.verbs),
     };
     if rule.resources.is_empty() {
         return vec![base];
@@ -640,6 +639,10 @@ fn split_by_resource(rule: &RbacRule) -> Vec<Policy> {
             ..base.clone()
         })
         .collect()
+}
+
+fn set_of(values: &[String]) -> BTreeSet<String> {
+    values.iter().cloned().collect()
 }
 
 /// Keys the policies by identity, uniting the verbs of equal ones (Go's
@@ -1092,7 +1095,7 @@ mod tests {
                     // +rsop:scaffold:controllers\n\
                     // +kubebuilder:object:root=true\n\
                     // rsop:rbac:groups=apps,resources=deployments,verbs=get\n";
-        assert_eq!(rules_of(text), []);
+        assert!(rules_of(text).is_empty());
     }
 
     #[test]
@@ -1699,7 +1702,7 @@ rules:
 "#;
 
     /// The markers of a typical operator: its own kind with status and
-    /// finalizers, events, a Deployment and ConfigMaps it owns, `/metrics`.
+    /// finalizers, events, a Deployment and the config maps it owns, `/metrics`.
     const OPERATOR_MARKERS: &str = r#"
 // +rsop:rbac:groups=webapp.example.com,resources=guestbooks,verbs=get;list;watch;create;update;patch;delete
 // +rsop:rbac:groups=webapp.example.com,resources=guestbooks/status,verbs=get;update;patch
@@ -2108,11 +2111,11 @@ rules:
             .replace("resources=foo;bar", "resources=bar;foo");
         assert_eq!(render(&reordered), expected);
         // Markers spread over files: the same rules, the same text.
-        let (first, second) = CONTROLLER_GEN_MARKERS.split_at(CONTROLLER_GEN_MARKERS.len() / 2);
-        let first_end = first.rfind('\n').unwrap_or(0);
-        let mut split_rules = rules_of(&CONTROLLER_GEN_MARKERS[first_end..]);
-        split_rules.extend(rules_of(&first[..first_end]));
-        assert!(!second.is_empty());
+        let half = CONTROLLER_GEN_MARKERS.len() / 2;
+        let middle = CONTROLLER_GEN_MARKERS[..half].rfind('\n').unwrap_or(0);
+        let (first, second) = CONTROLLER_GEN_MARKERS.split_at(middle);
+        let mut split_rules = rules_of(second);
+        split_rules.extend(rules_of(first));
         assert_eq!(render_role_yaml(&split_rules, "manager-role"), expected);
     }
 
@@ -2136,10 +2139,8 @@ rules:
         assert_eq!(documents[0]["rules"][11]["verbs"][0].as_str(), Some("*"));
         assert_eq!(documents[5]["kind"].as_str(), Some("Role"));
         assert_eq!(documents[5]["metadata"]["namespace"].as_str(), Some("zoo"));
-        let empty: serde_yaml_ng::Value = serde_yaml_ng::from_str(
-            render_role_yaml(&[], "manager-role").trim_start_matches(|_| false),
-        )
-        .expect("valid YAML");
+        let empty: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(&render_role_yaml(&[], "manager-role")).expect("valid YAML");
         assert_eq!(empty["rules"].as_sequence().map(Vec::len), Some(0));
     }
 

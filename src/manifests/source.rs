@@ -182,30 +182,39 @@ impl Crate {
         &self.files[module.file]
     }
 
-    /// Resolves a type path used in `module`.
+    /// Resolves a type path used in `module`. A path this crate does not
+    /// define is taken as external (a prelude name, or a path into another
+    /// crate), for the schema stage to recognise or report.
     pub fn resolve<'a>(&'a self, module: &'a Module, path: &syn::Path) -> Option<Resolved<'a>> {
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         if path.leading_colon.is_some() {
-            return self.resolve_absolute(&segments, 0);
+            return self.resolve_absolute(&segments, &mut Vec::new());
         }
-        self.resolve_in(module, &segments, 0)
+        let mut visited = Vec::new();
+        self.resolve_in(module, &segments, &mut visited)
+            .or_else(|| match segments.first().map(String::as_str) {
+                Some("crate" | "self" | "super") => None,
+                _ => Some(Resolved::External(segments.clone())),
+            })
     }
 
-    /// Resolves `segments` relative to `module`; `depth` guards against
-    /// `use` cycles.
+    /// Resolves `segments` in `module`'s scope; `None` when it is not
+    /// found there. `visited` (module, name) pairs stop `use` cycles.
     fn resolve_in<'a>(
         &'a self,
         module: &'a Module,
         segments: &[String],
-        depth: usize,
+        visited: &mut Vec<(Vec<String>, String)>,
     ) -> Option<Resolved<'a>> {
-        if depth > 32 || segments.is_empty() {
+        let first = segments.first()?.as_str();
+        let key = (module.path.clone(), segments.join("::"));
+        if visited.contains(&key) || visited.len() > 256 {
             return None;
         }
-        let first = segments[0].as_str();
+        visited.push(key);
         match first {
-            "crate" => return self.resolve_from(&[], &segments[1..], depth + 1),
-            "self" => return self.resolve_from(&module.path, &segments[1..], depth + 1),
+            "crate" => return self.resolve_from(&[], &segments[1..], visited),
+            "self" => return self.resolve_from(&module.path, &segments[1..], visited),
             "super" => {
                 let mut base = module.path.clone();
                 let mut rest = segments;
@@ -213,7 +222,7 @@ impl Crate {
                     base.pop()?;
                     rest = &rest[1..];
                 }
-                return self.resolve_from(&base, rest, depth + 1);
+                return self.resolve_from(&base, rest, visited);
             }
             _ => {}
         }
@@ -227,35 +236,41 @@ impl Crate {
         let mut child = module.path.clone();
         child.push(first.to_string());
         if self.by_path.contains_key(&child) {
-            return self.resolve_from(&child, &segments[1..], depth + 1);
+            return self.resolve_from(&child, &segments[1..], visited);
         }
         // A `use` import.
         if let Some(target) = find_import(module, first) {
             let mut full = target;
             full.extend(segments[1..].iter().cloned());
-            return self.resolve_use_target(module, &full, depth + 1);
-        }
-        // A glob import that provides it.
-        for glob in glob_imports(module) {
-            let mut full = glob.clone();
-            full.extend(segments.iter().cloned());
-            if let Some(Resolved::Local(found)) = self.resolve_use_target(module, &full, depth + 1)
-            {
-                return Some(Resolved::Local(found));
-            }
+            return if self.is_local_path(module, &full) {
+                self.resolve_in(module, &full, visited)
+            } else {
+                Some(Resolved::External(full))
+            };
         }
         if segments.len() == 1 && PRELUDE_TYPES.contains(&first) {
             return Some(Resolved::External(vec![first.to_string()]));
         }
-        for glob in glob_imports(module) {
-            if segments.len() == 1 && !self.is_local_path(module, &glob) {
-                // `use k8s_openapi::api::core::v1::*;`: an external name.
-                let mut full = glob;
-                full.extend(segments.iter().cloned());
-                return Some(Resolved::External(full));
+        // Glob imports: this crate's modules first, then other crates'.
+        let globs = glob_imports(module);
+        for glob in globs.iter().filter(|g| self.is_local_path(module, g)) {
+            let mut full = glob.clone();
+            full.extend(segments.iter().cloned());
+            if let Some(found) = self.resolve_in(module, &full, visited) {
+                return Some(found);
             }
         }
-        self.resolve_absolute(segments, depth + 1)
+        if segments.len() == 1
+            && let Some(glob) = globs.iter().find(|g| !self.is_local_path(module, g))
+        {
+            let mut full = glob.clone();
+            full.push(first.to_string());
+            return Some(Resolved::External(full));
+        }
+        if self.crate_name.as_deref() == Some(first) {
+            return self.resolve_from(&[], &segments[1..], visited);
+        }
+        None
     }
 
     /// Whether a `use` path points into this crate.
@@ -273,38 +288,30 @@ impl Crate {
         }
     }
 
-    /// A `use` target is relative to the crate root in edition 2018+ only
-    /// when it starts with `crate`; otherwise it names an extern crate or a
-    /// child module of the importing module.
-    fn resolve_use_target<'a>(
-        &'a self,
-        module: &'a Module,
-        full: &[String],
-        depth: usize,
-    ) -> Option<Resolved<'a>> {
-        self.resolve_in(module, full, depth)
-    }
-
     fn resolve_from<'a>(
         &'a self,
         base: &[String],
         rest: &[String],
-        depth: usize,
+        visited: &mut Vec<(Vec<String>, String)>,
     ) -> Option<Resolved<'a>> {
         let module = self.module(base)?;
         if rest.is_empty() {
             return None;
         }
-        self.resolve_in(module, rest, depth)
+        self.resolve_in(module, rest, visited)
     }
 
     /// A path that starts with a crate name.
-    fn resolve_absolute<'a>(&'a self, segments: &[String], depth: usize) -> Option<Resolved<'a>> {
+    fn resolve_absolute<'a>(
+        &'a self,
+        segments: &[String],
+        visited: &mut Vec<(Vec<String>, String)>,
+    ) -> Option<Resolved<'a>> {
         if segments.is_empty() {
             return None;
         }
         if self.crate_name.as_deref() == Some(segments[0].as_str()) {
-            return self.resolve_from(&[], &segments[1..], depth);
+            return self.resolve_from(&[], &segments[1..], visited);
         }
         Some(Resolved::External(segments.to_vec()))
     }

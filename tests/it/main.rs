@@ -3,6 +3,7 @@
 //! the generated projects put through real cargo, kustomize, schema
 //! validation and hadolint.
 
+mod conformance;
 mod generated;
 mod init;
 mod support;

@@ -471,6 +471,13 @@ impl<'a> Builder<'a> {
             }
             let (mut fschema, is_option) =
                 self.field_type_schema(field, &fattrs, scope, &field_path);
+            if fschema == Value::Bool(true) {
+                // Deliberate deviation from kube-derive: a bare
+                // `serde_json::Value` gets no `type`, which the API server
+                // refuses as not structural; preserving unknown fields is
+                // what such a field means.
+                fschema = json!({"x-kubernetes-preserve-unknown-fields": true});
+            }
             let has_default = fattrs.default.is_some() || cattrs.default.is_some();
             let optional = has_default || (!fattrs.required && is_option);
             self.field_mutators(

@@ -13,7 +13,7 @@
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// Why kube-derive's `crd()` would panic on this schema; the caller turns it into a diagnostic.
 ///
@@ -90,7 +90,7 @@ pub enum TransformError {
 /// Applies, in order, the transforms kube-derive 5 applies to the root schema of a custom resource
 /// (the 7 of schemars' openapi3 settings, `AddNullable` again, `StructuralSchemaRewriter`, `OptionalEnum`,
 /// `OptionalIntOrString`), then the `JSONSchemaProps` round trip (unknown keys dropped, `default: null`
-/// dropped, minimum/maximum/multipleOf as floats, ...). `root` is the raw schemars output for the root
+/// dropped, `minimum`/`maximum`/`multipleOf` as floats, ...). `root` is the raw schemars output for the root
 /// type (already holding its `title`).
 pub fn finalize(root: Value) -> Result<Value, TransformError> {
     let mut root = root;
@@ -319,7 +319,11 @@ fn replace_bool_schemas(schema: &mut Value) {
 
 /// schemars `Schema::ensure_object`: the object schema equivalent to a boolean schema.
 fn bool_schema_as_object(value: bool) -> Value {
-    if value { json!({}) } else { json!({"not": {}}) }
+    let mut map = Map::new();
+    if !value {
+        map.insert("not".to_owned(), Value::Object(Map::new()));
+    }
+    Value::Object(map)
 }
 
 /// schemars `Schema::has_type`: whether `type` is `ty` or an array holding it.
@@ -374,7 +378,9 @@ fn remove_ref_siblings(schema: &mut Value) {
         .entry("allOf")
         .or_insert_with(|| Value::Array(Vec::new()));
     if let Value::Array(all_of) = all_of {
-        all_of.push(json!({ "$ref": reference }));
+        let mut reference_only = Map::new();
+        reference_only.insert("$ref".to_owned(), reference);
+        all_of.push(Value::Object(reference_only));
     }
 }
 
@@ -549,7 +555,7 @@ fn parse_schema_map(value: &Value) -> Option<BTreeMap<String, KubeSchema>> {
 
 /// `items`: untagged `SingleOrVec`, so a schema first, then an array of schemas.
 fn parse_items(value: &Value) -> Option<Items> {
-    if let Value::Array(_) = value {
+    if value.is_array() {
         parse_schema_list(value).map(Items::Vec)
     } else {
         parse_boxed_schema(value).map(Items::Single)
@@ -811,10 +817,13 @@ fn structural_schema_rewriter(schema: &mut Value, pointer: &str) -> Result<(), T
     if let Some(object) = node.object.as_mut()
         && !object.properties.is_empty()
     {
-        let additional = match object.additional_properties.as_deref() {
-            Some(KubeSchema::Bool(value)) => Some(*value),
-            _ => None,
-        };
+        let additional = object
+            .additional_properties
+            .as_deref()
+            .and_then(|schema| match schema {
+                KubeSchema::Bool(value) => Some(*value),
+                KubeSchema::Object(_) => None,
+            });
         if let Some(value) = additional {
             object.additional_properties = None;
             if value {
@@ -842,7 +851,7 @@ fn hoist_subschema_properties(
     push_description: bool,
     pointer: &str,
 ) -> Result<(), TransformError> {
-    for variant in variants.iter_mut() {
+    for variant in variants {
         let KubeSchema::Object(boxed) = variant else {
             continue;
         };
@@ -991,7 +1000,7 @@ fn property_clash(
         .collect();
     let single_value = |schema: &Map<String, Value>| matches!(schema.get("enum"), Some(Value::Array(values)) if values.len() == 1);
     if differing.len() == 1
-        && differing.contains(&"enum".to_owned())
+        && differing.iter().all(|key| key.as_str() == "enum")
         && single_value(new)
         && single_value(existing)
     {
@@ -1153,8 +1162,8 @@ fn json_schema_props(schema: &Value, pointer: &str) -> Result<Value, TransformEr
                 Some(number) => Value::from(number),
                 None => return Err(invalid("a number")),
             },
-            "default" | "example" | "enum" if keyword != "enum" || value.is_array() => value.clone(),
-            "enum" => return Err(invalid("an array")),
+            "default" | "example" => value.clone(),
+            "enum" => expect(value, Value::is_array, || invalid("an array"))?,
             "required" | "x-kubernetes-list-map-keys" => {
                 expect(value, is_string_array, || invalid("an array of strings"))?
             }
@@ -1173,9 +1182,7 @@ fn json_schema_props(schema: &Value, pointer: &str) -> Result<Value, TransformEr
                 _ => return Err(invalid("an array of schemas")),
             },
             "definitions" | "patternProperties" | "properties" => match value {
-                Value::Object(schemas) => schema_props_map(schemas, &here, |schema, at| {
-                    json_schema_props(schema, at)
-                })?,
+                Value::Object(schemas) => schema_props_map(schemas, &here, json_schema_props)?,
                 _ => return Err(invalid("a map of schemas")),
             },
             "dependencies" => match value {
@@ -1296,4 +1303,1708 @@ fn validation_rules(value: &Value) -> Option<Value> {
         rules.push(Value::Object(rule));
     }
     Some(Value::Array(rules))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{TransformError, finalize};
+
+    /// The root kube-derive generates for `FooSpec` (`kind = "Foo"`, no `doc`, no `status`).
+    fn root(spec: Value) -> Value {
+        kube_root("Foo", spec)
+    }
+
+    /// The root kube-derive generates for `<kind>Spec`: a `title`, the default description and the
+    /// required `spec` property. The transforms leave this wrapper as it is.
+    fn kube_root(kind: &str, spec: Value) -> Value {
+        json!({
+            "description": format!("Auto-generated derived type for {kind}Spec via `CustomResource`"),
+            "properties": {"spec": spec},
+            "required": ["spec"],
+            "title": kind,
+            "type": "object"
+        })
+    }
+
+    /// `name: Option<String>`, `with_default: Option<String>` with `#[serde(default = "x")]` where
+    /// `x()` is `Some("x")`, and `none_default: Option<String>` with `#[serde(default)]` (`None`
+    /// serializes to `null`), in a `camelCase` spec.
+    #[test]
+    fn option_string_becomes_nullable_and_null_default_is_dropped() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": ["string", "null"]},
+                "withDefault": {"type": ["string", "null"], "default": "x"},
+                "noneDefault": {"type": ["string", "null"], "default": null}
+            }
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "nullable": true},
+                "withDefault": {"type": "string", "nullable": true, "default": "x"},
+                "noneDefault": {"type": "string", "nullable": true}
+            }
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `set: HashSet<String>` and `opt_set: Option<BTreeSet<String>>`: kube drops `uniqueItems`.
+    #[test]
+    fn hash_set_loses_unique_items() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "set": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+                "optSet": {
+                    "type": ["array", "null"],
+                    "uniqueItems": true,
+                    "items": {"type": "string"}
+                }
+            },
+            "required": ["set"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "set": {"type": "array", "items": {"type": "string"}},
+                "optSet": {"type": "array", "items": {"type": "string"}, "nullable": true}
+            },
+            "required": ["set"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `level: Option<Level>` with `enum Level { Debug, Info }` and no doc comments anywhere:
+    /// schemars appends `null` to the `enum`, and nothing removes it.
+    #[test]
+    fn optional_unit_enum_keeps_null_in_enum() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {"level": {"type": ["string", "null"], "enum": ["Debug", "Info", null]}}
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "level": {"type": "string", "enum": ["Debug", "Info", null], "nullable": true}
+            }
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `foo: NormalEnum` (variants `A` and `B` documented, `C` and `D` not, enum documented) and
+    /// `bar: NormalEnumWithoutDescriptions`, as in kube-derive's `crd_complex_enum_test.rs`.
+    #[test]
+    fn documented_unit_variants_come_after_undocumented_ones() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "foo": {
+                    "oneOf": [
+                        {"type": "string", "enum": ["C", "D"]},
+                        {"description": "First variant", "type": "string", "const": "A"},
+                        {"description": "Second variant", "type": "string", "const": "B"}
+                    ],
+                    "description": "A very simple enum with unit variants"
+                },
+                "bar": {"type": "string", "enum": ["A", "B", "C", "D"]}
+            },
+            "required": ["foo", "bar"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "foo": {
+                    "description": "A very simple enum with unit variants",
+                    "type": "string",
+                    "enum": ["C", "D", "A", "B"]
+                },
+                "bar": {"type": "string", "enum": ["A", "B", "C", "D"]}
+            },
+            "required": ["bar", "foo"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `Option<NormalEnum>` without and with a field doc (the enum's own doc wins), and
+    /// `/// Preferred gender` on an `Option<Gender>` whose enum has no doc (the field doc stays),
+    /// as in kube-derive's `optional_enum` and `crd_schema_test.rs`.
+    #[test]
+    fn optional_enum_with_documented_variants_is_flattened() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "plain": {
+                    "anyOf": [
+                        {
+                            "oneOf": [
+                                {"type": "string", "enum": ["C", "D"]},
+                                {"description": "First variant", "type": "string", "const": "A"},
+                                {"description": "Second variant", "type": "string", "const": "B"}
+                            ],
+                            "description": "A very simple enum with unit variants"
+                        },
+                        {"type": "null"}
+                    ]
+                },
+                "withFieldDoc": {
+                    "anyOf": [
+                        {
+                            "oneOf": [
+                                {"type": "string", "enum": ["C", "D"]},
+                                {"description": "First variant", "type": "string", "const": "A"},
+                                {"description": "Second variant", "type": "string", "const": "B"}
+                            ],
+                            "description": "A very simple enum with unit variants"
+                        },
+                        {"type": "null"}
+                    ],
+                    "description": "Field doc"
+                },
+                "gender": {
+                    "anyOf": [
+                        {
+                            "oneOf": [
+                                {"type": "string", "enum": ["Female", "Male"]},
+                                {
+                                    "type": "string",
+                                    "const": "Other",
+                                    "description": "This variant has a comment!"
+                                }
+                            ]
+                        },
+                        {"type": "null"}
+                    ],
+                    "description": "Preferred gender"
+                }
+            }
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "plain": {
+                    "description": "A very simple enum with unit variants",
+                    "type": "string",
+                    "enum": ["C", "D", "A", "B"],
+                    "nullable": true
+                },
+                "withFieldDoc": {
+                    "description": "A very simple enum with unit variants",
+                    "type": "string",
+                    "enum": ["C", "D", "A", "B"],
+                    "nullable": true
+                },
+                "gender": {
+                    "description": "Preferred gender",
+                    "type": "string",
+                    "enum": ["Female", "Male", "Other"],
+                    "nullable": true
+                }
+            }
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `crd_schema_test.rs` `test_crd_schema_matches_expected`: the `Foo` root
+    /// with `doc`, `status`, a root CEL rule, and a spec covering defaults, nullables, a
+    /// complex enum with a field rule, an untagged enum, `HashSet`, `ListMerge::Set` and
+    /// optional enums.
+    #[test]
+    #[allow(clippy::too_many_lines)]
+    fn kube_crd_schema_test_foo() {
+        // Raw schemars output.
+        let gender = json!({
+            "oneOf": [
+                {"type": "string", "enum": ["Female", "Male"]},
+                {"description": "This variant has a comment!", "type": "string", "const": "Other"}
+            ]
+        });
+        let gender_of_person = json!({
+            "oneOf": [
+                {"type": "string", "enum": ["Female", "Male"]},
+                {"description": "This variant has a comment!", "type": "string", "const": "Other"}
+            ],
+            "description": "Gender of the person"
+        });
+        let complex_enum = json!({
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "variantOne": {
+                            "type": "object",
+                            "properties": {"int": {"type": "integer", "format": "int32"}},
+                            "required": ["int"]
+                        }
+                    },
+                    "required": ["variantOne"],
+                    "additionalProperties": false,
+                    "description": "First variant with an int"
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "variantTwo": {
+                            "type": "object",
+                            "properties": {"str": {"type": "string"}},
+                            "required": ["str"]
+                        }
+                    },
+                    "required": ["variantTwo"],
+                    "additionalProperties": false,
+                    "description": "Second variant with an String"
+                },
+                {
+                    "type": "object",
+                    "properties": {"variantThree": {"type": "object"}},
+                    "required": ["variantThree"],
+                    "additionalProperties": false,
+                    "description": "Third variant which doesn't has an attribute"
+                }
+            ],
+            "description": "This is a complex enum with a description",
+            "x-kubernetes-validations": [
+                {"rule": "!has(self.variantOne) || self.variantOne.int > 22"}
+            ]
+        });
+        let untagged_enum_person = json!({
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "gender": gender_of_person,
+                        "age": {
+                            "type": "integer",
+                            "format": "int32",
+                            "description": "Age of the person in years"
+                        }
+                    },
+                    "required": ["gender", "age"]
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "gender": gender_of_person,
+                        "dateOfBirth": {
+                            "type": "string",
+                            "description": "Date of birth of the person as ISO 8601 date"
+                        }
+                    },
+                    "required": ["gender", "dateOfBirth"]
+                }
+            ],
+            "description": "This is a untagged enum with a description"
+        });
+        let optional_enum = json!({"anyOf": [gender, {"type": "null"}]});
+        let optional_enum_with_doc = json!({
+            "anyOf": [gender, {"type": "null"}],
+            "description": "Preferred gender"
+        });
+        let spec = json!({
+            "type": "object",
+            "properties": {
+                "nonNullable": {"type": "string"},
+                "nonNullableWithDefault": {"type": "string", "default": "default_value"},
+                "nullableSkipped": {"type": ["string", "null"]},
+                "nullable": {"type": ["string", "null"]},
+                "nullableSkippedWithDefault": {
+                    "type": ["string", "null"],
+                    "default": "default_nullable"
+                },
+                "nullableWithDefault": {"type": ["string", "null"], "default": "default_nullable"},
+                "timestamp": {"type": "string", "format": "date-time"},
+                "complexEnum": complex_enum,
+                "untaggedEnumPerson": untagged_enum_person,
+                "myList": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "set": {"type": "array", "uniqueItems": true, "items": {"type": "string"}},
+                "associatedDefault": {"type": "boolean", "default": true},
+                "xKubernetesSet": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "x-kubernetes-list-type": "set"
+                },
+                "optionalEnum": optional_enum,
+                "optionalEnumWithDoc": optional_enum_with_doc
+            },
+            "required": [
+                "nonNullable",
+                "timestamp",
+                "complexEnum",
+                "untaggedEnumPerson",
+                "myList",
+                "set",
+                "xKubernetesSet"
+            ],
+            "x-kubernetes-validations": [{"rule": "has(self.nonNullable)"}]
+        });
+        let raw = json!({
+            "type": "object",
+            "properties": {
+                "spec": spec,
+                "status": {
+                    "type": ["object", "null"],
+                    "properties": {
+                        "replicas": {"type": "integer", "format": "uint", "minimum": 0},
+                        "labelSelector": {"type": "string"}
+                    },
+                    "required": ["replicas", "labelSelector"]
+                }
+            },
+            "required": ["spec"],
+            "description": "Custom resource representing a Foo",
+            "title": "Foo",
+            "x-kubernetes-validations": [{"rule": "self.metadata.name == 'singleton'"}]
+        });
+
+        // kube-derive's expected `openAPIV3Schema`.
+        let complex_enum = json!({
+            "type": "object",
+            "properties": {
+                "variantOne": {
+                    "type": "object",
+                    "properties": {"int": {"type": "integer", "format": "int32"}},
+                    "required": ["int"],
+                    "description": "First variant with an int"
+                },
+                "variantTwo": {
+                    "type": "object",
+                    "properties": {"str": {"type": "string"}},
+                    "required": ["str"],
+                    "description": "Second variant with an String"
+                },
+                "variantThree": {
+                    "type": "object",
+                    "description": "Third variant which doesn't has an attribute"
+                }
+            },
+            "oneOf": [
+                {"required": ["variantOne"]},
+                {"required": ["variantTwo"]},
+                {"required": ["variantThree"]}
+            ],
+            "x-kubernetes-validations": [
+                {"rule": "!has(self.variantOne) || self.variantOne.int > 22"}
+            ],
+            "description": "This is a complex enum with a description"
+        });
+        let untagged_enum_person = json!({
+            "type": "object",
+            "properties": {
+                "age": {
+                    "type": "integer",
+                    "format": "int32",
+                    "description": "Age of the person in years"
+                },
+                "dateOfBirth": {
+                    "type": "string",
+                    "description": "Date of birth of the person as ISO 8601 date"
+                },
+                "gender": {
+                    "type": "string",
+                    "enum": ["Female", "Male", "Other"],
+                    "description": "Gender of the person"
+                }
+            },
+            "anyOf": [{"required": ["age", "gender"]}, {"required": ["dateOfBirth", "gender"]}],
+            "description": "This is a untagged enum with a description"
+        });
+        let spec = json!({
+            "properties": {
+                "nonNullable": {"type": "string"},
+                "nonNullableWithDefault": {"default": "default_value", "type": "string"},
+                "nullableSkipped": {"nullable": true, "type": "string"},
+                "nullable": {"nullable": true, "type": "string"},
+                "nullableSkippedWithDefault": {
+                    "default": "default_nullable",
+                    "nullable": true,
+                    "type": "string"
+                },
+                "nullableWithDefault": {
+                    "default": "default_nullable",
+                    "nullable": true,
+                    "type": "string"
+                },
+                "timestamp": {"type": "string", "format": "date-time"},
+                "complexEnum": complex_enum,
+                "untaggedEnumPerson": untagged_enum_person,
+                "myList": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "set": {"type": "array", "items": {"type": "string"}},
+                "associatedDefault": {"type": "boolean", "default": true},
+                "xKubernetesSet": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "x-kubernetes-list-type": "set"
+                },
+                "optionalEnum": {
+                    "nullable": true,
+                    "type": "string",
+                    "enum": ["Female", "Male", "Other"]
+                },
+                "optionalEnumWithDoc": {
+                    "description": "Preferred gender",
+                    "nullable": true,
+                    "type": "string",
+                    "enum": ["Female", "Male", "Other"]
+                }
+            },
+            "required": [
+                "complexEnum",
+                "myList",
+                "nonNullable",
+                "set",
+                "timestamp",
+                "untaggedEnumPerson",
+                "xKubernetesSet"
+            ],
+            "x-kubernetes-validations": [{"rule": "has(self.nonNullable)"}],
+            "type": "object"
+        });
+        let expected = json!({
+            "description": "Custom resource representing a Foo",
+            "properties": {
+                "spec": spec,
+                "status": {
+                    "properties": {
+                        "replicas": {"type": "integer", "format": "uint", "minimum": 0.0},
+                        "labelSelector": {"type": "string"}
+                    },
+                    "required": ["labelSelector", "replicas"],
+                    "nullable": true,
+                    "type": "object"
+                }
+            },
+            "required": ["spec"],
+            "x-kubernetes-validations": [{"rule": "self.metadata.name == 'singleton'"}],
+            "title": "Foo",
+            "type": "object"
+        });
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `crd_complex_enum_test.rs` `complex_enum`: `foo: ComplexEnum` with a documented
+    /// newtype variant `Normal(NormalEnum)` and a documented struct variant `Hardcore { .. }`.
+    #[test]
+    fn kube_complex_enum() {
+        let normal_enum = json!({
+            "oneOf": [
+                {"type": "string", "enum": ["C", "D"]},
+                {"description": "First variant", "type": "string", "const": "A"},
+                {"description": "Second variant", "type": "string", "const": "B"}
+            ],
+            "description": "A very simple enum with unit variants"
+        });
+        let raw = kube_root(
+            "ComplexEnumTest",
+            json!({
+                "type": "object",
+                "properties": {
+                    "foo": {
+                        "oneOf": [
+                            {
+                                "type": "object",
+                                "properties": {"Normal": normal_enum},
+                                "required": ["Normal"],
+                                "additionalProperties": false,
+                                "description": "Override documentation on the Normal variant"
+                            },
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "Hardcore": {
+                                        "type": "object",
+                                        "properties": {
+                                            "hard": {"type": "string"},
+                                            "core": normal_enum,
+                                            "without_description": {
+                                                "type": "string",
+                                                "enum": ["A", "B", "C", "D"]
+                                            }
+                                        },
+                                        "required": ["hard", "core", "without_description"]
+                                    }
+                                },
+                                "required": ["Hardcore"],
+                                "additionalProperties": false,
+                                "description": "Documentation on the Hardcore variant"
+                            }
+                        ],
+                        "description": "A complex enum with tuple and struct variants"
+                    }
+                },
+                "required": ["foo"]
+            }),
+        );
+        let expected = kube_root(
+            "ComplexEnumTest",
+            json!({
+                "properties": {
+                    "foo": {
+                        "description": "A complex enum with tuple and struct variants",
+                        "oneOf": [{"required": ["Normal"]}, {"required": ["Hardcore"]}],
+                        "properties": {
+                            "Hardcore": {
+                                "description": "Documentation on the Hardcore variant",
+                                "properties": {
+                                    "core": {
+                                        "description": "A very simple enum with unit variants",
+                                        "enum": ["C", "D", "A", "B"],
+                                        "type": "string"
+                                    },
+                                    "hard": {"type": "string"},
+                                    "without_description": {
+                                        "enum": ["A", "B", "C", "D"],
+                                        "type": "string"
+                                    }
+                                },
+                                "required": ["core", "hard", "without_description"],
+                                "type": "object"
+                            },
+                            "Normal": {
+                                "description": "Override documentation on the Normal variant",
+                                "enum": ["C", "D", "A", "B"],
+                                "type": "string"
+                            }
+                        },
+                        "type": "object"
+                    }
+                },
+                "required": ["foo"],
+                "type": "object"
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `optional_complex_enum`: `/// Optional complex enum field` on
+    /// `foo: Option<ComplexEnum>`; the hoisting already removed the enum's description, so the
+    /// field doc survives `OptionalEnum`.
+    #[test]
+    fn kube_optional_complex_enum() {
+        let normal_enum = json!({
+            "oneOf": [
+                {"type": "string", "enum": ["C", "D"]},
+                {"description": "First variant", "type": "string", "const": "A"},
+                {"description": "Second variant", "type": "string", "const": "B"}
+            ],
+            "description": "A very simple enum with unit variants"
+        });
+        let complex_enum = json!({
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"Normal": normal_enum},
+                    "required": ["Normal"],
+                    "additionalProperties": false,
+                    "description": "Override documentation on the Normal variant"
+                },
+                {
+                    "type": "object",
+                    "properties": {
+                        "Hardcore": {
+                            "type": "object",
+                            "properties": {
+                                "hard": {"type": "string"},
+                                "core": normal_enum,
+                                "without_description": {
+                                    "type": "string",
+                                    "enum": ["A", "B", "C", "D"]
+                                }
+                            },
+                            "required": ["hard", "core", "without_description"]
+                        }
+                    },
+                    "required": ["Hardcore"],
+                    "additionalProperties": false,
+                    "description": "Documentation on the Hardcore variant"
+                }
+            ],
+            "description": "A complex enum with tuple and struct variants"
+        });
+        let raw = kube_root(
+            "OptionalComplexEnumTest",
+            json!({
+                "type": "object",
+                "properties": {
+                    "foo": {
+                        "anyOf": [complex_enum, {"type": "null"}],
+                        "description": "Optional complex enum field"
+                    }
+                }
+            }),
+        );
+        let expected = kube_root(
+            "OptionalComplexEnumTest",
+            json!({
+                "properties": {
+                    "foo": {
+                        "description": "Optional complex enum field",
+                        "oneOf": [{"required": ["Normal"]}, {"required": ["Hardcore"]}],
+                        "properties": {
+                            "Hardcore": {
+                                "description": "Documentation on the Hardcore variant",
+                                "properties": {
+                                    "core": {
+                                        "description": "A very simple enum with unit variants",
+                                        "enum": ["C", "D", "A", "B"],
+                                        "type": "string"
+                                    },
+                                    "hard": {"type": "string"},
+                                    "without_description": {
+                                        "enum": ["A", "B", "C", "D"],
+                                        "type": "string"
+                                    }
+                                },
+                                "required": ["core", "hard", "without_description"],
+                                "type": "object"
+                            },
+                            "Normal": {
+                                "description": "Override documentation on the Normal variant",
+                                "enum": ["C", "D", "A", "B"],
+                                "type": "string"
+                            }
+                        },
+                        "type": "object",
+                        "nullable": true
+                    }
+                },
+                "type": "object"
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `optional_enum`: `foo: Option<NormalEnum>`.
+    #[test]
+    fn kube_optional_enum() {
+        let raw = kube_root(
+            "OptionalEnumTest",
+            json!({
+                "type": "object",
+                "properties": {
+                    "foo": {
+                        "anyOf": [
+                            {
+                                "oneOf": [
+                                    {"type": "string", "enum": ["C", "D"]},
+                                    {"description": "First variant", "type": "string", "const": "A"},
+                                    {"description": "Second variant", "type": "string", "const": "B"}
+                                ],
+                                "description": "A very simple enum with unit variants"
+                            },
+                            {"type": "null"}
+                        ]
+                    }
+                }
+            }),
+        );
+        let expected = kube_root(
+            "OptionalEnumTest",
+            json!({
+                "properties": {
+                    "foo": {
+                        "description": "A very simple enum with unit variants",
+                        "enum": ["C", "D", "A", "B"],
+                        "nullable": true,
+                        "type": "string"
+                    }
+                },
+                "type": "object"
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `flattened_untagged_enum`: `#[serde(flatten)] inner: UntaggedEnum` with
+    /// documented struct variants `A { one }`, `B { two, three }` and `C {}`; variant docs are
+    /// dropped, not pushed.
+    #[test]
+    fn kube_flattened_untagged_enum() {
+        let normal_enum = json!({
+            "oneOf": [
+                {"type": "string", "enum": ["C", "D"]},
+                {"description": "First variant", "type": "string", "const": "A"},
+                {"description": "Second variant", "type": "string", "const": "B"}
+            ],
+            "description": "A very simple enum with unit variants"
+        });
+        let raw = kube_root(
+            "FlattenedUntaggedEnumTest",
+            json!({
+                "type": "object",
+                "properties": {
+                    "foo": {
+                        "type": "object",
+                        "anyOf": [
+                            {
+                                "description": "Used in case the `one` field of type [`u32`] is present\n\nThis should not appear in the schema because the \"variant\" disappears\nand this comment cannot pertain to all fields within the struct variant.",
+                                "type": "object",
+                                "properties": {"one": {"type": "string"}},
+                                "required": ["one"]
+                            },
+                            {
+                                "description": "Used in case the `two` ...",
+                                "type": "object",
+                                "properties": {"two": normal_enum, "three": {"type": "string"}},
+                                "required": ["two", "three"]
+                            },
+                            {
+                                "description": "Used in case no fields are present ...",
+                                "type": "object"
+                            }
+                        ],
+                        "description": "Put a [`UntaggedEnum`] behind `#[serde(flatten)]`"
+                    }
+                },
+                "required": ["foo"]
+            }),
+        );
+        let expected = kube_root(
+            "FlattenedUntaggedEnumTest",
+            json!({
+                "properties": {
+                    "foo": {
+                        "anyOf": [{"required": ["one"]}, {"required": ["three", "two"]}, {}],
+                        "description": "Put a [`UntaggedEnum`] behind `#[serde(flatten)]`",
+                        "properties": {
+                            "one": {"type": "string"},
+                            "two": {
+                                "description": "A very simple enum with unit variants",
+                                "enum": ["C", "D", "A", "B"],
+                                "type": "string"
+                            },
+                            "three": {"type": "string"}
+                        },
+                        "type": "object"
+                    }
+                },
+                "required": ["foo"],
+                "type": "object"
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `crd_mixed_enum_test.rs` `valid_enum_3`: the spec itself is
+    /// `enum ValidEnum3Spec { A(String), B(u32) }` with documented variants.(`minimum: 0.0`).
+    #[test]
+    fn kube_valid_enum_3() {
+        let raw = kube_root(
+            "ValidEnum3",
+            json!({
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": {"A": {"type": "string"}},
+                        "required": ["A"],
+                        "additionalProperties": false,
+                        "description": "Takes an [`String`] (represented as object)"
+                    },
+                    {
+                        "type": "object",
+                        "properties": {"B": {"type": "integer", "format": "uint32", "minimum": 0}},
+                        "required": ["B"],
+                        "additionalProperties": false,
+                        "description": "Takes an [`u32`] (represented as object)"
+                    }
+                ],
+                "description": "This enum is valid, as all variants are objects"
+            }),
+        );
+        let expected = kube_root(
+            "ValidEnum3",
+            json!({
+                "description": "This enum is valid, as all variants are objects",
+                "oneOf": [{"required": ["A"]}, {"required": ["B"]}],
+                "properties": {
+                    "A": {
+                        "description": "Takes an [`String`] (represented as object)",
+                        "type": "string"
+                    },
+                    "B": {
+                        "description": "Takes an [`u32`] (represented as object)",
+                        "format": "uint32",
+                        "minimum": 0.0,
+                        "type": "integer"
+                    }
+                },
+                "type": "object"
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `valid_enum_6`: an untagged spec enum whose variants share `inner: u32` with the
+    /// same doc.
+    #[test]
+    fn kube_valid_enum_6() {
+        let raw = kube_root(
+            "ValidEnum6",
+            json!({
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "inner": {
+                                "type": "integer",
+                                "format": "uint32",
+                                "minimum": 0,
+                                "description": "The inner fields need to have the same schema (so also same description)"
+                            },
+                            "additional": {"type": "string", "description": "An additional field"}
+                        },
+                        "required": ["inner", "additional"]
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "inner": {
+                                "type": "integer",
+                                "format": "uint32",
+                                "minimum": 0,
+                                "description": "The inner fields need to have the same schema (so also same description)"
+                            }
+                        },
+                        "required": ["inner"]
+                    }
+                ],
+                "description": "This enum is valid, as the `inner` fields are the same."
+            }),
+        );
+        let expected = kube_root(
+            "ValidEnum6",
+            json!({
+                "anyOf": [{"required": ["additional", "inner"]}, {"required": ["inner"]}],
+                "description": "This enum is valid, as the `inner` fields are the same.",
+                "properties": {
+                    "additional": {"description": "An additional field", "type": "string"},
+                    "inner": {
+                        "description": "The inner fields need to have the same schema (so also same description)",
+                        "format": "uint32",
+                        "minimum": 0.0,
+                        "type": "integer"
+                    }
+                },
+                "type": "object"
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `test_optional_int_or_string_nullable`: `required_int_or_string: IntOrString`
+    /// and `optional_int_or_string: Option<IntOrString>` (schemars leaves the untyped schema as it
+    /// is).
+    #[test]
+    fn optional_int_or_string_is_nullable_only_when_not_required() {
+        let raw = kube_root(
+            "IntOrStringTest",
+            json!({
+                "type": "object",
+                "properties": {
+                    "required_int_or_string": {
+                        "description": "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+                        "x-kubernetes-int-or-string": true
+                    },
+                    "optional_int_or_string": {
+                        "description": "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+                        "x-kubernetes-int-or-string": true
+                    }
+                },
+                "required": ["required_int_or_string"]
+            }),
+        );
+        let expected = kube_root(
+            "IntOrStringTest",
+            json!({
+                "type": "object",
+                "properties": {
+                    "required_int_or_string": {
+                        "description": "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+                        "x-kubernetes-int-or-string": true
+                    },
+                    "optional_int_or_string": {
+                        "description": "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+                        "x-kubernetes-int-or-string": true,
+                        "nullable": true
+                    }
+                },
+                "required": ["required_int_or_string"]
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `u32`, `u8`, `i8`, `usize`, `Option<u16>`, `#[schemars(range(min = 1, max = 10))] i32`,
+    /// `#[schemars(extend("multipleOf" = 0.5))] f64`, `char` and
+    /// `#[schemars(length(min = 1, max = 5))] Vec<String>`: `JSONSchemaProps` holds `minimum`,
+    /// `maximum` and `multipleOf` as `f64`, the rest as `i64`.
+    #[test]
+    fn numeric_bounds_are_floats_and_lengths_integers() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "format": "uint32", "minimum": 0},
+                "byte": {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                "small": {"type": "integer", "format": "int8", "minimum": -128, "maximum": 127},
+                "size": {"type": "integer", "format": "uint", "minimum": 0},
+                "port": {
+                    "type": ["integer", "null"],
+                    "format": "uint16",
+                    "minimum": 0,
+                    "maximum": 65535
+                },
+                "replicas": {"type": "integer", "format": "int32", "minimum": 1, "maximum": 10},
+                "ratio": {"type": "number", "format": "double", "multipleOf": 0.5},
+                "letter": {"type": "string", "minLength": 1, "maxLength": 1},
+                "tags": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": 5
+                }
+            },
+            "required": ["count", "byte", "small", "size", "replicas", "ratio", "letter", "tags"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "format": "uint32", "minimum": 0.0},
+                "byte": {"type": "integer", "format": "uint8", "minimum": 0.0, "maximum": 255.0},
+                "small": {
+                    "type": "integer",
+                    "format": "int8",
+                    "minimum": -128.0,
+                    "maximum": 127.0
+                },
+                "size": {"type": "integer", "format": "uint", "minimum": 0.0},
+                "port": {
+                    "type": "integer",
+                    "format": "uint16",
+                    "minimum": 0.0,
+                    "maximum": 65535.0,
+                    "nullable": true
+                },
+                "replicas": {
+                    "type": "integer",
+                    "format": "int32",
+                    "minimum": 1.0,
+                    "maximum": 10.0
+                },
+                "ratio": {"type": "number", "format": "double", "multipleOf": 0.5},
+                "letter": {"type": "string", "minLength": 1, "maxLength": 1},
+                "tags": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 1,
+                    "maxItems": 5
+                }
+            },
+            "required": ["byte", "count", "letter", "ratio", "replicas", "size", "small", "tags"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `flattening`: `foo: String` next to
+    /// `#[serde(flatten)] arbitrary: HashMap<String, serde_json::Value>`.
+    #[test]
+    fn flattened_map_becomes_preserve_unknown_fields() {
+        let raw = kube_root(
+            "Flattening",
+            json!({
+                "type": "object",
+                "properties": {"foo": {"type": "string"}},
+                "required": ["foo"],
+                "additionalProperties": true
+            }),
+        );
+        let expected = kube_root(
+            "Flattening",
+            json!({
+                "type": "object",
+                "properties": {"foo": {"type": "string"}},
+                "required": ["foo"],
+                "x-kubernetes-preserve-unknown-fields": true
+            }),
+        );
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `deny_unknown_fields` (`subitem` with `#[serde(deny_unknown_fields)]` loses
+    /// `additionalProperties: false`), next to `labels: HashMap<String, String>` and
+    /// `extra: HashMap<String, serde_json::Value>`, which keep theirs (they have no properties).
+    #[test]
+    fn deny_unknown_fields_and_plain_maps() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "subitem": {
+                    "type": "object",
+                    "properties": {
+                        "one": {"type": "string"},
+                        "two": {"type": "boolean"},
+                        "three": {"type": "integer", "format": "int32"}
+                    },
+                    "required": ["one", "two", "three"],
+                    "additionalProperties": false
+                },
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "extra": {"type": "object", "additionalProperties": true}
+            },
+            "required": ["subitem", "labels", "extra"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "subitem": {
+                    "type": "object",
+                    "properties": {
+                        "one": {"type": "string"},
+                        "two": {"type": "boolean"},
+                        "three": {"type": "integer", "format": "int32"}
+                    },
+                    "required": ["one", "three", "two"]
+                },
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                "extra": {"type": "object", "additionalProperties": true}
+            },
+            "required": ["extra", "labels", "subitem"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `required` goes through kube's `BTreeSet<String>`: byte order, duplicates merged (as two
+    /// flattened structs sharing a field would produce).
+    #[test]
+    fn required_is_sorted_and_deduplicated() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "zeta": {"type": "string"},
+                "alpha": {"type": "string"},
+                "Beta": {"type": "string"},
+                "_x": {"type": "string"}
+            },
+            "required": ["zeta", "alpha", "Beta", "_x", "alpha"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "zeta": {"type": "string"},
+                "alpha": {"type": "string"},
+                "Beta": {"type": "string"},
+                "_x": {"type": "string"}
+            },
+            "required": ["Beta", "_x", "alpha", "zeta"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `#[deprecated]`, `#[serde(skip_serializing)]` (`writeOnly`), `#[schemars(example = ..)]`,
+    /// `StructMerge` (`x-kubernetes-struct-type`), a custom `extend` key, `contains`, `title`,
+    /// `default: null`, empty `examples`, and CEL rules with an unknown key or no `rule`.
+    #[test]
+    fn json_schema_props_drops_unknown_keywords_and_null_defaults() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "count": {
+                    "type": "integer",
+                    "format": "int32",
+                    "deprecated": true,
+                    "examples": [8, 9],
+                    "writeOnly": true
+                },
+                "nested": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}},
+                    "required": ["a"],
+                    "x-kubernetes-struct-type": "atomic",
+                    "x-rsop-extra": "dropped",
+                    "title": "Nested"
+                },
+                "list": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "contains": {"type": "string", "const": "x"},
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["a"]
+                },
+                "maybe": {
+                    "type": ["integer", "null"],
+                    "format": "int32",
+                    "default": null,
+                    "examples": []
+                }
+            },
+            "x-kubernetes-validations": [
+                {"rule": "self.count > 0", "message": "m", "extra": "dropped"},
+                {"message": "no rule", "optionalOldSelf": true}
+            ]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "format": "int32", "example": 8},
+                "nested": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}},
+                    "required": ["a"],
+                    "title": "Nested"
+                },
+                "list": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["a"]
+                },
+                "maybe": {"type": "integer", "format": "int32", "nullable": true}
+            },
+            "x-kubernetes-validations": [
+                {"rule": "self.count > 0", "message": "m"},
+                {"message": "no rule", "optionalOldSelf": true, "rule": ""}
+            ]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `pair: (u8, String)`, and a hand-written `prefixItems` with `items` (which moves to
+    /// `additionalItems`).
+    #[test]
+    fn tuples_become_items_arrays() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "pair": {
+                    "type": "array",
+                    "prefixItems": [
+                        {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+                        {"type": "string"}
+                    ],
+                    "minItems": 2,
+                    "maxItems": 2
+                },
+                "open": {
+                    "type": "array",
+                    "prefixItems": [{"type": "string"}],
+                    "items": {"type": "integer", "format": "int32"}
+                }
+            },
+            "required": ["pair", "open"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "pair": {
+                    "type": "array",
+                    "items": [
+                        {"type": "integer", "format": "uint8", "minimum": 0.0, "maximum": 255.0},
+                        {"type": "string"}
+                    ],
+                    "minItems": 2,
+                    "maxItems": 2
+                },
+                "open": {
+                    "type": "array",
+                    "items": [{"type": "string"}],
+                    "additionalItems": {"type": "integer", "format": "int32"}
+                }
+            },
+            "required": ["open", "pair"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `unit: ()`, `any: serde_json::Value`, `anys: Vec<serde_json::Value>` and
+    /// `maybe_any: Option<serde_json::Value>` (no preserve-unknown-fields).
+    #[test]
+    fn unit_and_any_value_schemas() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "unit": {"type": "null"},
+                "any": true,
+                "anys": {"type": "array", "items": true},
+                "maybeAny": true
+            },
+            "required": ["unit", "any", "anys"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "unit": {"nullable": true, "enum": [null]},
+                "any": {},
+                "anys": {"type": "array", "items": {}},
+                "maybeAny": {}
+            },
+            "required": ["any", "anys", "unit"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// A flattened map next to
+    /// `#[schemars(extend("x-kubernetes-preserve-unknown-fields" = false))]`: kube keeps unknown
+    /// keywords twice (`extensions` and `other`) and writes `other` last, so the original value
+    /// beats the `true` the rewriter inserts.
+    #[test]
+    fn existing_preserve_unknown_fields_value_wins() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "additionalProperties": true,
+            "x-kubernetes-preserve-unknown-fields": false
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "x-kubernetes-preserve-unknown-fields": false
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `/// A name or a number` on `value: NameOrNumber`,
+    /// `#[serde(untagged)] enum NameOrNumber { /// A name Name(String), Number(u32) }`: plain
+    /// variants lose `type` and description.
+    #[test]
+    fn untagged_scalar_variants_lose_their_type() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "value": {
+                    "anyOf": [
+                        {"type": "string", "description": "A name"},
+                        {"type": "integer", "format": "uint32", "minimum": 0}
+                    ],
+                    "description": "A name or a number"
+                }
+            },
+            "required": ["value"]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "value": {
+                    "anyOf": [{}, {"format": "uint32", "minimum": 0.0}],
+                    "description": "A name or a number"
+                }
+            },
+            "required": ["value"]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `/// The child` on `child: Option<Box<Node>>`-like recursion: a `$ref` with a sibling moves
+    /// into `allOf`, and the root's `components` is not a `JSONSchemaProps` keyword.
+    #[test]
+    fn recursive_reference_moves_into_all_of() {
+        let raw = json!({
+            "type": "object",
+            "title": "Foo",
+            "description": "Auto-generated derived type for FooSpec via `CustomResource`",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "child": {"$ref": "#/components/schemas/Node", "description": "The child"}
+                    }
+                }
+            },
+            "required": ["spec"],
+            "components": {
+                "schemas": {
+                    "Node": {
+                        "type": "object",
+                        "properties": {"child": {"$ref": "#/components/schemas/Node"}}
+                    }
+                }
+            }
+        });
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "child": {
+                    "description": "The child",
+                    "allOf": [{"$ref": "#/components/schemas/Node"}]
+                }
+            }
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `unevaluatedProperties: false` (from flattening with `deny_unknown_fields`) becomes
+    /// `additionalProperties: false`, which kube then drops; names from `allOf` are listed as `{}`.
+    #[test]
+    fn unevaluated_properties_become_additional_properties() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "closed": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}},
+                    "unevaluatedProperties": false
+                },
+                "merged": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}},
+                    "allOf": [{"properties": {"b": {"type": "integer", "format": "int32"}}}],
+                    "unevaluatedProperties": false
+                }
+            }
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {
+                "closed": {"type": "object", "properties": {"a": {"type": "string"}}},
+                "merged": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string"}, "b": {}},
+                    "allOf": [{"properties": {"b": {"type": "integer", "format": "int32"}}}]
+                }
+            }
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// `#[serde(untagged)] enum Source { Name { name: String }, Full { name: String, namespace: String } }`
+    /// without doc comments: the shared `name` is identical, so the variants merge.
+    #[test]
+    fn untagged_enum_sharing_a_field() {
+        let raw = root(json!({
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"]
+                },
+                {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
+                    "required": ["name", "namespace"]
+                }
+            ]
+        }));
+        let expected = root(json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
+            "anyOf": [{"required": ["name"]}, {"required": ["name", "namespace"]}]
+        }));
+        assert_eq!(finalize(raw), Ok(expected));
+    }
+
+    /// kube-derive `invalid_enum_1`: `enum InvalidEnum1Spec { /// .. A, /// .. B(u32) }` (kube
+    /// panics with `Enum variant set [String("A")] has type Single(String) ..`).
+    #[test]
+    fn mixed_unit_and_data_enum_is_rejected() {
+        let raw = kube_root(
+            "InvalidEnum1",
+            json!({
+                "oneOf": [
+                    {
+                        "type": "string",
+                        "const": "A",
+                        "description": "Unit variant (represented as string)"
+                    },
+                    {
+                        "type": "object",
+                        "properties": {"B": {"type": "integer", "format": "uint32", "minimum": 0}},
+                        "required": ["B"],
+                        "additionalProperties": false,
+                        "description": "Takes an [`u32`] (represented as object)"
+                    }
+                ],
+                "description": "This enum is invalid, as \"plain\" (string) variants are mixed with object variants"
+            }),
+        );
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::MixedEnum {
+                pointer: "#/properties/spec".to_owned(),
+                unit_variants: "`A`".to_owned(),
+                unit_type: "string".to_owned(),
+                data_type: "object".to_owned(),
+            })
+        );
+    }
+
+    /// kube-derive `struct_with_enum_1`-like: `foo: E` with `enum E { A, C, B(u32) }` (undocumented
+    /// unit variants).
+    #[test]
+    fn mixed_unit_and_data_enum_as_a_field_is_rejected() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "foo": {
+                    "oneOf": [
+                        {"type": "string", "enum": ["A", "C"]},
+                        {
+                            "type": "object",
+                            "properties": {
+                                "B": {"type": "integer", "format": "uint32", "minimum": 0}
+                            },
+                            "required": ["B"],
+                            "additionalProperties": false
+                        }
+                    ]
+                }
+            },
+            "required": ["foo"]
+        }));
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::MixedEnum {
+                pointer: "#/properties/spec/properties/foo".to_owned(),
+                unit_variants: "`A`, `C`".to_owned(),
+                unit_type: "string".to_owned(),
+                data_type: "object".to_owned(),
+            })
+        );
+    }
+
+    /// kube-derive `invalid_enum_5`:
+    /// `#[serde(untagged)] enum { A { inner: String }, B { inner: u32 } }`.
+    #[test]
+    fn untagged_field_with_different_types_is_rejected() {
+        let raw = kube_root(
+            "InvalidEnum5",
+            json!({
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {"inner": {"type": "string"}},
+                        "required": ["inner"]
+                    },
+                    {
+                        "type": "object",
+                        "properties": {"inner": {"type": "integer", "format": "uint32", "minimum": 0}},
+                        "required": ["inner"]
+                    }
+                ],
+                "description": "This enum is invalid, as the types of the `inner` fields differ."
+            }),
+        );
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::PropertyClash {
+                pointer: "#/properties/spec".to_owned(),
+                property: "inner".to_owned(),
+                detail: "they differ in `format`, `minimum`, `type`".to_owned(),
+            })
+        );
+    }
+
+    /// kube-derive `invalid_enum_7`: the shared `inner: u32` has a different doc comment in each
+    /// variant.
+    #[test]
+    fn untagged_field_with_different_docs_is_rejected() {
+        let raw = kube_root(
+            "InvalidEnum7",
+            json!({
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "inner": {
+                                "type": "integer",
+                                "format": "uint32",
+                                "minimum": 0,
+                                "description": "The inner fields need to have the same schema (so also same description)"
+                            },
+                            "additional": {"type": "string"}
+                        },
+                        "required": ["inner", "additional"]
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "inner": {
+                                "type": "integer",
+                                "format": "uint32",
+                                "minimum": 0,
+                                "description": "This description differs!"
+                            }
+                        },
+                        "required": ["inner"]
+                    }
+                ]
+            }),
+        );
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::PropertyClash {
+                pointer: "#/properties/spec".to_owned(),
+                property: "inner".to_owned(),
+                detail: "they differ in `description`".to_owned(),
+            })
+        );
+    }
+
+    /// `untagged_enum_sharing_a_field` with `/// By name only` on `Name { name }`: kube takes the
+    /// variant doc and gives its only property an empty metadata group (`get_or_insert_with`), so
+    /// `name` no longer equals the undocumented copy in `Full` although the JSON is the same.
+    #[test]
+    fn documented_single_field_variant_clashes() {
+        let raw = root(json!({
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"],
+                    "description": "By name only"
+                },
+                {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
+                    "required": ["name", "namespace"]
+                }
+            ]
+        }));
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::PropertyClash {
+                pointer: "#/properties/spec".to_owned(),
+                property: "name".to_owned(),
+                detail: "one of them is the only field of a variant with a doc comment, which \
+                         makes kube-derive attach an empty description to it; give the field \
+                         the same doc comment in every variant, or remove the variant's doc \
+                         comment"
+                    .to_owned(),
+            })
+        );
+    }
+
+    /// `#[serde(tag = "kind")] enum Source { Git { url: String }, Oci { image: String } }`.
+    #[test]
+    fn internally_tagged_enum_is_rejected() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "source": {
+                    "oneOf": [
+                        {
+                            "type": "object",
+                            "properties": {
+                                "kind": {"type": "string", "const": "Git"},
+                                "url": {"type": "string"}
+                            },
+                            "required": ["kind", "url"]
+                        },
+                        {
+                            "type": "object",
+                            "properties": {
+                                "kind": {"type": "string", "const": "Oci"},
+                                "image": {"type": "string"}
+                            },
+                            "required": ["kind", "image"]
+                        }
+                    ]
+                }
+            },
+            "required": ["source"]
+        }));
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::TaggedEnum {
+                pointer: "#/properties/spec/properties/source".to_owned(),
+                tag: "kind".to_owned(),
+            })
+        );
+    }
+
+    /// An `anyOf` whose object-like variants disagree on `type` (a hand-written variant schema).
+    #[test]
+    fn conflicting_variant_types_are_rejected() {
+        let raw = root(json!({
+            "anyOf": [
+                {"type": "object", "properties": {"a": {"type": "string"}}},
+                {"type": "string", "minProperties": 1}
+            ]
+        }));
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::ConflictingVariantTypes {
+                pointer: "#/properties/spec".to_owned(),
+                variant_type: "string".to_owned(),
+                common_type: "object".to_owned(),
+            })
+        );
+    }
+
+    /// `extra: HashMap<String, Vec<serde_json::Value>>`: `ReplaceBoolSchemas` skips
+    /// `additionalProperties`, so `items: true` reaches `JSONSchemaProps`.
+    #[test]
+    fn bool_schema_in_map_value_is_rejected() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "extra": {
+                    "type": "object",
+                    "additionalProperties": {"type": "array", "items": true}
+                }
+            },
+            "required": ["extra"]
+        }));
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::BoolSchema {
+                pointer: "#/properties/spec/properties/extra/additionalProperties/items".to_owned(),
+                value: true,
+            })
+        );
+    }
+
+    /// `amount: Option<Decimal>` where the schema is a string or a number.
+    #[test]
+    fn type_array_is_rejected() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {
+                "amount": {
+                    "type": ["string", "number", "null"],
+                    "pattern": "^-?[0-9]+(\\.[0-9]+)?$"
+                }
+            }
+        }));
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::TypeArray {
+                pointer: "#/properties/spec/properties/amount".to_owned(),
+                types: "`string`, `number`".to_owned(),
+            })
+        );
+    }
+
+    /// `#[schemars(extend("exclusiveMinimum" = 0))]`: `JSONSchemaProps` wants a boolean there.
+    #[test]
+    fn numeric_exclusive_minimum_is_rejected() {
+        let raw = root(json!({
+            "type": "object",
+            "properties": {"delay": {"type": "string", "exclusiveMinimum": 0}}
+        }));
+        assert_eq!(
+            finalize(raw),
+            Err(TransformError::InvalidKeyword {
+                pointer: "#/properties/spec/properties/delay".to_owned(),
+                keyword: "exclusiveMinimum".to_owned(),
+                expected: "a boolean",
+            })
+        );
+    }
+
+    /// Messages follow cargo's style: lowercase, names in backticks, the Rust cause first.
+    #[test]
+    fn error_messages_name_the_rust_cause() {
+        let error = TransformError::MixedEnum {
+            pointer: "#/properties/spec".to_owned(),
+            unit_variants: "`A`".to_owned(),
+            unit_type: "string".to_owned(),
+            data_type: "object".to_owned(),
+        };
+        assert_eq!(
+            error.to_string(),
+            "an enum mixes unit variants (`A`) with data variants; kube-derive cannot make a \
+             structural schema of it (at `#/properties/spec`, the unit variants are of type \
+             `string` and the others of type `object`)"
+        );
+    }
 }

@@ -1,0 +1,123 @@
+//! Static derivation equals kube-derive: the fixture crate under
+//! `tests/fixtures/conformance` is built with kube-derive, and for every
+//! kind and version rsop's CRD must equal `K::crd()` as a JSON value (key
+//! order aside), except for the deliberate deviations named below (each is
+//! documented in docs/deviations.md).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::{generated_target_dir, rsop, run_tool};
+
+/// Copies a directory tree.
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A deliberate deviation: where it applies, and what rsop writes instead
+/// of kube-derive's value there.
+struct Deviation {
+    name: &'static str,
+    key: &'static str,
+    pointer: &'static str,
+    kube: Value,
+    rsop: Value,
+}
+
+fn deviations() -> Vec<Deviation> {
+    vec![Deviation {
+        name: "a bare serde_json::Value field preserves unknown fields (kube-derive's `{}` is not structural)",
+        key: "conformance.rsop.dev/Everything/v1",
+        pointer: "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/raw",
+        kube: json!({"description": "Free-form data: a deliberate deviation (see docs/deviations.md)."}),
+        rsop: json!({"description": "Free-form data: a deliberate deviation (see docs/deviations.md).", "x-kubernetes-preserve-unknown-fields": true}),
+    }]
+}
+
+#[test]
+fn static_crds_equal_kube_derive() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("conformance");
+    copy_tree(&fixture, &project);
+
+    rsop(&project, &["manifests"]).success();
+    let mut ours: BTreeMap<String, Value> = BTreeMap::new();
+    for entry in std::fs::read_dir(project.join("config/crd/bases")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let crd: Value = serde_yaml_ng::from_str(&text).unwrap();
+        // One document per version, shaped like a single-version `crd()`.
+        for version in crd["spec"]["versions"].as_array().unwrap() {
+            let mut single = crd.clone();
+            single["spec"]["versions"] = json!([version]);
+            let key = format!(
+                "{}/{}/{}",
+                crd["spec"]["group"].as_str().unwrap(),
+                crd["spec"]["names"]["kind"].as_str().unwrap(),
+                version["name"].as_str().unwrap()
+            );
+            ours.insert(key, single);
+        }
+    }
+
+    let target = generated_target_dir();
+    let out = run_tool(
+        &project,
+        "cargo",
+        &["run", "--quiet"],
+        &[("CARGO_TARGET_DIR", target.as_path())],
+    );
+    let theirs: BTreeMap<String, Value> = serde_json::from_slice(&out.stdout).unwrap();
+
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>(),
+        "rsop and kube-derive found different kinds"
+    );
+    let deviations = deviations();
+    let mut report = String::new();
+    for (key, mut expected) in theirs {
+        let mut actual = ours.remove(&key).unwrap();
+        for d in deviations.iter().filter(|d| d.key == key) {
+            let kube_value = expected
+                .pointer_mut(d.pointer)
+                .unwrap_or_else(|| panic!("deviation `{}` no longer applies", d.name));
+            assert_eq!(
+                *kube_value, d.kube,
+                "kube-derive's output at {} changed; revisit the deviation `{}`",
+                d.pointer, d.name
+            );
+            *kube_value = d.rsop.clone();
+        }
+        if actual != expected {
+            // A readable diff of the two documents.
+            let a = serde_json::to_string_pretty(&sorted(&mut actual)).unwrap();
+            let e = serde_json::to_string_pretty(&sorted(&mut expected)).unwrap();
+            let diff = similar::TextDiff::from_lines(&e, &a)
+                .unified_diff()
+                .context_radius(4)
+                .header(&format!("kube-derive {key}"), &format!("rsop {key}"))
+                .to_string();
+            report.push_str(&diff);
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "rsop's CRDs differ from kube-derive's:\n{report}"
+    );
+}
+
+fn sorted(v: &mut Value) -> Value {
+    v.clone()
+}
