@@ -49,10 +49,13 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
         }
         Command::Manifests(args) => {
             let root = cwd.join(&args.dir);
+            // PROJECT is optional: any kube-rs crate can use `rsop manifests`.
+            let project = project::Project::load_optional(&root)?;
             let opts = manifests::ManifestsOptions {
                 root: root.clone(),
                 crd_dir: args.crd_dir.clone(),
                 rbac_dir: args.rbac_dir.clone(),
+                namespaced: project.is_some_and(|p| p.namespaced),
             };
             let generated = manifests::generate(&opts)?;
             let changes = manifests::changes(&generated, &root)?;

@@ -1,4 +1,4 @@
-//! CustomResourceDefinitions: every `#[derive(CustomResource)]` item becomes
+//! `CustomResourceDefinitions`: every `#[derive(CustomResource)]` item becomes
 //! one version, assembled as kube-derive's `crd()` assembles it; the
 //! versions of one group and kind merge into one CRD with exactly one
 //! storage version.
@@ -87,7 +87,7 @@ fn version<'a>(
         .extend(attrs::into_diagnostics(errors, &file, None));
     let attrs = attrs?;
     let root_name = attrs.root.clone().unwrap_or_else(|| attrs.kind.clone());
-    if root_name == s.ident.to_string() {
+    if s.ident == root_name {
         builder.diagnostics.push(
             Diagnostic::new(location.clone(), format!("`kind = \"{}\"` must not equal the struct's name; kube-derive generates a struct of that name", attrs.kind))
                 .with_help(format!("name the spec struct `{}Spec`", attrs.kind)),
@@ -143,7 +143,7 @@ fn version<'a>(
                 Err(e) => {
                     builder.diagnostics.push(
                         Diagnostic::new(location.clone(), e.to_string())
-                            .with_field_path(path.clone())
+                            .with_field_path(e.field_path(&path))
                             .with_help("kube-derive's `crd()` panics on this; change the type so that it has a structural schema"),
                     );
                     return None;
@@ -457,7 +457,7 @@ mod tests {
     #[test]
     fn versions_sort_like_kubernetes() {
         let mut v = vec!["v1alpha1", "v2", "v1beta1", "v1", "v1beta2", "foo"];
-        v.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)));
+        v.sort_by_key(|x| std::cmp::Reverse(version_priority(x)));
         assert_eq!(v, ["v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]);
     }
 }

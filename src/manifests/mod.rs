@@ -34,6 +34,8 @@ pub struct ManifestsOptions {
     pub root: PathBuf,
     pub crd_dir: PathBuf,
     pub rbac_dir: PathBuf,
+    /// The project was made with `rsop init --namespaced`.
+    pub namespaced: bool,
 }
 
 /// The generated documents, before they are compared with the disk.
@@ -53,6 +55,9 @@ pub fn generate(opts: &ManifestsOptions) -> Result<Generated> {
 }
 
 /// [`generate`] on an already loaded crate.
+///
+/// # Panics
+/// Never: the documents are JSON values, which always serialize to YAML.
 pub fn generate_from(
     krate: &Crate,
     opts: &ManifestsOptions,
@@ -83,9 +88,12 @@ pub fn generate_from(
             format!("{CRD_HEADER}---\n{yaml}"),
         ));
     }
+    // A namespaced project's manager holds a Role in its own namespace
+    // (`system`, which kustomize renames), not a ClusterRole.
+    let default_namespace = opts.namespaced.then_some("system");
     files.push((
         opts.rbac_dir.join("role.yaml"),
-        rbac::render_role_yaml(&rules, "manager-role"),
+        rbac::render_role_yaml(&rules, "manager-role", default_namespace),
     ));
     Ok(Generated { files })
 }

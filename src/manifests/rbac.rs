@@ -20,6 +20,7 @@
 //! keeps its `role.yaml` byte for byte (below the header). The differences are
 //! listed on [`render_role_yaml`].
 
+use serde::Serialize;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -107,12 +108,24 @@ pub fn parse_markers(file: &Path, text: &str, diagnostics: &mut Vec<Diagnostic>)
 ///   of them, picked by Go's random map order (this needs markers that list
 ///   several groups or URLs, like `groups=a;b` next to `groups=a` and
 ///   `groups=b`).
-pub fn render_role_yaml(rules: &[RbacRule], role_name: &str) -> String {
+///
+/// `default_namespace` is for namespaced projects (`rsop init --namespaced`):
+/// rules without a namespace go to a `Role` there instead of the
+/// `ClusterRole`, and that `Role` is the one always written.
+pub fn render_role_yaml(
+    rules: &[RbacRule],
+    role_name: &str,
+    default_namespace: Option<&str>,
+) -> String {
     // `None` (the ClusterRole) sorts before every namespace.
     let mut by_namespace: BTreeMap<Option<&str>, Vec<&RbacRule>> = BTreeMap::new();
-    by_namespace.insert(None, Vec::new());
+    by_namespace.insert(default_namespace, Vec::new());
     for rule in rules {
-        let namespace = rule.namespace.as_deref().filter(|ns| !ns.is_empty());
+        let namespace = rule
+            .namespace
+            .as_deref()
+            .filter(|ns| !ns.is_empty())
+            .or(default_namespace);
         by_namespace.entry(namespace).or_default().push(rule);
     }
     let mut out = String::from(HEADER);
@@ -678,251 +691,60 @@ fn merge_on(policies: Vec<Policy>, field: Field) -> Vec<Policy> {
 // YAML
 // ---------------------------------------------------------------------------
 
-/// One `ClusterRole` (no namespace) or `Role`, as `sigs.k8s.io/yaml` writes
-/// an `rbacv1` object: keys sorted, sequences not indented.
+/// One role of role.yaml, in `rbac.authorization.k8s.io/v1`'s JSON names.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RoleDoc<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: RoleMeta<'a>,
+    rules: Vec<RuleDoc<'a>>,
+}
+
+#[derive(Serialize)]
+struct RoleMeta<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
+}
+
+/// A `PolicyRule`, keys in the alphabetical order controller-gen writes;
+/// all but `verbs` are left out when empty.
+#[derive(Serialize)]
+struct RuleDoc<'a> {
+    #[serde(rename = "apiGroups", skip_serializing_if = "BTreeSet::is_empty")]
+    groups: &'a BTreeSet<String>,
+    #[serde(rename = "nonResourceURLs", skip_serializing_if = "BTreeSet::is_empty")]
+    urls: &'a BTreeSet<String>,
+    #[serde(rename = "resourceNames", skip_serializing_if = "BTreeSet::is_empty")]
+    resource_names: &'a BTreeSet<String>,
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    resources: &'a BTreeSet<String>,
+    verbs: &'a BTreeSet<String>,
+}
+
 fn write_role(out: &mut String, name: &str, namespace: Option<&str>, policies: &[Policy]) {
-    out.push_str("---\napiVersion: rbac.authorization.k8s.io/v1\n");
-    out.push_str(match namespace {
-        Some(_) => "kind: Role\n",
-        None => "kind: ClusterRole\n",
-    });
-    out.push_str("metadata:\n");
-    push_line(out, "  name: ", name);
-    if let Some(namespace) = namespace {
-        push_line(out, "  namespace: ", namespace);
-    }
-    if policies.is_empty() {
-        out.push_str("rules: []\n");
-        return;
-    }
-    out.push_str("rules:\n");
-    for policy in policies {
-        // `rbacv1.PolicyRule`'s JSON names, sorted; all but `verbs` are
-        // `omitempty`.
-        let fields = [
-            ("apiGroups", &policy.groups),
-            ("nonResourceURLs", &policy.urls),
-            ("resourceNames", &policy.resource_names),
-            ("resources", &policy.resources),
-        ];
-        let mut first = true;
-        for (key, values) in fields {
-            if !values.is_empty() {
-                push_list(out, if first { "- " } else { "  " }, key, values);
-                first = false;
-            }
-        }
-        let indent = if first { "- " } else { "  " };
-        if policy.verbs.is_empty() {
-            out.push_str(indent);
-            out.push_str("verbs: []\n");
+    let doc = RoleDoc {
+        api_version: "rbac.authorization.k8s.io/v1",
+        kind: if namespace.is_some() {
+            "Role"
         } else {
-            push_list(out, indent, "verbs", &policy.verbs);
-        }
-    }
-}
-
-fn push_list(out: &mut String, indent: &str, key: &str, values: &BTreeSet<String>) {
-    out.push_str(indent);
-    out.push_str(key);
-    out.push_str(":\n");
-    for value in values {
-        push_line(out, "  - ", value);
-    }
-}
-
-fn push_line(out: &mut String, prefix: &str, value: &str) {
-    out.push_str(prefix);
-    out.push_str(&yaml_string(value));
-    out.push('\n');
-}
-
-/// A string scalar as go-yaml v2 (behind `sigs.k8s.io/yaml`) writes it in
-/// block context: double-quoted when it would read back as something else
-/// than a string (`""`, `true`, `on`, `123`, `2024-01-02`, ...) or holds
-/// control characters, single-quoted when a plain scalar cannot start or
-/// contain it like this (`'*'`, `'-'`, `'#x'`), plain otherwise.
-fn yaml_string(value: &str) -> String {
-    if value.chars().any(|c| c.is_control() || c == '\u{feff}') || resolves_to_non_string(value) {
-        double_quoted(value)
-    } else if plain_allowed(value) {
-        value.to_string()
-    } else {
-        format!("'{}'", value.replace('\'', "''"))
-    }
-}
-
-/// Whether go-yaml v2's `resolve` reads this plain scalar as a null, bool,
-/// number, timestamp or merge key.
-fn resolves_to_non_string(value: &str) -> bool {
-    const RESERVED: [&str; 40] = [
-        "", "~", "null", "Null", "NULL", // null
-        "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", // true
-        "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", // false
-        ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf",
-        "-.Inf", "-.INF", // floats
-        "<<",    // merge
-    ];
-    if RESERVED.contains(&value) || is_base60_float(value) {
-        return true;
-    }
-    match value.as_bytes().first() {
-        Some(b'.') => is_yaml_float(&value.replace('_', "")),
-        Some(b'0'..=b'9' | b'+' | b'-') => {
-            let plain = value.replace('_', "");
-            is_timestamp(value) || is_go_int(&plain) || is_yaml_float(&plain)
-        }
-        _ => false,
-    }
-}
-
-/// Go's `strconv.ParseInt(s, 0, 64)` syntax (range not checked).
-fn is_go_int(text: &str) -> bool {
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    let prefixed = |lower: &str, upper: &str| {
-        digits
-            .strip_prefix(lower)
-            .or_else(|| digits.strip_prefix(upper))
+            "ClusterRole"
+        },
+        metadata: RoleMeta { name, namespace },
+        rules: policies
+            .iter()
+            .map(|p| RuleDoc {
+                groups: &p.groups,
+                urls: &p.urls,
+                resource_names: &p.resource_names,
+                resources: &p.resources,
+                verbs: &p.verbs,
+            })
+            .collect(),
     };
-    let (radix, body) = if let Some(body) = prefixed("0x", "0X") {
-        (16, body)
-    } else if let Some(body) = prefixed("0o", "0O") {
-        (8, body)
-    } else if let Some(body) = prefixed("0b", "0B") {
-        (2, body)
-    } else if digits.len() > 1 && digits.starts_with('0') {
-        (8, &digits[1..])
-    } else {
-        (10, digits)
-    };
-    !body.is_empty() && body.chars().all(|c| c.is_digit(radix))
-}
-
-/// go-yaml's `yamlStyleFloat`:
-/// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_float(text: &str) -> bool {
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    let body = text.strip_prefix(['+', '-']).unwrap_or(text);
-    let (mantissa, exponent) = match body.find(['e', 'E']) {
-        Some(at) => (&body[..at], Some(&body[at + 1..])),
-        None => (body, None),
-    };
-    let mantissa_ok = if let Some(fraction) = mantissa.strip_prefix('.') {
-        !fraction.is_empty() && digits(fraction)
-    } else {
-        let (integer, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        !integer.is_empty() && digits(integer) && digits(fraction)
-    };
-    let exponent_ok = exponent.is_none_or(|exponent| {
-        let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
-        !exponent.is_empty() && digits(exponent)
-    });
-    mantissa_ok && exponent_ok
-}
-
-/// go-yaml's timestamps: `YYYY-M-D`, optionally followed by a time after
-/// `T`, `t` or a space (the time itself is not checked).
-fn is_timestamp(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    if bytes.len() < 8 || !bytes[..4].iter().all(u8::is_ascii_digit) || bytes[4] != b'-' {
-        return false;
-    }
-    let rest = &text[5..];
-    let (date, time) = match rest.find(['T', 't', ' ']) {
-        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
-        None => (rest, None),
-    };
-    let Some((month, day)) = date.split_once('-') else {
-        return false;
-    };
-    let in_range = |field: &str, max: u32| {
-        (1..=2).contains(&field.len())
-            && field.bytes().all(|b| b.is_ascii_digit())
-            && field.parse::<u32>().is_ok_and(|n| (1..=max).contains(&n))
-    };
-    in_range(month, 12) && in_range(day, 31) && time.is_none_or(|time| !time.is_empty())
-}
-
-/// go-yaml's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
-fn is_base60_float(text: &str) -> bool {
-    let digits_or_underscores = |s: &str| s.bytes().all(|b| b.is_ascii_digit() || b == b'_');
-    let body = text.strip_prefix(['+', '-']).unwrap_or(text);
-    let (main, fraction) = body.split_once('.').unwrap_or((body, ""));
-    if !digits_or_underscores(fraction) {
-        return false;
-    }
-    let mut parts = main.split(':');
-    let head = parts.next().unwrap_or_default();
-    if !head.starts_with(|c: char| c.is_ascii_digit()) || !digits_or_underscores(head) {
-        return false;
-    }
-    let mut sexagesimals = 0;
-    for part in parts {
-        let ok = match part.as_bytes() {
-            [d] => d.is_ascii_digit(),
-            [tens, d] => (b'0'..=b'5').contains(tens) && d.is_ascii_digit(),
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-        sexagesimals += 1;
-    }
-    sexagesimals > 0
-}
-
-/// Whether libyaml's emitter (`yaml_emitter_analyze_scalar`) allows this
-/// string as a plain scalar in block context.
-fn plain_allowed(value: &str) -> bool {
-    if value.is_empty()
-        || value.starts_with("---")
-        || value.starts_with("...")
-        || value.starts_with(' ')
-        || value.ends_with(' ')
-    {
-        return false;
-    }
-    let chars: Vec<char> = value.chars().collect();
-    let blank = |c: &char| *c == ' ' || *c == '\t';
-    for (i, c) in chars.iter().enumerate() {
-        let followed_by_blank = chars.get(i + 1).is_none_or(blank);
-        if i == 0 {
-            match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => return false,
-                '?' | ':' | '-' if followed_by_blank => return false,
-                _ => {}
-            }
-        } else {
-            let preceded_by_blank = blank(&chars[i - 1]);
-            match c {
-                ':' if followed_by_blank => return false,
-                '#' if preceded_by_blank => return false,
-                _ => {}
-            }
-        }
-    }
-    true
-}
-
-fn double_quoted(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() + 2);
-    out.push('"');
-    for c in value.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\0' => out.push_str("\\0"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\u{feff}' => out.push_str("\\uFEFF"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    out.push_str("---\n");
+    out.push_str(&serde_yaml_ng::to_string(&doc).expect("a role of strings always serializes"));
 }
 
 #[cfg(test)]
@@ -986,7 +808,7 @@ mod tests {
     }
 
     fn render(text: &str) -> String {
-        render_role_yaml(&rules_of(text), "manager-role")
+        render_role_yaml(&rules_of(text), "manager-role", None)
     }
 
     /// `expected` (the YAML documents) under the header.
@@ -1497,7 +1319,7 @@ mod tests {
     /// copy predates the `deduplicate-groups4`/`5`, `infrastructure` and
     /// `users` markers; everything else is that file verbatim, and those
     /// parts follow from the same rules (`*` absorbs the other verbs).
-    const CONTROLLER_GEN_ROLE_YAML: &str = r#"---
+    const CONTROLLER_GEN_ROLE_YAML: &str = r"---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -1509,14 +1331,14 @@ rules:
   verbs:
   - get
 - apiGroups:
-  - ""
+  - ''
   resources:
   - deduplicate
   - me
   verbs:
   - list
 - apiGroups:
-  - ""
+  - ''
   - some-other-to-deduplicate-with-core
   resources:
   - me
@@ -1678,7 +1500,7 @@ metadata:
   namespace: users
 rules:
 - apiGroups:
-  - ""
+  - ''
   resources:
   - secrets
   verbs:
@@ -1699,7 +1521,7 @@ rules:
   - jobs
   verbs:
   - get
-"#;
+";
 
     /// The markers of a typical operator: its own kind with status and
     /// finalizers, events, a Deployment and the config maps it owns, `/metrics`.
@@ -1713,7 +1535,7 @@ rules:
 // +rsop:rbac:urls=/metrics,verbs=get
 "#;
 
-    const OPERATOR_ROLE_YAML: &str = r#"---
+    const OPERATOR_ROLE_YAML: &str = r"---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
@@ -1724,7 +1546,7 @@ rules:
   verbs:
   - get
 - apiGroups:
-  - ""
+  - ''
   resources:
   - configmaps
   verbs:
@@ -1736,7 +1558,7 @@ rules:
   - update
   - watch
 - apiGroups:
-  - ""
+  - ''
   resources:
   - events
   verbs:
@@ -1780,7 +1602,7 @@ rules:
   - get
   - patch
   - update
-"#;
+";
 
     #[test]
     fn renders_controller_gen_testdata_like_controller_gen() {
@@ -1805,7 +1627,7 @@ rules:
                         metadata:\n  \
                         name: manager-role\n\
                         rules: []\n";
-        assert_eq!(render_role_yaml(&[], "manager-role"), expected);
+        assert_eq!(render_role_yaml(&[], "manager-role", None), expected);
         assert_eq!(render("fn main() {}\n"), expected);
     }
 
@@ -1868,6 +1690,7 @@ rules:
                 ..rule(&[""], &["secrets"], &["get"])
             }],
             "my-role",
+            None,
         );
         let expected = "---
 apiVersion: rbac.authorization.k8s.io/v1
@@ -1883,7 +1706,7 @@ metadata:
   namespace: team-a
 rules:
 - apiGroups:
-  - \"\"
+  - ''
   resources:
   - secrets
   verbs:
@@ -2076,9 +1899,10 @@ rules:
                 rule(&[""], &["services"], &["get"]),
             ],
             "manager-role",
+            None,
         );
         assert!(
-            yaml.ends_with("rules:\n- apiGroups:\n  - \"\"\n  resources:\n  - pods\n  - services\n  verbs:\n  - get\n"),
+            yaml.ends_with("rules:\n- apiGroups:\n  - ''\n  resources:\n  - pods\n  - services\n  verbs:\n  - get\n"),
             "{yaml}"
         );
     }
@@ -2086,7 +1910,7 @@ rules:
     #[test]
     fn output_is_deterministic() {
         let rules = rules_of(CONTROLLER_GEN_MARKERS);
-        let expected = render_role_yaml(&rules, "manager-role");
+        let expected = render_role_yaml(&rules, "manager-role", None);
         let n = rules.len();
         let mut orders: Vec<Vec<RbacRule>> = vec![rules.iter().rev().cloned().collect()];
         for shift in [1, 7, 13, n - 1] {
@@ -2103,7 +1927,7 @@ rules:
         orders.push((0..n).map(|i| rules[(i * stride) % n].clone()).collect());
         for order in &orders {
             assert_eq!(order.len(), n);
-            assert_eq!(render_role_yaml(order, "manager-role"), expected);
+            assert_eq!(render_role_yaml(order, "manager-role", None), expected);
         }
         // Lists in another order within the markers, too.
         let reordered = CONTROLLER_GEN_MARKERS
@@ -2116,7 +1940,10 @@ rules:
         let (first, second) = CONTROLLER_GEN_MARKERS.split_at(middle);
         let mut split_rules = rules_of(second);
         split_rules.extend(rules_of(first));
-        assert_eq!(render_role_yaml(&split_rules, "manager-role"), expected);
+        assert_eq!(
+            render_role_yaml(&split_rules, "manager-role", None),
+            expected
+        );
     }
 
     fn gcd(a: usize, b: usize) -> usize {
@@ -2140,56 +1967,35 @@ rules:
         assert_eq!(documents[5]["kind"].as_str(), Some("Role"));
         assert_eq!(documents[5]["metadata"]["namespace"].as_str(), Some("zoo"));
         let empty: serde_yaml_ng::Value =
-            serde_yaml_ng::from_str(&render_role_yaml(&[], "manager-role")).expect("valid YAML");
+            serde_yaml_ng::from_str(&render_role_yaml(&[], "manager-role", None))
+                .expect("valid YAML");
         assert_eq!(empty["rules"].as_sequence().map(Vec::len), Some(0));
     }
 
     // --- YAML scalars ------------------------------------------------------
 
     #[test]
-    fn quotes_scalars_like_go_yaml() {
-        let cases = [
-            ("get", "get"),
-            ("/metrics", "/metrics"),
-            ("/healthz/*", "/healthz/*"),
-            ("deployments/status", "deployments/status"),
-            ("batch.io", "batch.io"),
-            ("v1", "v1"),
-            ("12a", "12a"),
-            ("1.2.3", "1.2.3"),
-            ("-x", "-x"),
-            ("a#b", "a#b"),
-            ("it's", "it's"),
-            ("+", "+"),
-            ("", "\"\""),
-            ("*", "'*'"),
-            ("-", "'-'"),
-            ("#x", "'#x'"),
-            ("'x", "'''x'"),
-            ("a: b", "'a: b'"),
-            ("---x", "'---x'"),
-            ("true", "\"true\""),
-            ("on", "\"on\""),
-            ("Y", "\"Y\""),
-            ("null", "\"null\""),
-            ("~", "\"~\""),
-            ("123", "\"123\""),
-            ("-1", "\"-1\""),
-            ("0x1F", "\"0x1F\""),
-            ("08", "\"08\""),
-            ("1_000", "\"1_000\""),
-            ("1e3", "\"1e3\""),
-            ("1.5", "\"1.5\""),
-            (".5", "\".5\""),
-            (".inf", "\".inf\""),
-            ("2024-01-02", "\"2024-01-02\""),
-            ("1:30", "\"1:30\""),
-            ("<<", "\"<<\""),
-            ("a\"b", "a\"b"),
-            ("tab\there", "\"tab\\there\""),
-        ];
-        for (value, expected) in cases {
-            assert_eq!(yaml_string(value), expected, "for {value:?}");
-        }
+    fn namespaced_projects_get_a_role_in_the_default_namespace() {
+        let yaml = render_role_yaml(
+            &[rule(&["apps"], &["deployments"], &["get"])],
+            "manager-role",
+            Some("system"),
+        );
+        let expected = "---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: manager-role
+  namespace: system
+rules:
+- apiGroups:
+  - apps
+  resources:
+  - deployments
+  verbs:
+  - get
+";
+        assert_eq!(yaml, with_header(expected));
+        assert!(!render_role_yaml(&[], "manager-role", Some("system")).contains("ClusterRole"));
     }
 }

@@ -96,11 +96,8 @@ impl Crate {
                     }
                 }
                 Err(e) => diagnostics.push(
-                    Diagnostic::new(
-                        Location::of_span(&rel, e.span()),
-                        format!("cannot parse Rust: {e}"),
-                    )
-                    .with_help("fix the syntax error; rsop reads the sources as rustc would"),
+                    Diagnostic::new(Location::of_span(&rel, e.span()), parse_message(&e))
+                        .with_help("fix the syntax error; rsop reads the sources as rustc would"),
                 ),
             }
         }
@@ -135,7 +132,7 @@ impl Crate {
                 }
                 Err(e) => diagnostics.push(Diagnostic::new(
                     Location::of_span(&rel, e.span()),
-                    format!("cannot parse Rust: {e}"),
+                    parse_message(&e),
                 )),
             }
         }
@@ -399,6 +396,16 @@ impl Crate {
             }
         }
         None
+    }
+}
+
+/// syn's message, with its lexer failure made readable.
+fn parse_message(e: &syn::Error) -> String {
+    let text = e.to_string();
+    if text == "cannot parse string into token stream" {
+        "cannot parse Rust: unbalanced delimiters or an invalid token".into()
+    } else {
+        format!("cannot parse Rust: {text}")
     }
 }
 

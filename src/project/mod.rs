@@ -141,6 +141,16 @@ impl Project {
         serde_yaml_ng::from_str(text).map_err(parse_error)
     }
 
+    /// The PROJECT file under `root`, if there is one.
+    pub fn load_optional(root: &Path) -> Result<Option<Self>> {
+        let path = root.join(PROJECT_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::from_yaml(&path, &text).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+
     /// The namespace the operator is deployed into.
     pub fn namespace(&self) -> String {
         format!("{}-system", self.project_name)

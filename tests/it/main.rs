@@ -6,4 +6,5 @@
 mod conformance;
 mod generated;
 mod init;
+mod manifests;
 mod support;

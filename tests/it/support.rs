@@ -87,13 +87,23 @@ pub fn files(root: &Path) -> BTreeMap<PathBuf, String> {
 /// set, rewrites the golden tree instead.
 #[track_caller]
 pub fn assert_golden(actual: &Path, name: &str) {
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
+    assert_tree(
+        actual,
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden")
+            .join(name),
+    );
+}
+
+/// Compares the tree at `actual` with the golden tree at `golden`, file by
+/// file, with a unified diff of every difference; `UPDATE_GOLDEN` rewrites it.
+#[track_caller]
+pub fn assert_tree(actual: &Path, golden: &Path) {
+    let name = golden.display();
     let actual_files = files(actual);
     if std::env::var_os(UPDATE_GOLDEN).is_some() {
         if golden.exists() {
-            std::fs::remove_dir_all(&golden).unwrap();
+            std::fs::remove_dir_all(golden).unwrap();
         }
         for (path, text) in &actual_files {
             let target = golden.join(path);
@@ -102,7 +112,7 @@ pub fn assert_golden(actual: &Path, name: &str) {
         }
         return;
     }
-    let expected_files = files(&golden);
+    let expected_files = files(golden);
     let mut report = String::new();
     for (path, expected) in &expected_files {
         match actual_files.get(path) {
@@ -130,7 +140,7 @@ pub fn assert_golden(actual: &Path, name: &str) {
     }
     assert!(
         report.is_empty(),
-        "generated tree differs from tests/golden/{name} \
+        "generated tree differs from {name} \
          (rerun with {UPDATE_GOLDEN}=1 to accept the new output, then review the diff):\n{report}"
     );
 }

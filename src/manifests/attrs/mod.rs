@@ -1,5 +1,5 @@
 //! The attributes of an item, read the way the derives that consume them
-//! read them: `#[serde(...)]` (as serde_derive parses it under the
+//! read them: `#[serde(...)]` (as `serde_derive` parses it under the
 //! Deserialize contract, with `#[schemars(...)]` overriding it), schemars'
 //! own keys, doc comments, and `#[x_kube(...)]`. `#[kube(...)]` is in
 //! [`kube`].
@@ -25,6 +25,9 @@ pub struct AttrItem {
     pub value: AttrValue,
 }
 
+// An attribute value lives only while its attribute is read; boxing the
+// expression would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum AttrValue {
     Flag,
@@ -146,7 +149,7 @@ impl RenameRule {
         })
     }
 
-    /// serde's `apply_to_field`: the input is a snake_case field name.
+    /// serde's `apply_to_field`: the input is a `snake_case` field name.
     pub fn apply_to_field(self, field: &str) -> String {
         match self {
             RenameRule::Lower | RenameRule::Snake => field.to_string(),
@@ -179,7 +182,7 @@ impl RenameRule {
         }
     }
 
-    /// serde's `apply_to_variant`: the input is a PascalCase variant name.
+    /// serde's `apply_to_variant`: the input is a `PascalCase` variant name.
     pub fn apply_to_variant(self, variant: &str) -> String {
         match self {
             RenameRule::Pascal => variant.to_string(),
@@ -675,7 +678,7 @@ fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span,
                     ("min", Some(e)) => v.range_min = Some(e),
                     ("max", Some(e)) => v.range_max = Some(e),
                     (key, _) => {
-                        errors.push(unknown_key("schemars(range", key, s.span, &["min", "max"]))
+                        errors.push(unknown_key("schemars(range", key, s.span, &["min", "max"]));
                     }
                 }
             }
@@ -685,7 +688,7 @@ fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span,
                 match (s.key.as_str(), expr_of(&s)) {
                     ("pattern", Some(e)) => v.pattern = Some(e),
                     (key, _) => {
-                        errors.push(unknown_key("schemars(regex", key, s.span, &["pattern"]))
+                        errors.push(unknown_key("schemars(regex", key, s.span, &["pattern"]));
                     }
                 }
             }

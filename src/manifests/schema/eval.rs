@@ -78,7 +78,7 @@ pub fn const_expr(e: &Expr) -> Option<Value> {
                 args.as_slice(),
             ) {
                 (["Some"], [x]) => const_expr(x),
-                (["String", "from"] | ["From", "from"], [x]) => const_expr(x),
+                (["String" | "From", "from"], [x]) => const_expr(x),
                 (["Vec" | "BTreeSet" | "HashSet", "new"], []) => Some(json!([])),
                 (["BTreeMap" | "HashMap", "new"], []) => Some(json!({})),
                 (["String", "new"], []) => Some(json!("")),
@@ -164,9 +164,8 @@ fn json_trees(trees: &[TokenTree]) -> Option<Value> {
                 let colon = entry
                     .iter()
                     .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ':'))?;
-                let key = match json_trees(&entry[..colon])? {
-                    Value::String(s) => s,
-                    _ => return None,
+                let Value::String(key) = json_trees(&entry[..colon])? else {
+                    return None;
                 };
                 map.insert(key, json_trees(&entry[colon + 1..])?);
             }
@@ -315,18 +314,17 @@ impl<'a> Builder<'a> {
             Some(Value::String(s)) => syn::parse_str::<Expr>(&s).ok().and_then(|e| const_expr(&e)),
             other => other,
         };
-        match v {
-            Some(n @ Value::Number(_)) => Some(n),
-            _ => {
-                self.error(
-                    scope.module,
-                    e.span(),
-                    "rsop can only read a number literal here",
-                    "write the bound as a literal, or run `rsop manifests --cargo`",
-                    path,
-                );
-                None
-            }
+        if let Some(n @ Value::Number(_)) = v {
+            Some(n)
+        } else {
+            self.error(
+                scope.module,
+                e.span(),
+                "rsop can only read a number literal here",
+                "write the bound as a literal, or run `rsop manifests --cargo`",
+                path,
+            );
+            None
         }
     }
 

@@ -316,7 +316,7 @@ impl<'a> Builder<'a> {
             syn::Item::Type(t) => (&t.ident, &t.generics),
             _ => unreachable!("resolve returns only structs, enums and type aliases"),
         };
-        let item_scope = self.bind_generics(item.module, generics, args, scope);
+        let item_scope = Self::bind_generics(item.module, generics, args, scope);
         if let syn::Item::Type(alias) = item.item {
             return self.type_schema(&alias.ty, &item_scope, path);
         }
@@ -353,7 +353,6 @@ impl<'a> Builder<'a> {
     }
 
     fn bind_generics(
-        &mut self,
         module: &'a Module,
         generics: &syn::Generics,
         args: &[&syn::Type],
@@ -451,10 +450,11 @@ impl<'a> Builder<'a> {
             let ident = field
                 .ident
                 .as_ref()
-                .map(|i| i.to_string())
+                .map(std::string::ToString::to_string)
                 .unwrap_or_default();
             let raw = ident.strip_prefix("r#").unwrap_or(&ident).to_string();
-            let fattrs = self.read_attrs(scope.module, &field.attrs, ItemKind::Field, path);
+            let mut attr_errors = Vec::new();
+            let fattrs = attrs::read(&field.attrs, ItemKind::Field, &mut attr_errors);
             if fattrs.skip_deserializing {
                 continue;
             }
@@ -463,6 +463,7 @@ impl<'a> Builder<'a> {
                 .clone()
                 .unwrap_or_else(|| rename_all.map_or(raw.clone(), |r| r.apply_to_field(&raw)));
             let field_path = format!("{path}.{name}");
+            self.attr_errors(scope.module, attr_errors, &field_path);
             self.check_unsupported_field(&fattrs, scope, &field_path);
             if fattrs.flatten {
                 let child = self.flatten_schema(field, &fattrs, scope, &field_path);
@@ -1094,10 +1095,8 @@ pub fn allow_null(schema: Value) -> Value {
                     let t = t.clone();
                     o.insert("type".into(), json!([t, "null"]));
                 }
-                Some(Value::Array(types)) => {
-                    if !types.iter().any(|t| t == "null") {
-                        types.push(json!("null"));
-                    }
+                Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => {
+                    types.push(json!("null"));
                 }
                 _ => {}
             }
@@ -1204,6 +1203,9 @@ fn strip_closed(o: &mut Map<String, Value>) {
 }
 
 /// The schema as an object, turning a boolean schema into one first.
+///
+/// # Panics
+/// Never: the value is an object when it is returned.
 pub fn ensure_object(schema: &mut Value) -> &mut Map<String, Value> {
     if !schema.is_object() {
         *schema = match schema {

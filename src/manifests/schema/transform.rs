@@ -87,6 +87,47 @@ pub enum TransformError {
     NotAnObject { pointer: String },
 }
 
+impl TransformError {
+    /// The JSON pointer of the offending schema, such as
+    /// `#/properties/spec/properties/mode`.
+    pub fn pointer(&self) -> &str {
+        match self {
+            TransformError::MixedEnum { pointer, .. }
+            | TransformError::PropertyClash { pointer, .. }
+            | TransformError::TaggedEnum { pointer, .. }
+            | TransformError::ConflictingVariantTypes { pointer, .. }
+            | TransformError::BoolSchema { pointer, .. }
+            | TransformError::TypeArray { pointer, .. }
+            | TransformError::InvalidKeyword { pointer, .. }
+            | TransformError::NotAnObject { pointer } => pointer,
+        }
+    }
+
+    /// The schema path of the offending schema in rsop's notation:
+    /// `#/properties/spec/properties/mode` under `App` is `App.spec.mode`.
+    pub fn field_path(&self, root: &str) -> String {
+        let mut path = root.to_string();
+        let mut parts = self
+            .pointer()
+            .trim_start_matches('#')
+            .split('/')
+            .filter(|p| !p.is_empty());
+        while let Some(part) = parts.next() {
+            match part {
+                "properties" => {
+                    if let Some(name) = parts.next() {
+                        path.push('.');
+                        path.push_str(name);
+                    }
+                }
+                "items" | "additionalProperties" => path.push_str("[]"),
+                _ => {}
+            }
+        }
+        path
+    }
+}
+
 /// Applies, in order, the transforms kube-derive 5 applies to the root schema of a custom resource
 /// (the 7 of schemars' openapi3 settings, `AddNullable` again, `StructuralSchemaRewriter`, `OptionalEnum`,
 /// `OptionalIntOrString`), then the `JSONSchemaProps` round trip (unknown keys dropped, `default: null`
@@ -181,10 +222,10 @@ fn subschema_slots(schema: &Value) -> Vec<Slot> {
             | "contains"
             | "additionalProperties"
             | "propertyNames"
-            | "additionalItems" => {
-                if is_schema(value) {
-                    slots.push(Slot::Keyword(key.clone()));
-                }
+            | "additionalItems"
+                if is_schema(value) =>
+            {
+                slots.push(Slot::Keyword(key.clone()));
             }
             "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" => {
                 if let Value::Array(elements) = value {
@@ -240,7 +281,7 @@ fn try_for_each_subschema(
 // schemars 1.2 openapi3 transforms
 // ---------------------------------------------------------------------------
 
-/// schemars `ReplaceUnevaluatedProperties`: OpenAPI 3.0 has no `unevaluatedProperties`, so it becomes
+/// schemars `ReplaceUnevaluatedProperties`: `OpenAPI` 3.0 has no `unevaluatedProperties`, so it becomes
 /// `additionalProperties`, and properties declared in `allOf`/`anyOf`/`oneOf`/`if`/`then`/`else` are
 /// listed (as `true`) so they stay allowed.
 fn replace_unevaluated_properties(schema: &mut Value) {
@@ -281,10 +322,8 @@ fn gather_property_names(schema: &Value, names: &mut BTreeSet<String>) {
     }
     for (key, value) in map {
         match key.as_str() {
-            "if" | "then" | "else" => {
-                if is_schema(value) {
-                    gather_property_names(value, names);
-                }
+            "if" | "then" | "else" if is_schema(value) => {
+                gather_property_names(value, names);
             }
             "allOf" | "anyOf" | "oneOf" => {
                 if let Value::Array(elements) = value {
@@ -298,7 +337,7 @@ fn gather_property_names(schema: &Value, names: &mut BTreeSet<String>) {
     }
 }
 
-/// schemars `ReplaceBoolSchemas { skip_additional_properties: true }`: OpenAPI 3.0 has no boolean
+/// schemars `ReplaceBoolSchemas { skip_additional_properties: true }`: `OpenAPI` 3.0 has no boolean
 /// schemas, so `true` becomes `{}` and `false` `{"not": {}}`; an `additionalProperties` value is left
 /// alone, and so is everything below it.
 fn replace_bool_schemas(schema: &mut Value) {
@@ -335,7 +374,7 @@ fn has_type(schema: &Value, ty: &str) -> bool {
     }
 }
 
-/// schemars `AddNullable` (defaults: `remove_null_type`, `add_const_null`): OpenAPI 3.0 spells a
+/// schemars `AddNullable` (defaults: `remove_null_type`, `add_const_null`): `OpenAPI` 3.0 spells a
 /// `"null"` type as `nullable: true`; a null-only type becomes `const: null`.
 fn add_nullable(schema: &mut Value) {
     if has_type(schema, "null")
@@ -384,7 +423,7 @@ fn remove_ref_siblings(schema: &mut Value) {
     }
 }
 
-/// schemars `SetSingleExample`: OpenAPI 3.0 has a single `example`, so the first of `examples` is
+/// schemars `SetSingleExample`: `OpenAPI` 3.0 has a single `example`, so the first of `examples` is
 /// kept (and `examples` removed whatever it holds).
 fn set_single_example(schema: &mut Value) {
     for_each_subschema(schema, set_single_example);
@@ -398,7 +437,7 @@ fn set_single_example(schema: &mut Value) {
     }
 }
 
-/// schemars `ReplaceConstValue`: OpenAPI 3.0 has no `const`, so it becomes a one-value `enum`.
+/// schemars `ReplaceConstValue`: `OpenAPI` 3.0 has no `const`, so it becomes a one-value `enum`.
 fn replace_const_value(schema: &mut Value) {
     for_each_subschema(schema, replace_const_value);
     let Some(map) = schema.as_object_mut() else {
@@ -506,6 +545,7 @@ struct ObjectValidation {
 
 /// serde's `Option<T>`: `null` is `Some(None)`, a value `parse` accepts is `Some(Some(_))`, anything
 /// else fails (`None`).
+#[allow(clippy::option_option)] // the two levels are serde's two cases
 fn optional<T>(value: &Value, parse: impl FnOnce(&Value) -> Option<T>) -> Option<Option<T>> {
     if value.is_null() {
         Some(None)
@@ -1318,6 +1358,7 @@ mod tests {
 
     /// The root kube-derive generates for `<kind>Spec`: a `title`, the default description and the
     /// required `spec` property. The transforms leave this wrapper as it is.
+    #[allow(clippy::needless_pass_by_value)]
     fn kube_root(kind: &str, spec: Value) -> Value {
         json!({
             "description": format!("Auto-generated derived type for {kind}Spec via `CustomResource`"),

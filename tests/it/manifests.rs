@@ -1,0 +1,341 @@
+//! `rsop manifests`: manifest cases (sources in, expected YAML out),
+//! `--check`/`--diff` on a real project, and every diagnostic.
+
+use std::path::Path;
+
+use crate::support::{assert_tree, render_and_validate, rsop, snapshot};
+
+fn copy_tree(from: &Path, to: &Path, skip: &str) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        if rel.starts_with(skip) {
+            continue;
+        }
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Each directory under tests/manifests is a crate; `rsop manifests` on it
+/// must write exactly its `expected/` tree (under `config/`).
+#[test]
+fn manifest_cases_match_their_expected_output() {
+    let cases = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests");
+    let mut names: Vec<_> = std::fs::read_dir(&cases)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "the manifest cases are missing");
+    for case in names {
+        let tmp = tempfile::tempdir().unwrap();
+        copy_tree(&case, tmp.path(), "expected");
+        rsop(tmp.path(), &["manifests"]).success();
+        assert_tree(&tmp.path().join("config"), &case.join("expected"));
+        // A second run changes nothing, byte for byte.
+        let before = snapshot(tmp.path());
+        let again = rsop(tmp.path(), &["manifests"]).success();
+        assert_eq!(snapshot(tmp.path()), before, "{}", case.display());
+        assert!(
+            again.stdout.lines().all(|l| l.starts_with("skip")),
+            "{}",
+            again.stdout
+        );
+    }
+}
+
+const GUESTBOOK: &str = r#"use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// GuestbookSpec is the desired state of a Guestbook.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[kube(group = "webapp.example.com", version = "v1", kind = "Guestbook", namespaced)]
+pub struct GuestbookSpec {
+    /// Number of replicas.
+    pub size: i32,
+}
+"#;
+
+/// Adds a Guestbook kind to an init'd project, wired into its module tree
+/// and CRD kustomization.
+fn add_guestbook(dir: &Path) {
+    std::fs::create_dir_all(dir.join("src/api")).unwrap();
+    std::fs::write(dir.join("src/api/guestbook.rs"), GUESTBOOK).unwrap();
+    std::fs::write(dir.join("src/api/mod.rs"), "pub mod guestbook;\n").unwrap();
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        lib.replace(
+            "// +rsop:scaffold:modules",
+            "pub mod api;\n// +rsop:scaffold:modules",
+        ),
+    )
+    .unwrap();
+    let crd = std::fs::read_to_string(dir.join("config/crd/kustomization.yaml")).unwrap();
+    std::fs::write(
+        dir.join("config/crd/kustomization.yaml"),
+        crd.replace(
+            "# +rsop:scaffold:crd-resources",
+            "- bases/webapp.example.com_guestbooks.yaml\n# +rsop:scaffold:crd-resources",
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn check_passes_when_in_sync_and_fails_with_a_diff_on_drift() {
+    let tmp = tempfile::tempdir().unwrap();
+    rsop(
+        tmp.path(),
+        &["init", "--domain", "example.com", "--project-name", "demo"],
+    )
+    .success();
+    let check = rsop(tmp.path(), &["manifests", "--check"]);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (0, ""),
+        "right after init: {}",
+        check.stderr
+    );
+
+    add_guestbook(tmp.path());
+    let check = rsop(tmp.path(), &["manifests", "--check"]);
+    assert_eq!(check.code, 1, "a new kind is drift");
+    assert!(
+        check
+            .stdout
+            .contains("+++ b/config/crd/bases/webapp.example.com_guestbooks.yaml"),
+        "{}",
+        check.stdout
+    );
+    assert!(
+        !tmp.path().join("config/crd/bases").exists(),
+        "--check wrote files"
+    );
+
+    let diff = rsop(tmp.path(), &["manifests", "--diff"]).success();
+    assert!(
+        diff.stdout
+            .contains("+  name: guestbooks.webapp.example.com"),
+        "{}",
+        diff.stdout
+    );
+    let check = rsop(tmp.path(), &["manifests", "--check"]);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (0, ""),
+        "after writing: {}",
+        check.stderr
+    );
+
+    // The written CRD renders with the rest and validates.
+    let yaml = render_and_validate(tmp.path(), "config/default");
+    assert!(yaml.contains("kind: CustomResourceDefinition"), "{yaml}");
+
+    // Adding a field is drift again, shown as a diff of the schema.
+    let src = tmp.path().join("src/api/guestbook.rs");
+    let text = std::fs::read_to_string(&src).unwrap();
+    std::fs::write(
+        &src,
+        text.replace(
+            "pub size: i32,",
+            "pub size: i32,\n    /// The image.\n    pub image: String,",
+        ),
+    )
+    .unwrap();
+    let before = snapshot(tmp.path());
+    let check = rsop(tmp.path(), &["manifests", "--check"]);
+    assert_eq!(check.code, 1);
+    assert!(
+        check
+            .stdout
+            .contains("+                description: The image."),
+        "{}",
+        check.stdout
+    );
+    assert_eq!(snapshot(tmp.path()), before, "--check changed files");
+}
+
+/// One source with a problem, and what rsop must say about it.
+struct Bad {
+    name: &'static str,
+    source: &'static str,
+    expect: &'static [&'static str],
+}
+
+const KIND_HEAD: &str =
+    "use kube::CustomResource;\nuse schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n";
+
+const BAD: &[Bad] = &[
+    Bad {
+        name: "unknown kube key",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", shortnames = \"a\")]\npub struct AppSpec { pub x: i32 }\n",
+        expect: &[
+            "unknown key `shortnames` in `#[kube(...)]`",
+            "src/lib.rs:6:",
+            "did you mean `shortname`?",
+        ],
+    },
+    Bad {
+        name: "missing kind",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\")]\npub struct AppSpec { pub x: i32 }\n",
+        expect: &["`#[kube(...)]` has no `kind`", "src/lib.rs:7:12"],
+    },
+    Bad {
+        name: "unknown schemars key",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[schemars(lenght(min = 1))]\n    pub name: String,\n}\n",
+        expect: &[
+            "unknown key `lenght` in `#[schemars(...)]`",
+            "src/lib.rs:8:16",
+            "App.spec.name",
+            "did you mean `length`?",
+        ],
+    },
+    Bad {
+        name: "unknown x_kube key",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, kube::KubeSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[x_kube(validations = \"self > 0\")]\n    pub n: i32,\n}\n",
+        expect: &[
+            "unknown key `validations` in `#[x_kube(...)]`",
+            "did you mean `validation`?",
+        ],
+    },
+    Bad {
+        name: "unresolvable type",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    pub when: chrono::DateTime<chrono::Utc>,\n}\n",
+        expect: &[
+            "rsop cannot derive a schema for the external type `chrono::DateTime`",
+            "src/lib.rs:8:15",
+            "App.spec.when",
+            "--cargo",
+        ],
+    },
+    Bad {
+        name: "custom JsonSchema impl",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub c: Custom }\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom;\nimpl JsonSchema for Custom {\n    fn schema_name() -> std::borrow::Cow<'static, str> { \"Custom\".into() }\n    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema { schemars::json_schema!({}) }\n}\n",
+        expect: &[
+            "`Custom` implements `JsonSchema` by hand",
+            "src/lib.rs:10:1",
+            "--cargo",
+        ],
+    },
+    Bad {
+        name: "schema_with",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[schemars(schema_with = \"my_schema\")]\n    pub x: String,\n}\n",
+        expect: &[
+            "`schema_with` runs a function rsop cannot evaluate",
+            "App.spec.x",
+            "--cargo",
+        ],
+    },
+    Bad {
+        name: "mixed unit and data enum",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub e: E }\n#[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub enum E { A, B(String) }\n",
+        expect: &[
+            "an enum mixes unit variants",
+            "src/lib.rs:7:12",
+            "App.spec.e",
+        ],
+    },
+    Bad {
+        name: "two storage versions",
+        source: "pub mod a {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\npub mod b {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v2\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\n",
+        expect: &[
+            "`App.a.io` has several storage versions: `v2`, `v1`",
+            "storage = false",
+        ],
+    },
+    Bad {
+        name: "bad RBAC marker",
+        source: "// +rsop:rbac:groups=apps,resources=deployments,verb=get\n",
+        expect: &[
+            "unknown key `verb`",
+            "src/lib.rs:5:4",
+            "did you mean `verbs`?",
+        ],
+    },
+    Bad {
+        name: "syntax error",
+        source: "pub struct {\n",
+        expect: &[
+            "cannot parse Rust: unbalanced delimiters or an invalid token",
+            "src/lib.rs:5:",
+        ],
+    },
+];
+
+#[test]
+fn problems_in_sources_are_reported_with_location_and_nothing_is_written() {
+    let mut failures = Vec::new();
+    for case in BAD {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("Cargo.toml"),
+            "[package]\nname = \"bad\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir(tmp.path().join("src")).unwrap();
+        std::fs::write(
+            tmp.path().join("src/lib.rs"),
+            format!("{KIND_HEAD}\n{}", case.source),
+        )
+        .unwrap();
+        let before = snapshot(tmp.path());
+        let run = rsop(tmp.path(), &["manifests"]);
+        let mut problems = Vec::new();
+        if run.code != 1 {
+            problems.push(format!("exit code {}", run.code));
+        }
+        for needle in case.expect {
+            if !run.stderr.contains(needle) {
+                problems.push(format!("stderr lacks {needle:?}"));
+            }
+        }
+        if !run.stderr.contains("nothing was written") {
+            problems.push("no closing line".into());
+        }
+        if run.stderr.contains("panicked") {
+            problems.push("panicked".into());
+        }
+        if snapshot(tmp.path()) != before {
+            problems.push("files changed".into());
+        }
+        if !problems.is_empty() {
+            failures.push(format!(
+                "{}: {}\n{}",
+                case.name,
+                problems.join("; "),
+                run.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn all_problems_are_reported_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("Cargo.toml"),
+        "[package]\nname = \"bad\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(tmp.path().join("src")).unwrap();
+    std::fs::write(
+        tmp.path().join("src/lib.rs"),
+        format!("{KIND_HEAD}{}{}", BAD[0].source, BAD[9].source),
+    )
+    .unwrap();
+    let run = rsop(tmp.path(), &["manifests"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("2 problems in the sources"),
+        "{}",
+        run.stderr
+    );
+}

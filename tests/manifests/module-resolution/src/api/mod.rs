@@ -1,0 +1,2 @@
+pub mod v1;
+pub use crate::common::Shared as Reexported;
