@@ -47,6 +47,27 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
             }
             Ok(outcome)
         }
+        Command::Create(cli::CreateCommand::Api(args)) => {
+            let root = cwd.to_path_buf();
+            let opts = scaffolds::create_api::CreateApiOptions::from_args(&args, &root)?;
+            let templates = Templates::load()?;
+            let plan = scaffolds::create_api::plan(&opts, &templates)?;
+            let changes = scaffolds::create_api::resolve_with_manifests(&opts, &plan)?;
+            let mode = if args.dry_run { Mode::DryRun } else { Mode::Write };
+            let outcome = output::apply(&root, &changes, mode, out)?;
+            if mode == Mode::Write {
+                writeln!(
+                    out,
+                    "\nnext steps:\n  edit {}, then run `rsop manifests`\n  make test\n  make install run   # against your current kube context",
+                    changes
+                        .iter()
+                        .find(|c| c.path.starts_with("src/api") && !c.path.ends_with("mod.rs"))
+                        .map_or_else(|| "the controller".to_string(), |c| format!("`{}`", c.path.display()))
+                )
+                .map_err(|e| Error::io("write to", "standard output", e))?;
+            }
+            Ok(outcome)
+        }
         Command::Manifests(args) => {
             let root = cwd.join(&args.dir);
             // PROJECT is optional: any kube-rs crate can use `rsop manifests`.
@@ -56,6 +77,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
                 crd_dir: args.crd_dir.clone(),
                 rbac_dir: args.rbac_dir.clone(),
                 namespaced: project.is_some_and(|p| p.namespaced),
+                cargo: args.cargo,
             };
             let generated = manifests::generate(&opts)?;
             let changes = manifests::changes(&generated, &root)?;

@@ -23,6 +23,8 @@ const CRATES: &[(&str, &str)] = &[
     ("anyhow", "1.0"),
     ("axum", "0.8"),
     ("clap", "4.6"),
+    ("futures", "0.3"),
+    ("http", "1.3"),
     ("k8s-openapi", K8S_OPENAPI),
     ("kube", KUBE),
     ("kube-lease-manager", "0.13"),
@@ -31,12 +33,26 @@ const CRATES: &[(&str, &str)] = &[
     ("schemars", SCHEMARS),
     ("serde", "1.0"),
     ("serde_json", "1.0"),
+    ("thiserror", "2.0"),
     ("tokio", "1.48"),
     ("tokio-rustls", "0.26"),
     ("tower", "0.5"),
+    ("tower-test", "0.4"),
     ("tracing", "0.1"),
     ("tracing-subscriber", "0.3"),
 ];
+
+/// The version requirement of one crate of the generated project.
+///
+/// # Panics
+/// When `name` is not in the table: a bug in rsop's scaffolding code.
+pub fn crate_version(name: &str) -> &'static str {
+    CRATES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("no pinned version for crate `{name}`"))
+}
 
 /// Every version a template may need.
 #[derive(Debug, Serialize)]

@@ -18,6 +18,9 @@ pub struct Cli {
 pub enum Command {
     /// Create a new operator project
     Init(InitArgs),
+    /// Add to the project
+    #[command(subcommand)]
+    Create(CreateCommand),
     /// Generate CRDs and RBAC from the Rust sources, without compiling
     Manifests(ManifestsArgs),
     /// Print a shell completion script to standard output
@@ -113,7 +116,92 @@ pub struct ManifestsArgs {
     #[arg(long, value_name = "DIR", default_value = "config/rbac")]
     pub rbac_dir: PathBuf,
 
+    /// Take the CRD schemas from kube-derive itself, by building a throwaway crdgen
+    /// program against the project (slow; for types rsop cannot read statically)
+    #[arg(long)]
+    pub cargo: bool,
+
     /// The project root (where Cargo.toml is)
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub dir: PathBuf,
+}
+
+/// What `rsop create` adds.
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Add an API kind: its types, controller, sample, roles and wiring
+    Api(CreateApiArgs),
+}
+
+/// Arguments of `rsop create api`.
+#[derive(Debug, Args)]
+#[command(
+    // `--version` is the API version here, not rsop's.
+    disable_version_flag = true,
+    after_help = "Examples:\n  rsop create api --group cache --version v1alpha1 --kind Memcached\n  \
+                  rsop create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine --image-container-port 11211"
+)]
+pub struct CreateApiArgs {
+    /// API group, without the domain: the kind's group is <group>.<domain>
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+
+    /// API version, such as v1, v1beta1 or v1alpha1
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+
+    /// Kind, in UpperCamelCase
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+
+    /// Generate the kind's types (`--resource=false`: a controller for a kind that exists)
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub resource: bool,
+
+    /// Generate a controller for the kind
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub controller: bool,
+
+    /// The kind is namespaced (`--namespaced=false`: cluster-scoped)
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub namespaced: bool,
+
+    /// Plural of the kind, if not kube-derive's default
+    #[arg(long, value_name = "PLURAL")]
+    pub plural: Option<String>,
+
+    /// Container image the controller deploys (kubebuilder's deploy-image): the controller
+    /// then owns a Deployment running it with `spec.size` replicas
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+
+    /// Container port of the image
+    #[arg(long, value_name = "PORT", requires = "image")]
+    pub image_container_port: Option<u16>,
+
+    /// Command of the image's container (split on spaces)
+    #[arg(long, value_name = "CMD", requires = "image")]
+    pub image_container_command: Option<String>,
+
+    /// User ID the image's container runs as
+    #[arg(long, value_name = "UID", requires = "image")]
+    pub run_as_user: Option<u32>,
+
+    /// Overwrite the kind's files if they exist
+    #[arg(long)]
+    pub force: bool,
+
+    /// List the files that would be written, and write none
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        super::Cli::command().debug_assert();
+    }
 }

@@ -23,6 +23,16 @@ pub struct Version {
     /// `spec.versions[]` entry.
     pub entry: Value,
     pub location: Location,
+    /// The Rust path of the type kube-derive generates, from the crate root
+    /// (`api::v1::Guestbook`), for `--cargo`'s crdgen program.
+    pub root_path: String,
+}
+
+impl Version {
+    /// `group/Kind/version`, the key both derivations share.
+    pub fn key(&self) -> String {
+        format!("{}/{}/{}", self.attrs.group, self.attrs.kind, self.attrs.version)
+    }
 }
 
 /// A whole CRD: its file name and document.
@@ -56,14 +66,15 @@ fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// Every CRD version of the crate.
-pub fn versions<'a>(krate: &'a Crate, builder: &mut Builder<'a>) -> Vec<Version> {
+/// Every CRD version of the crate. With `derive_schemas` false (for
+/// `--cargo`), the schemas are left empty to be filled in by kube-derive.
+pub fn versions<'a>(krate: &'a Crate, builder: &mut Builder<'a>, derive_schemas: bool) -> Vec<Version> {
     let mut out = Vec::new();
     for module in &krate.modules {
         for item in &module.items {
             if let syn::Item::Struct(s) = item
                 && derives_custom_resource(&s.attrs)
-                && let Some(v) = version(krate, module, s, builder)
+                && let Some(v) = version(krate, module, s, builder, derive_schemas)
             {
                 out.push(v);
             }
@@ -77,6 +88,7 @@ fn version<'a>(
     module: &'a Module,
     s: &syn::ItemStruct,
     builder: &mut Builder<'a>,
+    derive_schemas: bool,
 ) -> Option<Version> {
     let file = krate.file_of(module).path.clone();
     let location = Location::of_span(&file, s.ident.span());
@@ -98,7 +110,7 @@ fn version<'a>(
         .singular
         .clone()
         .unwrap_or_else(|| attrs.kind.to_ascii_lowercase());
-    if attrs.plural.is_none() && singular.len() < 2 {
+    if attrs.plural.is_none() && singular == "y" {
         builder.diagnostics.push(
             Diagnostic::new(
                 location.clone(),
@@ -119,6 +131,7 @@ fn version<'a>(
 
     let schema = match attrs.schema {
         SchemaMode::Disabled => None,
+        _ if !derive_schemas => Some(json!({})),
         SchemaMode::Manual => {
             builder.diagnostics.push(
                 Diagnostic::new(
@@ -222,7 +235,10 @@ fn version<'a>(
         }
         entry.insert("subresources".into(), Value::Object(sub));
     }
+    let mut root_path = module.path.clone();
+    root_path.push(root_name);
     Some(Version {
+        root_path: root_path.join("::"),
         attrs,
         plural,
         singular,

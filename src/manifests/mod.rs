@@ -10,6 +10,7 @@
 //! nothing is written.
 
 pub mod attrs;
+pub mod cargo;
 pub mod crd;
 pub mod diagnostics;
 pub mod rbac;
@@ -36,6 +37,8 @@ pub struct ManifestsOptions {
     pub rbac_dir: PathBuf,
     /// The project was made with `rsop init --namespaced`.
     pub namespaced: bool,
+    /// Take the schemas from kube-derive by building a crdgen program.
+    pub cargo: bool,
 }
 
 /// The generated documents, before they are compared with the disk.
@@ -48,10 +51,11 @@ pub struct Generated {
 /// Reads the project and generates every manifest; problems in the sources
 /// come back as one [`Error::Diagnostics`].
 pub fn generate(opts: &ManifestsOptions) -> Result<Generated> {
-    let crate_name = crate_name(&opts.root)?;
+    let package = package(&opts.root)?;
     let mut diagnostics = Diagnostics::default();
-    let krate = Crate::load(&opts.root, Some(crate_name), &mut diagnostics)?;
-    generate_from(&krate, opts, diagnostics)
+    let krate = Crate::load(&opts.root, Some(package.lib.clone()), &mut diagnostics)?;
+    let cargo = opts.cargo.then_some(&package);
+    generate_from(&krate, opts, diagnostics, cargo)
 }
 
 /// [`generate`] on an already loaded crate.
@@ -62,9 +66,21 @@ pub fn generate_from(
     krate: &Crate,
     opts: &ManifestsOptions,
     mut diagnostics: Diagnostics,
+    cargo: Option<&cargo::Package>,
 ) -> Result<Generated> {
     let mut builder = Builder::new(krate);
-    let versions = crd::versions(krate, &mut builder);
+    let mut versions = crd::versions(krate, &mut builder, cargo.is_none());
+    if let Some(package) = cargo
+        && builder.diagnostics.is_empty()
+        && diagnostics.is_empty()
+    {
+        let mut schemas = cargo::schemas(&opts.root, package, &versions)?;
+        for v in &mut versions {
+            if let Some(schema) = schemas.remove(&v.key()) {
+                v.entry["schema"] = schema;
+            }
+        }
+    }
     let mut found: Vec<Diagnostic> = std::mem::take(&mut builder.diagnostics);
     let crds = crd::merge(versions, &mut found);
 
@@ -114,9 +130,9 @@ pub fn changes(generated: &Generated, root: &Path) -> Result<Vec<FileChange>> {
         .collect()
 }
 
-/// The library crate's Rust name, from Cargo.toml (`[lib] name`, else the
+/// The package and library names, from Cargo.toml (`[lib] name`, else the
 /// package name with `-` as `_`).
-pub fn crate_name(root: &Path) -> Result<String> {
+pub fn package(root: &Path) -> Result<cargo::Package> {
     let path = root.join("Cargo.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -133,19 +149,15 @@ pub fn crate_name(root: &Path) -> Result<String> {
         help: Some("fix the TOML syntax error".into()),
         source: Box::new(e),
     })?;
-    let lib_name = doc
-        .get("lib")
-        .and_then(|l| l.get("name"))
-        .and_then(|n| n.as_str());
-    let package = doc
-        .get("package")
-        .and_then(|p| p.get("name"))
-        .and_then(|n| n.as_str());
-    match lib_name.or(package) {
-        Some(name) => Ok(name.replace('-', "_")),
-        None => Err(Error::user_with_help(
+    let lib_name = doc.get("lib").and_then(|l| l.get("name")).and_then(|n| n.as_str());
+    let Some(name) = doc.get("package").and_then(|p| p.get("name")).and_then(|n| n.as_str()) else {
+        return Err(Error::user_with_help(
             format!("`{}` has no `[package] name`", path.display()),
             "run `rsop manifests` at the root of a package, not of a workspace",
-        )),
-    }
+        ));
+    };
+    Ok(cargo::Package {
+        name: name.to_string(),
+        lib: lib_name.unwrap_or(name).replace('-', "_"),
+    })
 }

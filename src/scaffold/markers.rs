@@ -76,6 +76,40 @@ impl Marker {
     }
 }
 
+impl Marker {
+    /// Inserts the one-line `fragment` into the block of lines just above
+    /// the marker, at its sorted place, unless it is already there. For
+    /// declarations rustfmt sorts (`pub mod a;`, `pub use a::*;`), so that
+    /// any order of commands gives a rustfmt-clean file.
+    pub fn insert_sorted(&self, path: &Path, text: &str, fragment: &str) -> Result<String> {
+        let comment = self.comment_for(path);
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(at) = lines.iter().position(|line| line.trim() == comment) else {
+            return self.insert(path, text, fragment);
+        };
+        if contains_sequence(&lines, fragment) {
+            return Ok(text.to_string());
+        }
+        let mut start = at;
+        while start > 0 && !lines[start - 1].trim().is_empty() && !lines[start - 1].trim_start().starts_with("//") {
+            start -= 1;
+        }
+        let wanted = fragment.trim();
+        let pos = (start..at)
+            .find(|&i| lines[i].trim() > wanted)
+            .unwrap_or(at);
+        let marker_line = lines[at];
+        let indent = &marker_line[..marker_line.len() - marker_line.trim_start().len()];
+        let mut out: Vec<String> = lines.iter().map(|l| (*l).to_string()).collect();
+        out.insert(pos, format!("{indent}{wanted}"));
+        let mut joined = out.join("\n");
+        if text.ends_with('\n') {
+            joined.push('\n');
+        }
+        Ok(joined)
+    }
+}
+
 /// Whether the non-blank lines of `fragment`, trimmed, occur consecutively
 /// among the non-blank trimmed lines of the file.
 fn contains_sequence(lines: &[&str], fragment: &str) -> bool {
@@ -139,6 +173,15 @@ mod tests {
                 .contains("`x.yaml` has no `# +rsop:scaffold:things` marker line"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn sorted_inserts_keep_the_block_sorted() {
+        let text = "//! Doc.\n\npub mod b;\n// +rsop:scaffold:things\n";
+        let once = MARKER.insert_sorted(Path::new("m.rs"), text, "pub mod a;").unwrap();
+        let twice = MARKER.insert_sorted(Path::new("m.rs"), &once, "pub mod c;").unwrap();
+        assert_eq!(twice, "//! Doc.\n\npub mod a;\npub mod b;\npub mod c;\n// +rsop:scaffold:things\n");
+        assert_eq!(MARKER.insert_sorted(Path::new("m.rs"), &twice, "pub mod b;").unwrap(), twice);
     }
 
     #[test]

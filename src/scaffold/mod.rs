@@ -8,6 +8,7 @@
 //! marker found and every template rendered before the first byte lands.
 
 mod markers;
+pub mod rustfmt;
 mod templates;
 mod toml;
 
@@ -58,6 +59,9 @@ pub enum Action {
         path: PathBuf,
         marker: Marker,
         fragment: String,
+        /// Insert a single line at its sorted place in the block above the
+        /// marker, instead of just before it.
+        sorted: bool,
     },
     /// Edit a TOML file in place, keeping its formatting and comments.
     EditToml { path: PathBuf, edit: TomlEdit },
@@ -98,6 +102,17 @@ impl Plan {
             path: path.into(),
             marker,
             fragment: fragment.into(),
+            sorted: false,
+        });
+    }
+
+    /// Like [`Plan::insert`], for one line kept in sorted order.
+    pub fn insert_sorted(&mut self, path: impl Into<PathBuf>, marker: Marker, line: impl Into<String>) {
+        self.actions.push(Action::Insert {
+            path: path.into(),
+            marker,
+            fragment: line.into(),
+            sorted: true,
         });
     }
 
@@ -275,6 +290,7 @@ pub fn resolve(plan: &Plan, disk: &Disk) -> Result<Vec<FileChange>> {
                 path,
                 marker,
                 fragment,
+                sorted,
             } => {
                 let Some(text) = overlay.current(path)? else {
                     return Err(Error::user_with_help(
@@ -289,7 +305,11 @@ pub fn resolve(plan: &Plan, disk: &Disk) -> Result<Vec<FileChange>> {
                         ),
                     ));
                 };
-                let after = marker.insert(path, &text, fragment)?;
+                let after = if *sorted {
+                    marker.insert_sorted(path, &text, fragment)?
+                } else {
+                    marker.insert(path, &text, fragment)?
+                };
                 overlay.set(path, after);
             }
             Action::EditToml { path, edit } => {

@@ -11,9 +11,11 @@ use crate::{Error, Result};
 /// One edit of a TOML document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TomlEdit {
-    /// Make sure `[dependencies]` has `name` with at least these features.
-    /// An existing entry keeps its version; missing features are added.
+    /// Make sure the dependency table `table` (`dependencies`,
+    /// `dev-dependencies`) has `name` with at least these features. An
+    /// existing entry keeps its version; missing features are added.
     Dependency {
+        table: &'static str,
         name: String,
         version: String,
         default_features: bool,
@@ -31,19 +33,20 @@ impl TomlEdit {
         })?;
         match self {
             TomlEdit::Dependency {
+                table,
                 name,
                 version,
                 default_features,
                 features,
             } => {
                 let deps = doc
-                    .entry("dependencies")
+                    .entry(table)
                     .or_insert_with(|| Item::Table(Table::new()))
                     .as_table_like_mut()
                     .ok_or_else(|| {
                         Error::user_with_help(
-                            format!("`{}`: `dependencies` is not a table", path.display()),
-                            "make `[dependencies]` a table",
+                            format!("`{}`: `{table}` is not a table", path.display()),
+                            format!("make `[{table}]` a table"),
                         )
                     })?;
                 let was_sorted = is_sorted(deps.iter().map(|(k, _)| k));
@@ -137,6 +140,7 @@ mod tests {
 
     fn dep(name: &str, features: &[&str]) -> TomlEdit {
         TomlEdit::Dependency {
+            table: "dependencies",
             name: name.into(),
             version: "1.0".into(),
             default_features: true,

@@ -108,6 +108,7 @@ pub fn context(project: &Project, owner: &str, license: License) -> tera::Contex
     ctx.insert("owner", owner);
     ctx.insert("license", &license_spdx(license));
     ctx.insert("namespaced", &project.namespaced);
+    ctx.insert("multigroup", &project.multigroup);
     ctx.insert("versions", &versions::context());
     ctx
 }

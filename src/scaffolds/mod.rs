@@ -3,4 +3,5 @@
 //!
 //! [`Plan`]: crate::scaffold::Plan
 
+pub mod create_api;
 pub mod init;

@@ -4,6 +4,7 @@
 //! validation and hadolint.
 
 mod conformance;
+mod create_api;
 mod generated;
 mod init;
 mod manifests;

@@ -19,7 +19,16 @@ pub struct Run {
 
 /// Runs the `rsop` binary built for this test run, in `cwd`.
 pub fn rsop(cwd: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_rsop"))
+    rsop_with_env(cwd, args, &[])
+}
+
+/// [`rsop`] with extra environment variables.
+pub fn rsop_with_env(cwd: &Path, args: &[&str], envs: &[(&str, &Path)]) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rsop"));
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let output = cmd
         .args(args)
         .current_dir(cwd)
         .env_remove("RUST_BACKTRACE")

@@ -707,16 +707,17 @@ fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span,
         },
         "contains" => match &item.value {
             AttrValue::List(tokens) => {
-                if let Ok(e) = syn::parse2::<Expr>(tokens.clone()) {
-                    v.contains = Some(e);
-                } else {
-                    for s in sub(errors) {
-                        if s.key == "pattern"
-                            && let Some(e) = expr_of(&s)
-                        {
-                            v.contains = Some(e);
-                        }
-                    }
+                // `contains(pattern = "..")` or `contains("..")`.
+                let named = parse_items(tokens.clone())
+                    .ok()
+                    .and_then(|items| items.into_iter().find(|i| i.key == "pattern"))
+                    .and_then(|i| expr_of(&i));
+                match named {
+                    Some(e) => v.contains = Some(e),
+                    None => match syn::parse2::<Expr>(tokens.clone()) {
+                        Ok(e) => v.contains = Some(e),
+                        Err(e) => errors.push((e.span(), format!("cannot parse `contains(...)`: {e}"), "write `contains(\"text\")`".into())),
+                    },
                 }
             }
             AttrValue::Expr(e) => v.contains = Some(e.clone()),

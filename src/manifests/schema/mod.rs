@@ -385,6 +385,19 @@ impl<'a> Builder<'a> {
             self.container_mutators(&mut schema, &cattrs, scope, path);
             return schema;
         }
+        if cattrs.transparent
+            && let Some(field) = s.fields.iter().find(|f| {
+                let mut ignored = Vec::new();
+                !attrs::read(&f.attrs, ItemKind::Field, &mut ignored).skip_deserializing
+            })
+        {
+            // serde's `transparent`: the struct is its one field.
+            let fattrs = self.read_attrs(scope.module, &field.attrs, ItemKind::Field, path);
+            let (mut schema, _) = self.field_type_schema(field, &fattrs, scope, path);
+            self.field_mutators(&mut schema, field, &fattrs, None, None, scope, path);
+            self.container_mutators(&mut schema, &cattrs, scope, path);
+            return schema;
+        }
         let mut schema = match &s.fields {
             syn::Fields::Named(named) => self.named_fields(
                 &named.named,
@@ -881,6 +894,14 @@ impl<'a> Builder<'a> {
     pub fn enum_schema(&mut self, e: &syn::ItemEnum, scope: &Scope<'a>, path: &str) -> Value {
         let cattrs = self.read_attrs(scope.module, &e.attrs, ItemKind::Container, path);
         self.check_unsupported_container(&cattrs, scope, path);
+        // `from`/`try_from` (the Deserialize contract reads the other type)
+        // and a container `with` replace the enum's own schema.
+        if let Some((other, span)) = cattrs.from.as_ref().or(cattrs.with.as_ref()) {
+            let ty = self.parse_type(other, *span, scope, path);
+            let mut schema = ty.map_or(json!({}), |t| self.type_schema(&t, scope, path));
+            self.container_mutators(&mut schema, &cattrs, scope, path);
+            return schema;
+        }
         let mut plain_units = Vec::new();
         let mut others = Vec::new();
         let mut any_untagged_variant = false;

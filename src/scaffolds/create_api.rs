@@ -1,0 +1,456 @@
+//! `rsop create api`: one API kind's types, controller, sample and roles,
+//! wired into the project at its markers, then the manifests derived from
+//! the resulting tree, all in one plan.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use heck::ToSnakeCase;
+
+use crate::cli::CreateApiArgs;
+use crate::manifests::{self, ManifestsOptions, diagnostics::Diagnostics, source::Crate};
+use crate::project::{PROJECT_FILE, Project, Resource, names};
+use crate::scaffold::{self, Disk, FileChange, IfExists, Marker, Plan, Templates, TomlEdit};
+use crate::{Error, Result, versions};
+
+/// Kind names that would clash with what the generated code uses.
+const RESERVED_KINDS: &[&str] = &[
+    "Api", "Action", "Client", "Condition", "Context", "Controller", "Deployment", "Error", "Event",
+    "Object", "ObjectMeta", "Option", "Resource", "Result", "Self", "String", "Vec",
+];
+
+pub const MODULES: Marker = Marker::new("modules");
+pub const API_MODULES: Marker = Marker::new("api-modules");
+pub const KINDS: Marker = Marker::new("kinds");
+pub const KIND_EXPORTS: Marker = Marker::new("kind-exports");
+pub const CONTROLLER_MODULES: Marker = Marker::new("controller-modules");
+pub const CONTROLLERS: Marker = Marker::new("controllers");
+pub const CRD_RESOURCES: Marker = Marker::new("crd-resources");
+pub const SAMPLES: Marker = Marker::new("samples");
+pub const RBAC_RESOURCES: Marker = Marker::new("rbac-resources");
+
+/// Validated input of `rsop create api`.
+#[derive(Debug, Clone)]
+pub struct CreateApiOptions {
+    pub root: PathBuf,
+    pub project: Project,
+    pub resource: Resource,
+    pub image: Option<ImageOptions>,
+    /// Another version of this group and kind already exists: this one is
+    /// not the storage version.
+    pub additional_version: bool,
+    pub force: bool,
+}
+
+/// `--image` and its companions.
+#[derive(Debug, Clone)]
+pub struct ImageOptions {
+    pub image: String,
+    pub container_port: Option<u16>,
+    pub command: Vec<String>,
+    pub run_as_user: u32,
+}
+
+fn invalid(what: &str, value: &str, reason: &str, help: &str) -> Error {
+    Error::user_with_help(format!("invalid {what} `{value}`: {reason}"), help)
+}
+
+impl CreateApiOptions {
+    pub fn from_args(args: &CreateApiArgs, root: &Path) -> Result<Self> {
+        let project_file = root.join(PROJECT_FILE);
+        let Some(project) = Project::load_optional(root)? else {
+            return Err(Error::user_with_help(
+                format!("`{}` is not an rsop project: it has no `{PROJECT_FILE}` file", root.display()),
+                "run `rsop create api` at the root of a project made by `rsop init`",
+            ));
+        };
+        let _ = project_file;
+        validate_kind(&args.kind)?;
+        validate_version(&args.version)?;
+        names::validate_dns1123_label("group", &args.group)?;
+        let plural = match &args.plural {
+            Some(p) => {
+                names::validate_dns1123_label("plural", p)?;
+                p.clone()
+            }
+            None => manifests::attrs::kube::to_plural(&args.kind.to_ascii_lowercase()),
+        };
+        if !args.resource && !args.controller {
+            return Err(Error::user_with_help(
+                "`--resource=false` and `--controller=false` together leave nothing to create",
+                "drop one of them",
+            ));
+        }
+        if !args.resource {
+            return Err(Error::user_with_help(
+                "`--resource=false` (a controller for a kind defined elsewhere) is not supported yet",
+                "create the kind's types with this command, or write the controller by hand",
+            ));
+        }
+        if args.controller && !args.namespaced {
+            return Err(Error::user_with_help(
+                "rsop does not scaffold controllers for cluster-scoped kinds yet",
+                "pass `--controller=false` to create the cluster-scoped kind's types",
+            ));
+        }
+        if args.image.is_some() && !(args.resource && args.controller) {
+            return Err(Error::user_with_help(
+                "`--image` needs both the kind's types and its controller",
+                "drop `--resource=false` / `--controller=false`, or `--image`",
+            ));
+        }
+        if let Some(image) = &args.image
+            && (image.is_empty() || image.chars().any(char::is_whitespace))
+        {
+            return Err(invalid("image", image, "it must be an image reference without spaces", "pass an image such as `memcached:1.6.26-alpine`"));
+        }
+        let resource = Resource {
+            group: args.group.clone(),
+            version: args.version.clone(),
+            kind: args.kind.clone(),
+            plural,
+            api: args.resource,
+            namespaced: args.namespaced,
+            controller: args.controller,
+        };
+        let existing = project
+            .resources
+            .iter()
+            .find(|r| r.group == resource.group && r.version == resource.version && r.kind == resource.kind);
+        if existing.is_some() && !args.force {
+            return Err(Error::user_with_help(
+                format!(
+                    "the project already has `{}/{}` kind `{}`",
+                    group_full(&resource.group, &project.domain),
+                    resource.version,
+                    resource.kind
+                ),
+                "pass `--force` to generate its files again",
+            ));
+        }
+        if let Some(other) = project
+            .resources
+            .iter()
+            .find(|r| r.group == resource.group && r.kind == resource.kind && r.version != resource.version)
+            && (other.namespaced != resource.namespaced || other.plural != resource.plural)
+        {
+            return Err(Error::user_with_help(
+                format!("version `{}` of `{}` has another scope or plural than this one", other.version, resource.kind),
+                "all versions of a kind share `--namespaced` and `--plural`",
+            ));
+        }
+        let additional_version = project.resources.iter().any(|r| {
+            r.group == resource.group && r.kind == resource.kind && r.version != resource.version && r.api
+        });
+        let image = args.image.as_ref().map(|image| ImageOptions {
+            image: image.clone(),
+            container_port: args.image_container_port,
+            command: args
+                .image_container_command
+                .as_deref()
+                .map(|c| c.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default(),
+            run_as_user: args.run_as_user.unwrap_or(1001),
+        });
+        Ok(CreateApiOptions {
+            root: root.to_path_buf(),
+            project,
+            resource,
+            image,
+            additional_version,
+            force: args.force,
+        })
+    }
+}
+
+fn validate_kind(kind: &str) -> Result<()> {
+    let help = "a kind is UpperCamelCase, such as `Memcached` or `GuestBook`";
+    let first_upper = kind.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    if !first_upper || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(invalid("kind", kind, "it must start with an uppercase letter and hold only letters and digits", help));
+    }
+    let module = kind.to_snake_case();
+    if names::RUST_KEYWORDS.contains(&module.as_str()) || names::RUST_KEYWORDS.contains(&kind) {
+        return Err(invalid("kind", kind, &format!("its module name `{module}` is a Rust keyword"), help));
+    }
+    if RESERVED_KINDS.contains(&kind) {
+        return Err(invalid("kind", kind, "the generated code uses that name", help));
+    }
+    Ok(())
+}
+
+fn validate_version(version: &str) -> Result<()> {
+    let rest = version.strip_prefix('v').unwrap_or("");
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let tail = &rest[digits..];
+    let tail_ok = tail.is_empty()
+        || ["alpha", "beta"].iter().any(|p| {
+            tail.strip_prefix(p)
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        });
+    if digits == 0 || !tail_ok {
+        return Err(invalid(
+            "version",
+            version,
+            "it must match `v[0-9]+((alpha|beta)[0-9]+)?`",
+            "use a Kubernetes API version such as `v1`, `v1beta1` or `v1alpha1`",
+        ));
+    }
+    Ok(())
+}
+
+fn group_full(group: &str, domain: &str) -> String {
+    format!("{group}.{domain}")
+}
+
+/// Paths of the kind's Rust modules in this project's layout.
+struct Layout {
+    /// `src/api/<version>` or `src/api/<group>/<version>`.
+    api_dir: String,
+    /// `crate::api::v1` or `crate::api::cache::v1`.
+    api_module: String,
+    /// `src/controllers` or `src/controllers/<group>`.
+    controllers_dir: String,
+    controller_module: String,
+}
+
+impl Layout {
+    fn new(project: &Project, r: &Resource) -> Self {
+        let group = r.group.replace('-', "_");
+        if project.multigroup {
+            Layout {
+                api_dir: format!("src/api/{group}/{}", r.version),
+                api_module: format!("crate::api::{group}::{}", r.version),
+                controllers_dir: format!("src/controllers/{group}"),
+                controller_module: format!("crate::controllers::{group}::{}", r.kind.to_snake_case()),
+            }
+        } else {
+            Layout {
+                api_dir: format!("src/api/{}", r.version),
+                api_module: format!("crate::api::{}", r.version),
+                controllers_dir: "src/controllers".into(),
+                controller_module: format!("crate::controllers::{}", r.kind.to_snake_case()),
+            }
+        }
+    }
+}
+
+/// The template context of one kind.
+fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
+    let project = &opts.project;
+    let r = &opts.resource;
+    let mut ctx = super::init::context(project, "", crate::cli::License::None);
+    ctx.insert("group", &r.group);
+    ctx.insert("group_full", &group_full(&r.group, &project.domain));
+    ctx.insert("version", &r.version);
+    ctx.insert("kind", &r.kind);
+    ctx.insert("kind_snake", &r.kind.to_snake_case());
+    ctx.insert("kind_lower", &r.kind.to_ascii_lowercase());
+    ctx.insert("plural", &r.plural);
+    ctx.insert("default_plural", &(r.plural == manifests::attrs::kube::to_plural(&r.kind.to_ascii_lowercase())));
+    ctx.insert("namespaced", &r.namespaced);
+    ctx.insert("storage", &!opts.additional_version);
+    ctx.insert("api_module", &layout.api_module);
+    ctx.insert("controller_module", &layout.controller_module);
+    if let Some(image) = &opts.image {
+        ctx.insert("image", &image.image);
+        ctx.insert("container_port", &image.container_port);
+        ctx.insert("container_command", &image.command);
+        ctx.insert("run_as_user", &image.run_as_user);
+    }
+    ctx
+}
+
+/// Plans the kind's files and inserts (without the manifests).
+pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
+    let r = &opts.resource;
+    let layout = Layout::new(&opts.project, r);
+    let ctx = context(opts, &layout);
+    let kind_file = r.kind.to_snake_case();
+    let if_exists = IfExists::from_force(opts.force);
+    let mut plan = Plan::new();
+    let render = |name: &str| {
+        let template = format!("create-api/{name}.tera");
+        let text = templates.render(&template, &ctx)?;
+        if name.ends_with(".rs") {
+            scaffold::rustfmt::format(&template, text)
+        } else {
+            Ok(text)
+        }
+    };
+
+    if r.api {
+        plan.insert_sorted("src/lib.rs", MODULES, "pub mod api;");
+        plan.create("src/api/mod.rs", render("src/api/mod.rs")?, IfExists::Keep);
+        if opts.project.multigroup {
+            let group = r.group.replace('-', "_");
+            plan.insert_sorted("src/api/mod.rs", API_MODULES, format!("pub mod {group};"));
+            plan.create(format!("src/api/{group}/mod.rs"), render("src/api/group/mod.rs")?, IfExists::Keep);
+            plan.insert_sorted(format!("src/api/{group}/mod.rs"), API_MODULES, format!("pub mod {};", r.version));
+        } else {
+            plan.insert_sorted("src/api/mod.rs", API_MODULES, format!("pub mod {};", r.version));
+        }
+        let version_mod = format!("{}/mod.rs", layout.api_dir);
+        plan.create(&version_mod, render("src/api/version/mod.rs")?, IfExists::Keep);
+        plan.insert_sorted(&version_mod, KINDS, format!("pub mod {kind_file};"));
+        plan.insert_sorted(&version_mod, KIND_EXPORTS, format!("pub use {kind_file}::*;"));
+        let types = if opts.image.is_some() { "src/api/version/kind_image.rs" } else { "src/api/version/kind.rs" };
+        plan.create(format!("{}/{kind_file}.rs", layout.api_dir), render(types)?, if_exists);
+
+        let sample = format!("{}_{}_{}.yaml", r.group, r.version, r.kind.to_ascii_lowercase());
+        plan.create(format!("config/samples/{sample}"), render(if opts.image.is_some() { "sample_image.yaml" } else { "sample.yaml" })?, if_exists);
+        plan.insert("config/samples/kustomization.yaml", SAMPLES, format!("- {sample}"));
+        plan.insert(
+            "config/crd/kustomization.yaml",
+            CRD_RESOURCES,
+            format!("- bases/{}_{}.yaml", group_full(&r.group, &opts.project.domain), r.plural),
+        );
+        for role in ["admin", "editor", "viewer"] {
+            let file = format!("{kind_file}_{role}_role.yaml");
+            plan.create(format!("config/rbac/{file}"), render(&format!("{role}_role.yaml"))?, if_exists);
+            plan.insert("config/rbac/kustomization.yaml", RBAC_RESOURCES, format!("- {file}"));
+        }
+    }
+    if r.controller {
+        plan.insert_sorted("src/lib.rs", MODULES, "pub mod controllers;");
+        plan.create("src/controllers/mod.rs", render("src/controllers/mod.rs")?, IfExists::Keep);
+        for shared in ["backoff", "conditions", "testing"] {
+            let path = format!("src/controllers/{shared}.rs");
+            plan.create(&path, render(&path)?, IfExists::Keep);
+        }
+        if opts.project.multigroup {
+            let group = r.group.replace('-', "_");
+            plan.insert_sorted("src/controllers/mod.rs", CONTROLLER_MODULES, format!("pub mod {group};"));
+            let group_mod = format!("{}/mod.rs", layout.controllers_dir);
+            plan.create(&group_mod, render("src/controllers/group/mod.rs")?, IfExists::Keep);
+            plan.insert_sorted(&group_mod, CONTROLLER_MODULES, format!("pub mod {kind_file};"));
+        } else {
+            plan.insert_sorted("src/controllers/mod.rs", CONTROLLER_MODULES, format!("pub mod {kind_file};"));
+        }
+        let controller = if opts.image.is_some() {
+            "src/controllers/kind_image.rs"
+        } else if r.api {
+            "src/controllers/kind.rs"
+        } else {
+            "src/controllers/kind_existing.rs"
+        };
+        plan.create(format!("{}/{kind_file}.rs", layout.controllers_dir), render(controller)?, if_exists);
+        plan.insert("src/manager.rs", CONTROLLERS, format!("controllers.start({}::run);", layout.controller_module));
+    }
+    for edit in cargo_edits(opts) {
+        plan.edit_toml("Cargo.toml", edit);
+    }
+    let mut project = opts.project.clone();
+    project.resources.retain(|x| !(x.group == r.group && x.version == r.version && x.kind == r.kind));
+    project.resources.push(r.clone());
+    plan.save_project(project);
+    Ok(plan)
+}
+
+/// The dependencies the kind's code needs, added to Cargo.toml.
+fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
+    let dep = |name: &str, default_features: bool, features: &[&str]| TomlEdit::Dependency {
+        table: "dependencies",
+        name: name.to_string(),
+        version: versions::crate_version(name).to_string(),
+        default_features,
+        features: features.iter().map(|f| (*f).to_string()).collect(),
+    };
+    let dev = |name: &str| TomlEdit::Dependency {
+        table: "dev-dependencies",
+        name: name.to_string(),
+        version: versions::crate_version(name).to_string(),
+        default_features: true,
+        features: Vec::new(),
+    };
+    let mut edits = vec![
+        dep("k8s-openapi", false, &["schemars"]),
+        dep("kube", false, &["derive"]),
+        dep("schemars", true, &[]),
+        dep("serde", true, &["derive"]),
+        dep("serde_json", true, &[]),
+    ];
+    if opts.resource.controller {
+        edits.push(dep("futures", false, &["std"]));
+        edits.push(dep("thiserror", true, &[]));
+        edits.push(dev("http"));
+        edits.push(dev("tower-test"));
+    }
+    edits
+}
+
+/// Resolves the plan, then derives the manifests from the tree as it will
+/// be, so that one apply writes a consistent project.
+pub fn resolve_with_manifests(opts: &CreateApiOptions, plan: &Plan) -> Result<Vec<FileChange>> {
+    let disk = Disk::new(&opts.root);
+    let mut changes = scaffold::resolve(plan, &disk)?;
+    let overlay: BTreeMap<PathBuf, String> = changes.iter().map(|c| (c.path.clone(), c.after.clone())).collect();
+    let mut sources: Vec<(String, String)> = Vec::new();
+    collect_sources(&opts.root, Path::new("src"), &overlay, &mut sources)?;
+    for (path, text) in &overlay {
+        if path.starts_with("src") && path.extension().is_some_and(|e| e == "rs") && !sources.iter().any(|(p, _)| Path::new(p) == path) {
+            sources.push((path.display().to_string(), text.clone()));
+        }
+    }
+    sources.sort();
+    let borrowed: Vec<(&str, &str)> = sources.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let mut diagnostics = Diagnostics::default();
+    let krate = Crate::from_sources(&borrowed, Some(opts.project.crate_name()), &mut diagnostics);
+    let mopts = ManifestsOptions {
+        root: opts.root.clone(),
+        crd_dir: "config/crd/bases".into(),
+        rbac_dir: "config/rbac".into(),
+        namespaced: opts.project.namespaced,
+        cargo: false,
+    };
+    let generated = manifests::generate_from(&krate, &mopts, diagnostics, None)?;
+    for change in manifests::changes(&generated, &opts.root)? {
+        changes.retain(|c| c.path != change.path);
+        changes.push(change);
+    }
+    Ok(changes)
+}
+
+fn collect_sources(root: &Path, rel: &Path, overlay: &BTreeMap<PathBuf, String>, out: &mut Vec<(String, String)>) -> Result<()> {
+    let dir = root.join(rel);
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(()) };
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("read directory", &dir, e))?;
+        let path = rel.join(entry.file_name());
+        if entry.path().is_dir() {
+            collect_sources(root, &path, overlay, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = match overlay.get(&path) {
+                Some(t) => t.clone(),
+                None => std::fs::read_to_string(entry.path()).map_err(|e| Error::io("read", entry.path(), e))?,
+            };
+            out.push((path.display().to_string(), text));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds() {
+        for ok in ["Memcached", "GuestBook", "App2", "HTTPRoute"] {
+            assert!(validate_kind(ok).is_ok(), "{ok}");
+        }
+        for bad in ["memcached", "Guest_Book", "Mem-cached", "Type", "Self", "Context", ""] {
+            assert!(validate_kind(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn versions() {
+        for ok in ["v1", "v2", "v1beta1", "v10alpha3"] {
+            assert!(validate_version(ok).is_ok(), "{ok}");
+        }
+        for bad in ["1", "v", "V1", "v1beta", "v1gamma1", "v1-beta1", "v1alpha1x"] {
+            assert!(validate_version(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! `rsop create api`: golden trees of whole projects, each put through the
+//! generated project's gates (cargo build, test, clippy, fmt; kustomize and
+//! schema validation; `rsop manifests --check`), re-runs, and bad input.
+
+use std::path::{Path, PathBuf};
+
+use crate::generated::cargo_gates;
+use crate::support::{assert_golden, render_and_validate, rsop, snapshot};
+
+/// Runs `rsop` with `args` in `dir`, which must succeed.
+fn run(dir: &Path, args: &[&str]) {
+    rsop(dir, args).success();
+}
+
+/// A project made by `init` and the given `create api` invocations.
+fn project(tmp: &Path, name: &str, init_extra: &[&str], apis: &[&[&str]]) -> PathBuf {
+    let dir = tmp.join(name);
+    std::fs::create_dir(&dir).unwrap();
+    let mut init = vec!["init", "--domain", "example.com"];
+    init.extend_from_slice(init_extra);
+    run(&dir, &init);
+    for api in apis {
+        let mut args = vec!["create", "api"];
+        args.extend_from_slice(api);
+        run(&dir, &args);
+    }
+    dir
+}
+
+/// Everything a generated project must pass, on top of its golden tree.
+fn gates(dir: &Path) {
+    let check = rsop(dir, &["manifests", "--check"]);
+    assert_eq!((check.code, check.stdout.as_str()), (0, ""), "manifests drift right after create api: {}", check.stderr);
+    render_and_validate(dir, "config/default");
+    render_and_validate(dir, "config/samples");
+    cargo_gates(dir);
+}
+
+const MEMCACHED: &[&str] = &["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"];
+
+#[test]
+fn one_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "memcached-operator", &[], &[MEMCACHED]);
+    assert_golden(&dir, "create-api");
+    gates(&dir);
+}
+
+#[test]
+fn deploy_image_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(
+        tmp.path(),
+        "memcached-operator",
+        &[],
+        &[&[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine",
+            "--image-container-port",
+            "11211",
+            "--image-container-command",
+            "memcached -m=64 -o modern -v",
+            "--run-as-user",
+            "1001",
+        ]],
+    );
+    assert_golden(&dir, "create-api-image");
+    gates(&dir);
+}
+
+#[test]
+fn multigroup_cluster_and_namespaced_kinds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(
+        tmp.path(),
+        "platform-operator",
+        &["--multigroup"],
+        &[
+            &["--group", "infra", "--version", "v1", "--kind", "Cluster", "--namespaced=false", "--controller=false"],
+            &["--group", "apps", "--version", "v1beta1", "--kind", "GuestBook", "--plural", "guestbooks"],
+        ],
+    );
+    assert_golden(&dir, "create-api-multigroup");
+    gates(&dir);
+}
+
+#[test]
+fn two_versions_of_a_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(
+        tmp.path(),
+        "memcached-operator",
+        &[],
+        &[MEMCACHED, &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--controller=false"]],
+    );
+    assert_golden(&dir, "create-api-two-versions");
+    let crd = std::fs::read_to_string(dir.join("config/crd/bases/cache.example.com_memcacheds.yaml")).unwrap();
+    assert_eq!(crd.matches("storage: true").count(), 1, "{crd}");
+    gates(&dir);
+}
+
+#[test]
+fn rerun_is_refused_and_force_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "demo", &[], &[MEMCACHED]);
+    let first = snapshot(&dir);
+    let mut args = vec!["create", "api"];
+    args.extend_from_slice(MEMCACHED);
+    let again = rsop(&dir, &args);
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("the project already has `cache.example.com/v1alpha1` kind `Memcached`"), "{}", again.stderr);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    assert_eq!(snapshot(&dir), first, "a refused run changed files");
+    args.push("--force");
+    let forced = rsop(&dir, &args).success();
+    assert_eq!(snapshot(&dir), first, "a forced run must equal the first run:\n{}", forced.stdout);
+}
+
+#[test]
+fn dry_run_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "demo", &[], &[]);
+    let before = snapshot(&dir);
+    let mut args = vec!["create", "api"];
+    args.extend_from_slice(MEMCACHED);
+    args.push("--dry-run");
+    let run = rsop(&dir, &args).success();
+    assert!(run.stdout.contains("create  src/controllers/memcached.rs"), "{}", run.stdout);
+    assert!(run.stdout.contains("create  config/crd/bases/cache.example.com_memcacheds.yaml"), "{}", run.stdout);
+    assert_eq!(snapshot(&dir), before);
+}
+
+struct Bad {
+    name: &'static str,
+    setup: fn(&Path),
+    args: &'static [&'static str],
+    code: i32,
+    stderr: &'static [&'static str],
+}
+
+fn init(dir: &Path) {
+    run(dir, &["init", "--domain", "example.com", "--project-name", "demo"]);
+}
+
+fn init_without_marker(dir: &Path) {
+    init(dir);
+    let manager = dir.join("src/manager.rs");
+    let text = std::fs::read_to_string(&manager).unwrap();
+    std::fs::write(&manager, text.replace("    // +rsop:scaffold:controllers\n", "")).unwrap();
+}
+
+fn nothing(_: &Path) {}
+
+const BAD: &[Bad] = &[
+    Bad { name: "lowercase kind", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "memcached"], code: 1, stderr: &["invalid kind `memcached`", "help: a kind is UpperCamelCase"] },
+    Bad { name: "kind with a dash", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Mem-Cached"], code: 1, stderr: &["invalid kind `Mem-Cached`"] },
+    Bad { name: "keyword kind", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Type"], code: 1, stderr: &["invalid kind `Type`: its module name `type` is a Rust keyword"] },
+    Bad { name: "reserved kind", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Context"], code: 1, stderr: &["invalid kind `Context`: the generated code uses that name"] },
+    Bad { name: "bad version", setup: init, args: &["--group", "cache", "--version", "v1beta", "--kind", "Memcached"], code: 1, stderr: &["invalid version `v1beta`", "v[0-9]+((alpha|beta)[0-9]+)?"] },
+    Bad { name: "bad group", setup: init, args: &["--group", "Cache.io", "--version", "v1", "--kind", "Memcached"], code: 1, stderr: &["invalid group `Cache.io`"] },
+    Bad { name: "bad plural", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--plural", "Mems"], code: 1, stderr: &["invalid plural `Mems`"] },
+    Bad { name: "outside a project", setup: nothing, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"], code: 1, stderr: &["is not an rsop project: it has no `PROJECT` file", "help: run `rsop create api` at the root of a project"] },
+    Bad { name: "marker removed by the user", setup: init_without_marker, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"], code: 1, stderr: &["`src/manager.rs` has no `// +rsop:scaffold:controllers` marker line", "controllers.start(crate::controllers::memcached::run);"] },
+    Bad { name: "image without controller", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--image", "m:1", "--controller=false"], code: 1, stderr: &["`--image` needs both the kind's types and its controller"] },
+    Bad { name: "port without image (usage)", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--image-container-port", "80"], code: 2, stderr: &["--image <IMAGE>"] },
+    Bad { name: "nothing to create", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--resource=false", "--controller=false"], code: 1, stderr: &["leave nothing to create"] },
+];
+
+#[test]
+fn bad_input_is_refused_and_changes_nothing() {
+    let mut failures = Vec::new();
+    for case in BAD {
+        let tmp = tempfile::tempdir().unwrap();
+        (case.setup)(tmp.path());
+        let before = snapshot(tmp.path());
+        let mut args = vec!["create", "api"];
+        args.extend_from_slice(case.args);
+        let out = rsop(tmp.path(), &args);
+        let mut problems = Vec::new();
+        if out.code != case.code {
+            problems.push(format!("exit code {} (want {})", out.code, case.code));
+        }
+        for needle in case.stderr {
+            if !out.stderr.contains(needle) {
+                problems.push(format!("stderr lacks {needle:?}"));
+            }
+        }
+        if out.stderr.contains("panicked") {
+            problems.push("panicked".into());
+        }
+        if snapshot(tmp.path()) != before {
+            problems.push("files changed".into());
+        }
+        if !problems.is_empty() {
+            failures.push(format!("{}: {}\n{}", case.name, problems.join("; "), out.stderr));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
