@@ -80,7 +80,7 @@ fn write_crate(dir: &Path, kinds: usize) {
             "[package]\nname = \"bench-{kinds}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
              [dependencies]\nk8s-openapi = {{ version = \"{}\", default-features = false, features = [\"{}\"] }}\n\
              kube = {{ version = \"{}\", default-features = false, features = [\"derive\"] }}\n\
-             schemars = \"{}\"\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\n\n[workspace]\n",
+             schemars = \"{}\"\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\nserde_json = \"1.0\"\n\n[workspace]\n",
             rsop::versions::K8S_OPENAPI,
             rsop::versions::context().k8s_openapi_feature,
             rsop::versions::KUBE,
@@ -140,7 +140,8 @@ fn main() {
         write_crate(&dir, kinds);
         let opts = options(&dir, false);
         let times = measure(runs, || {
-            let generated = manifests::generate(&opts).expect("the synthetic crate derives cleanly");
+            let generated =
+                manifests::generate(&opts).expect("the synthetic crate derives cleanly");
             assert_eq!(generated.files.len(), kinds + 1);
         });
         medians.push(report(&format!("manifests, {kinds} kinds"), &times));
@@ -157,11 +158,21 @@ fn main() {
     // A one-line change to one kind, then the rebuild the user would wait for.
     let file = dir.join("src/kinds/app0.rs");
     let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text.replace("pub paused: bool,", "pub paused: bool,\n    pub note: Option<String>,")).unwrap();
+    std::fs::write(
+        &file,
+        text.replace(
+            "pub paused: bool,",
+            "pub paused: bool,\n    pub note: Option<String>,",
+        ),
+    )
+    .unwrap();
     let start = Instant::now();
     manifests::generate(&cargo_opts).expect("the crdgen program rebuilds");
     let rebuild = start.elapsed();
-    println!("{:<32} {rebuild:>10.2?}", "crdgen rebuild after a 1-line change");
+    println!(
+        "{:<32} {rebuild:>10.2?}",
+        "crdgen rebuild after a 1-line change"
+    );
     println!(
         "{:<32} {:>10.0}x (rsop, 10 kinds, median)",
         "speed-up",

@@ -1,8 +1,11 @@
 //! Benchmark of the scaffolding commands: `rsop init` into a fresh
-//! directory, measured in-process (plan, render, resolve, write) and as a
-//! whole `rsop` process, over many runs. Run with `cargo bench --bench scaffold`.
+//! directory, and `rsop init` followed by `rsop create api` (which also
+//! derives the manifests and runs rustfmt on the generated Rust), measured
+//! in-process and as whole `rsop` processes, over many runs. Run with
+//! `cargo bench --bench scaffold`.
 //!
-//! Target: well under 50 ms per run, with no network.
+//! Targets: init well under 50 ms; init + create api under 50 ms together;
+//! no network.
 
 use std::path::Path;
 use std::process::Command;
@@ -10,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-const RUNS: usize = 200;
+const RUNS: usize = 100;
 
 fn main() {
     let tmp = tempfile::tempdir().expect("a temporary directory");
@@ -48,6 +51,67 @@ fn main() {
         assert!(status.success());
     });
     report("init, whole process", &process);
+
+    let both = measure(|i| {
+        let dir = format!("both-{i}");
+        let cli = rsop::cli::Cli::parse_from([
+            "rsop",
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "bench-operator",
+            "--dir",
+            &dir,
+        ]);
+        rsop::run(cli, tmp.path(), &mut std::io::sink()).expect("init succeeds");
+        let cli = rsop::cli::Cli::parse_from([
+            "rsop",
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ]);
+        rsop::run(cli, &tmp.path().join(&dir), &mut std::io::sink()).expect("create api succeeds");
+    });
+    report("init + create api, in-process", &both);
+
+    let both_process = measure(|i| {
+        let dir = tmp.path().join(format!("both-process-{i}"));
+        for args in [
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "bench-operator",
+            ][..],
+            &[
+                "create",
+                "api",
+                "--group",
+                "cache",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+            ][..],
+        ] {
+            std::fs::create_dir_all(&dir).unwrap();
+            let status = Command::new(binary)
+                .args(args)
+                .current_dir(&dir)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("rsop runs");
+            assert!(status.success());
+        }
+    });
+    report("init + create api, processes", &both_process);
     check_written(tmp.path());
 }
 
@@ -80,4 +144,9 @@ fn report(name: &str, sorted: &[Duration]) {
 fn check_written(root: &Path) {
     assert!(root.join("in-process-0/PROJECT").is_file());
     assert!(root.join("process-0/src/main.rs").is_file());
+    assert!(root.join("both-0/src/controllers/memcached.rs").is_file());
+    assert!(
+        root.join("both-process-0/config/crd/bases/cache.example.com_memcacheds.yaml")
+            .is_file()
+    );
 }

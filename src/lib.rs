@@ -53,7 +53,11 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
             let templates = Templates::load()?;
             let plan = scaffolds::create_api::plan(&opts, &templates)?;
             let changes = scaffolds::create_api::resolve_with_manifests(&opts, &plan)?;
-            let mode = if args.dry_run { Mode::DryRun } else { Mode::Write };
+            let mode = if args.dry_run {
+                Mode::DryRun
+            } else {
+                Mode::Write
+            };
             let outcome = output::apply(&root, &changes, mode, out)?;
             if mode == Mode::Write {
                 writeln!(

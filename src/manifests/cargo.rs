@@ -28,7 +28,11 @@ pub struct Package {
 
 /// Builds and runs the crdgen program; returns each version's
 /// `openAPIV3Schema`, keyed like [`Version::key`].
-pub fn schemas(root: &Path, package: &Package, versions: &[Version]) -> Result<BTreeMap<String, Value>> {
+pub fn schemas(
+    root: &Path,
+    package: &Package,
+    versions: &[Version],
+) -> Result<BTreeMap<String, Value>> {
     let dir = crdgen_dir(root);
     std::fs::create_dir_all(dir.join("src")).map_err(|e| Error::io("create directory", &dir, e))?;
     let root_abs = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
@@ -63,7 +67,8 @@ pub fn schemas(root: &Path, package: &Package, versions: &[Version]) -> Result<B
         write(&dir.join("Cargo.lock"), &lock)?;
     }
 
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root_abs.join("target"), PathBuf::from);
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root_abs.join("target"), PathBuf::from);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(&cargo)
         .args(["run", "--quiet", "--manifest-path"])
@@ -84,11 +89,15 @@ pub fn schemas(root: &Path, package: &Package, versions: &[Version]) -> Result<B
             ),
         });
     }
-    let crds: BTreeMap<String, Value> = serde_json::from_slice(&output.stdout).map_err(|e| Error::Parse {
-        path: dir.join("src/main.rs"),
-        help: Some("the crdgen program printed something other than JSON; rerun to see its output".into()),
-        source: Box::new(e),
-    })?;
+    let crds: BTreeMap<String, Value> =
+        serde_json::from_slice(&output.stdout).map_err(|e| Error::Parse {
+            path: dir.join("src/main.rs"),
+            help: Some(
+                "the crdgen program printed something other than JSON; rerun to see its output"
+                    .into(),
+            ),
+            source: Box::new(e),
+        })?;
     Ok(crds
         .into_iter()
         .map(|(key, crd)| {
@@ -102,7 +111,9 @@ pub fn schemas(root: &Path, package: &Package, versions: &[Version]) -> Result<B
 /// between runs so that rebuilds are incremental.
 fn crdgen_dir(root: &Path) -> PathBuf {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()).hash(&mut hasher);
+    std::fs::canonicalize(root)
+        .unwrap_or_else(|_| root.to_path_buf())
+        .hash(&mut hasher);
     std::env::temp_dir().join(format!("rsop-crdgen-{:016x}", hasher.finish()))
 }
 

@@ -31,7 +31,10 @@ pub struct Version {
 impl Version {
     /// `group/Kind/version`, the key both derivations share.
     pub fn key(&self) -> String {
-        format!("{}/{}/{}", self.attrs.group, self.attrs.kind, self.attrs.version)
+        format!(
+            "{}/{}/{}",
+            self.attrs.group, self.attrs.kind, self.attrs.version
+        )
     }
 }
 
@@ -68,7 +71,11 @@ fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
 
 /// Every CRD version of the crate. With `derive_schemas` false (for
 /// `--cargo`), the schemas are left empty to be filled in by kube-derive.
-pub fn versions<'a>(krate: &'a Crate, builder: &mut Builder<'a>, derive_schemas: bool) -> Vec<Version> {
+pub fn versions<'a>(
+    krate: &'a Crate,
+    builder: &mut Builder<'a>,
+    derive_schemas: bool,
+) -> Vec<Version> {
     let mut out = Vec::new();
     for module in &krate.modules {
         for item in &module.items {

@@ -149,8 +149,15 @@ pub fn package(root: &Path) -> Result<cargo::Package> {
         help: Some("fix the TOML syntax error".into()),
         source: Box::new(e),
     })?;
-    let lib_name = doc.get("lib").and_then(|l| l.get("name")).and_then(|n| n.as_str());
-    let Some(name) = doc.get("package").and_then(|p| p.get("name")).and_then(|n| n.as_str()) else {
+    let lib_name = doc
+        .get("lib")
+        .and_then(|l| l.get("name"))
+        .and_then(|n| n.as_str());
+    let Some(name) = doc
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+    else {
         return Err(Error::user_with_help(
             format!("`{}` has no `[package] name`", path.display()),
             "run `rsop manifests` at the root of a package, not of a workspace",

@@ -91,7 +91,10 @@ impl Marker {
             return Ok(text.to_string());
         }
         let mut start = at;
-        while start > 0 && !lines[start - 1].trim().is_empty() && !lines[start - 1].trim_start().starts_with("//") {
+        while start > 0
+            && !lines[start - 1].trim().is_empty()
+            && !lines[start - 1].trim_start().starts_with("//")
+        {
             start -= 1;
         }
         let wanted = fragment.trim();
@@ -178,10 +181,22 @@ mod tests {
     #[test]
     fn sorted_inserts_keep_the_block_sorted() {
         let text = "//! Doc.\n\npub mod b;\n// +rsop:scaffold:things\n";
-        let once = MARKER.insert_sorted(Path::new("m.rs"), text, "pub mod a;").unwrap();
-        let twice = MARKER.insert_sorted(Path::new("m.rs"), &once, "pub mod c;").unwrap();
-        assert_eq!(twice, "//! Doc.\n\npub mod a;\npub mod b;\npub mod c;\n// +rsop:scaffold:things\n");
-        assert_eq!(MARKER.insert_sorted(Path::new("m.rs"), &twice, "pub mod b;").unwrap(), twice);
+        let once = MARKER
+            .insert_sorted(Path::new("m.rs"), text, "pub mod a;")
+            .unwrap();
+        let twice = MARKER
+            .insert_sorted(Path::new("m.rs"), &once, "pub mod c;")
+            .unwrap();
+        assert_eq!(
+            twice,
+            "//! Doc.\n\npub mod a;\npub mod b;\npub mod c;\n// +rsop:scaffold:things\n"
+        );
+        assert_eq!(
+            MARKER
+                .insert_sorted(Path::new("m.rs"), &twice, "pub mod b;")
+                .unwrap(),
+            twice
+        );
     }
 
     #[test]

@@ -107,7 +107,12 @@ impl Plan {
     }
 
     /// Like [`Plan::insert`], for one line kept in sorted order.
-    pub fn insert_sorted(&mut self, path: impl Into<PathBuf>, marker: Marker, line: impl Into<String>) {
+    pub fn insert_sorted(
+        &mut self,
+        path: impl Into<PathBuf>,
+        marker: Marker,
+        line: impl Into<String>,
+    ) {
         self.actions.push(Action::Insert {
             path: path.into(),
             marker,

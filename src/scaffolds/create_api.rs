@@ -15,8 +15,23 @@ use crate::{Error, Result, versions};
 
 /// Kind names that would clash with what the generated code uses.
 const RESERVED_KINDS: &[&str] = &[
-    "Api", "Action", "Client", "Condition", "Context", "Controller", "Deployment", "Error", "Event",
-    "Object", "ObjectMeta", "Option", "Resource", "Result", "Self", "String", "Vec",
+    "Api",
+    "Action",
+    "Client",
+    "Condition",
+    "Context",
+    "Controller",
+    "Deployment",
+    "Error",
+    "Event",
+    "Object",
+    "ObjectMeta",
+    "Option",
+    "Resource",
+    "Result",
+    "Self",
+    "String",
+    "Vec",
 ];
 
 pub const MODULES: Marker = Marker::new("modules");
@@ -60,7 +75,10 @@ impl CreateApiOptions {
         let project_file = root.join(PROJECT_FILE);
         let Some(project) = Project::load_optional(root)? else {
             return Err(Error::user_with_help(
-                format!("`{}` is not an rsop project: it has no `{PROJECT_FILE}` file", root.display()),
+                format!(
+                    "`{}` is not an rsop project: it has no `{PROJECT_FILE}` file",
+                    root.display()
+                ),
                 "run `rsop create api` at the root of a project made by `rsop init`",
             ));
         };
@@ -102,7 +120,12 @@ impl CreateApiOptions {
         if let Some(image) = &args.image
             && (image.is_empty() || image.chars().any(char::is_whitespace))
         {
-            return Err(invalid("image", image, "it must be an image reference without spaces", "pass an image such as `memcached:1.6.26-alpine`"));
+            return Err(invalid(
+                "image",
+                image,
+                "it must be an image reference without spaces",
+                "pass an image such as `memcached:1.6.26-alpine`",
+            ));
         }
         let resource = Resource {
             group: args.group.clone(),
@@ -113,10 +136,9 @@ impl CreateApiOptions {
             namespaced: args.namespaced,
             controller: args.controller,
         };
-        let existing = project
-            .resources
-            .iter()
-            .find(|r| r.group == resource.group && r.version == resource.version && r.kind == resource.kind);
+        let existing = project.resources.iter().find(|r| {
+            r.group == resource.group && r.version == resource.version && r.kind == resource.kind
+        });
         if existing.is_some() && !args.force {
             return Err(Error::user_with_help(
                 format!(
@@ -128,19 +150,23 @@ impl CreateApiOptions {
                 "pass `--force` to generate its files again",
             ));
         }
-        if let Some(other) = project
-            .resources
-            .iter()
-            .find(|r| r.group == resource.group && r.kind == resource.kind && r.version != resource.version)
-            && (other.namespaced != resource.namespaced || other.plural != resource.plural)
+        if let Some(other) = project.resources.iter().find(|r| {
+            r.group == resource.group && r.kind == resource.kind && r.version != resource.version
+        }) && (other.namespaced != resource.namespaced || other.plural != resource.plural)
         {
             return Err(Error::user_with_help(
-                format!("version `{}` of `{}` has another scope or plural than this one", other.version, resource.kind),
+                format!(
+                    "version `{}` of `{}` has another scope or plural than this one",
+                    other.version, resource.kind
+                ),
                 "all versions of a kind share `--namespaced` and `--plural`",
             ));
         }
         let additional_version = project.resources.iter().any(|r| {
-            r.group == resource.group && r.kind == resource.kind && r.version != resource.version && r.api
+            r.group == resource.group
+                && r.kind == resource.kind
+                && r.version != resource.version
+                && r.api
         });
         let image = args.image.as_ref().map(|image| ImageOptions {
             image: image.clone(),
@@ -167,14 +193,29 @@ fn validate_kind(kind: &str) -> Result<()> {
     let help = "a kind is UpperCamelCase, such as `Memcached` or `GuestBook`";
     let first_upper = kind.chars().next().is_some_and(|c| c.is_ascii_uppercase());
     if !first_upper || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(invalid("kind", kind, "it must start with an uppercase letter and hold only letters and digits", help));
+        return Err(invalid(
+            "kind",
+            kind,
+            "it must start with an uppercase letter and hold only letters and digits",
+            help,
+        ));
     }
     let module = kind.to_snake_case();
     if names::RUST_KEYWORDS.contains(&module.as_str()) || names::RUST_KEYWORDS.contains(&kind) {
-        return Err(invalid("kind", kind, &format!("its module name `{module}` is a Rust keyword"), help));
+        return Err(invalid(
+            "kind",
+            kind,
+            &format!("its module name `{module}` is a Rust keyword"),
+            help,
+        ));
     }
     if RESERVED_KINDS.contains(&kind) {
-        return Err(invalid("kind", kind, "the generated code uses that name", help));
+        return Err(invalid(
+            "kind",
+            kind,
+            "the generated code uses that name",
+            help,
+        ));
     }
     Ok(())
 }
@@ -222,7 +263,10 @@ impl Layout {
                 api_dir: format!("src/api/{group}/{}", r.version),
                 api_module: format!("crate::api::{group}::{}", r.version),
                 controllers_dir: format!("src/controllers/{group}"),
-                controller_module: format!("crate::controllers::{group}::{}", r.kind.to_snake_case()),
+                controller_module: format!(
+                    "crate::controllers::{group}::{}",
+                    r.kind.to_snake_case()
+                ),
             }
         } else {
             Layout {
@@ -247,7 +291,10 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     ctx.insert("kind_snake", &r.kind.to_snake_case());
     ctx.insert("kind_lower", &r.kind.to_ascii_lowercase());
     ctx.insert("plural", &r.plural);
-    ctx.insert("default_plural", &(r.plural == manifests::attrs::kube::to_plural(&r.kind.to_ascii_lowercase())));
+    ctx.insert(
+        "default_plural",
+        &(r.plural == manifests::attrs::kube::to_plural(&r.kind.to_ascii_lowercase())),
+    );
     ctx.insert("namespaced", &r.namespaced);
     ctx.insert("storage", &!opts.additional_version);
     ctx.insert("api_module", &layout.api_module);
@@ -285,47 +332,130 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
         if opts.project.multigroup {
             let group = r.group.replace('-', "_");
             plan.insert_sorted("src/api/mod.rs", API_MODULES, format!("pub mod {group};"));
-            plan.create(format!("src/api/{group}/mod.rs"), render("src/api/group/mod.rs")?, IfExists::Keep);
-            plan.insert_sorted(format!("src/api/{group}/mod.rs"), API_MODULES, format!("pub mod {};", r.version));
+            plan.create(
+                format!("src/api/{group}/mod.rs"),
+                render("src/api/group/mod.rs")?,
+                IfExists::Keep,
+            );
+            plan.insert_sorted(
+                format!("src/api/{group}/mod.rs"),
+                API_MODULES,
+                format!("pub mod {};", r.version),
+            );
         } else {
-            plan.insert_sorted("src/api/mod.rs", API_MODULES, format!("pub mod {};", r.version));
+            plan.insert_sorted(
+                "src/api/mod.rs",
+                API_MODULES,
+                format!("pub mod {};", r.version),
+            );
         }
         let version_mod = format!("{}/mod.rs", layout.api_dir);
-        plan.create(&version_mod, render("src/api/version/mod.rs")?, IfExists::Keep);
+        plan.create(
+            &version_mod,
+            render("src/api/version/mod.rs")?,
+            IfExists::Keep,
+        );
         plan.insert_sorted(&version_mod, KINDS, format!("pub mod {kind_file};"));
-        plan.insert_sorted(&version_mod, KIND_EXPORTS, format!("pub use {kind_file}::*;"));
-        let types = if opts.image.is_some() { "src/api/version/kind_image.rs" } else { "src/api/version/kind.rs" };
-        plan.create(format!("{}/{kind_file}.rs", layout.api_dir), render(types)?, if_exists);
+        plan.insert_sorted(
+            &version_mod,
+            KIND_EXPORTS,
+            format!("pub use {kind_file}::*;"),
+        );
+        let types = if opts.image.is_some() {
+            "src/api/version/kind_image.rs"
+        } else {
+            "src/api/version/kind.rs"
+        };
+        plan.create(
+            format!("{}/{kind_file}.rs", layout.api_dir),
+            render(types)?,
+            if_exists,
+        );
 
-        let sample = format!("{}_{}_{}.yaml", r.group, r.version, r.kind.to_ascii_lowercase());
-        plan.create(format!("config/samples/{sample}"), render(if opts.image.is_some() { "sample_image.yaml" } else { "sample.yaml" })?, if_exists);
-        plan.insert("config/samples/kustomization.yaml", SAMPLES, format!("- {sample}"));
+        let sample = format!(
+            "{}_{}_{}.yaml",
+            r.group,
+            r.version,
+            r.kind.to_ascii_lowercase()
+        );
+        plan.create(
+            format!("config/samples/{sample}"),
+            render(if opts.image.is_some() {
+                "sample_image.yaml"
+            } else {
+                "sample.yaml"
+            })?,
+            if_exists,
+        );
+        plan.insert(
+            "config/samples/kustomization.yaml",
+            SAMPLES,
+            format!("- {sample}"),
+        );
         plan.insert(
             "config/crd/kustomization.yaml",
             CRD_RESOURCES,
-            format!("- bases/{}_{}.yaml", group_full(&r.group, &opts.project.domain), r.plural),
+            format!(
+                "- bases/{}_{}.yaml",
+                group_full(&r.group, &opts.project.domain),
+                r.plural
+            ),
         );
+        // The roles are per kind: a second version shares the first's.
+        let roles_if_exist = if opts.additional_version {
+            IfExists::Keep
+        } else {
+            if_exists
+        };
         for role in ["admin", "editor", "viewer"] {
             let file = format!("{kind_file}_{role}_role.yaml");
-            plan.create(format!("config/rbac/{file}"), render(&format!("{role}_role.yaml"))?, if_exists);
-            plan.insert("config/rbac/kustomization.yaml", RBAC_RESOURCES, format!("- {file}"));
+            plan.create(
+                format!("config/rbac/{file}"),
+                render(&format!("{role}_role.yaml"))?,
+                roles_if_exist,
+            );
+            plan.insert(
+                "config/rbac/kustomization.yaml",
+                RBAC_RESOURCES,
+                format!("- {file}"),
+            );
         }
     }
     if r.controller {
         plan.insert_sorted("src/lib.rs", MODULES, "pub mod controllers;");
-        plan.create("src/controllers/mod.rs", render("src/controllers/mod.rs")?, IfExists::Keep);
+        plan.create(
+            "src/controllers/mod.rs",
+            render("src/controllers/mod.rs")?,
+            IfExists::Keep,
+        );
         for shared in ["backoff", "conditions", "testing"] {
             let path = format!("src/controllers/{shared}.rs");
             plan.create(&path, render(&path)?, IfExists::Keep);
         }
         if opts.project.multigroup {
             let group = r.group.replace('-', "_");
-            plan.insert_sorted("src/controllers/mod.rs", CONTROLLER_MODULES, format!("pub mod {group};"));
+            plan.insert_sorted(
+                "src/controllers/mod.rs",
+                CONTROLLER_MODULES,
+                format!("pub mod {group};"),
+            );
             let group_mod = format!("{}/mod.rs", layout.controllers_dir);
-            plan.create(&group_mod, render("src/controllers/group/mod.rs")?, IfExists::Keep);
-            plan.insert_sorted(&group_mod, CONTROLLER_MODULES, format!("pub mod {kind_file};"));
+            plan.create(
+                &group_mod,
+                render("src/controllers/group/mod.rs")?,
+                IfExists::Keep,
+            );
+            plan.insert_sorted(
+                &group_mod,
+                CONTROLLER_MODULES,
+                format!("pub mod {kind_file};"),
+            );
         } else {
-            plan.insert_sorted("src/controllers/mod.rs", CONTROLLER_MODULES, format!("pub mod {kind_file};"));
+            plan.insert_sorted(
+                "src/controllers/mod.rs",
+                CONTROLLER_MODULES,
+                format!("pub mod {kind_file};"),
+            );
         }
         let controller = if opts.image.is_some() {
             "src/controllers/kind_image.rs"
@@ -334,14 +464,24 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
         } else {
             "src/controllers/kind_existing.rs"
         };
-        plan.create(format!("{}/{kind_file}.rs", layout.controllers_dir), render(controller)?, if_exists);
-        plan.insert("src/manager.rs", CONTROLLERS, format!("controllers.start({}::run);", layout.controller_module));
+        plan.create(
+            format!("{}/{kind_file}.rs", layout.controllers_dir),
+            render(controller)?,
+            if_exists,
+        );
+        plan.insert(
+            "src/manager.rs",
+            CONTROLLERS,
+            format!("controllers.start({}::run);", layout.controller_module),
+        );
     }
     for edit in cargo_edits(opts) {
         plan.edit_toml("Cargo.toml", edit);
     }
     let mut project = opts.project.clone();
-    project.resources.retain(|x| !(x.group == r.group && x.version == r.version && x.kind == r.kind));
+    project
+        .resources
+        .retain(|x| !(x.group == r.group && x.version == r.version && x.kind == r.kind));
     project.resources.push(r.clone());
     plan.save_project(project);
     Ok(plan)
@@ -384,16 +524,25 @@ fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
 pub fn resolve_with_manifests(opts: &CreateApiOptions, plan: &Plan) -> Result<Vec<FileChange>> {
     let disk = Disk::new(&opts.root);
     let mut changes = scaffold::resolve(plan, &disk)?;
-    let overlay: BTreeMap<PathBuf, String> = changes.iter().map(|c| (c.path.clone(), c.after.clone())).collect();
+    let overlay: BTreeMap<PathBuf, String> = changes
+        .iter()
+        .map(|c| (c.path.clone(), c.after.clone()))
+        .collect();
     let mut sources: Vec<(String, String)> = Vec::new();
     collect_sources(&opts.root, Path::new("src"), &overlay, &mut sources)?;
     for (path, text) in &overlay {
-        if path.starts_with("src") && path.extension().is_some_and(|e| e == "rs") && !sources.iter().any(|(p, _)| Path::new(p) == path) {
+        if path.starts_with("src")
+            && path.extension().is_some_and(|e| e == "rs")
+            && !sources.iter().any(|(p, _)| Path::new(p) == path)
+        {
             sources.push((path.display().to_string(), text.clone()));
         }
     }
     sources.sort();
-    let borrowed: Vec<(&str, &str)> = sources.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let borrowed: Vec<(&str, &str)> = sources
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
     let mut diagnostics = Diagnostics::default();
     let krate = Crate::from_sources(&borrowed, Some(opts.project.crate_name()), &mut diagnostics);
     let mopts = ManifestsOptions {
@@ -411,9 +560,16 @@ pub fn resolve_with_manifests(opts: &CreateApiOptions, plan: &Plan) -> Result<Ve
     Ok(changes)
 }
 
-fn collect_sources(root: &Path, rel: &Path, overlay: &BTreeMap<PathBuf, String>, out: &mut Vec<(String, String)>) -> Result<()> {
+fn collect_sources(
+    root: &Path,
+    rel: &Path,
+    overlay: &BTreeMap<PathBuf, String>,
+    out: &mut Vec<(String, String)>,
+) -> Result<()> {
     let dir = root.join(rel);
-    let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(()) };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
     for entry in entries {
         let entry = entry.map_err(|e| Error::io("read directory", &dir, e))?;
         let path = rel.join(entry.file_name());
@@ -422,7 +578,8 @@ fn collect_sources(root: &Path, rel: &Path, overlay: &BTreeMap<PathBuf, String>,
         } else if path.extension().is_some_and(|e| e == "rs") {
             let text = match overlay.get(&path) {
                 Some(t) => t.clone(),
-                None => std::fs::read_to_string(entry.path()).map_err(|e| Error::io("read", entry.path(), e))?,
+                None => std::fs::read_to_string(entry.path())
+                    .map_err(|e| Error::io("read", entry.path(), e))?,
             };
             out.push((path.display().to_string(), text));
         }
@@ -439,7 +596,15 @@ mod tests {
         for ok in ["Memcached", "GuestBook", "App2", "HTTPRoute"] {
             assert!(validate_kind(ok).is_ok(), "{ok}");
         }
-        for bad in ["memcached", "Guest_Book", "Mem-cached", "Type", "Self", "Context", ""] {
+        for bad in [
+            "memcached",
+            "Guest_Book",
+            "Mem-cached",
+            "Type",
+            "Self",
+            "Context",
+            "",
+        ] {
             assert!(validate_kind(bad).is_err(), "{bad}");
         }
     }
@@ -449,7 +614,15 @@ mod tests {
         for ok in ["v1", "v2", "v1beta1", "v10alpha3"] {
             assert!(validate_version(ok).is_ok(), "{ok}");
         }
-        for bad in ["1", "v", "V1", "v1beta", "v1gamma1", "v1-beta1", "v1alpha1x"] {
+        for bad in [
+            "1",
+            "v",
+            "V1",
+            "v1beta",
+            "v1gamma1",
+            "v1-beta1",
+            "v1alpha1x",
+        ] {
             assert!(validate_version(bad).is_err(), "{bad}");
         }
     }

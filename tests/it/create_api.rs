@@ -30,13 +30,25 @@ fn project(tmp: &Path, name: &str, init_extra: &[&str], apis: &[&[&str]]) -> Pat
 /// Everything a generated project must pass, on top of its golden tree.
 fn gates(dir: &Path) {
     let check = rsop(dir, &["manifests", "--check"]);
-    assert_eq!((check.code, check.stdout.as_str()), (0, ""), "manifests drift right after create api: {}", check.stderr);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (0, ""),
+        "manifests drift right after create api: {}",
+        check.stderr
+    );
     render_and_validate(dir, "config/default");
     render_and_validate(dir, "config/samples");
     cargo_gates(dir);
 }
 
-const MEMCACHED: &[&str] = &["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"];
+const MEMCACHED: &[&str] = &[
+    "--group",
+    "cache",
+    "--version",
+    "v1alpha1",
+    "--kind",
+    "Memcached",
+];
 
 #[test]
 fn one_kind() {
@@ -82,8 +94,26 @@ fn multigroup_cluster_and_namespaced_kinds() {
         "platform-operator",
         &["--multigroup"],
         &[
-            &["--group", "infra", "--version", "v1", "--kind", "Cluster", "--namespaced=false", "--controller=false"],
-            &["--group", "apps", "--version", "v1beta1", "--kind", "GuestBook", "--plural", "guestbooks"],
+            &[
+                "--group",
+                "infra",
+                "--version",
+                "v1",
+                "--kind",
+                "Cluster",
+                "--namespaced=false",
+                "--controller=false",
+            ],
+            &[
+                "--group",
+                "apps",
+                "--version",
+                "v1beta1",
+                "--kind",
+                "GuestBook",
+                "--plural",
+                "guestbooks",
+            ],
         ],
     );
     assert_golden(&dir, "create-api-multigroup");
@@ -97,10 +127,23 @@ fn two_versions_of_a_kind() {
         tmp.path(),
         "memcached-operator",
         &[],
-        &[MEMCACHED, &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--controller=false"]],
+        &[
+            MEMCACHED,
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Memcached",
+                "--controller=false",
+            ],
+        ],
     );
     assert_golden(&dir, "create-api-two-versions");
-    let crd = std::fs::read_to_string(dir.join("config/crd/bases/cache.example.com_memcacheds.yaml")).unwrap();
+    let crd =
+        std::fs::read_to_string(dir.join("config/crd/bases/cache.example.com_memcacheds.yaml"))
+            .unwrap();
     assert_eq!(crd.matches("storage: true").count(), 1, "{crd}");
     gates(&dir);
 }
@@ -114,12 +157,23 @@ fn rerun_is_refused_and_force_changes_nothing() {
     args.extend_from_slice(MEMCACHED);
     let again = rsop(&dir, &args);
     assert_eq!(again.code, 1);
-    assert!(again.stderr.contains("the project already has `cache.example.com/v1alpha1` kind `Memcached`"), "{}", again.stderr);
+    assert!(
+        again
+            .stderr
+            .contains("the project already has `cache.example.com/v1alpha1` kind `Memcached`"),
+        "{}",
+        again.stderr
+    );
     assert!(again.stderr.contains("--force"), "{}", again.stderr);
     assert_eq!(snapshot(&dir), first, "a refused run changed files");
     args.push("--force");
     let forced = rsop(&dir, &args).success();
-    assert_eq!(snapshot(&dir), first, "a forced run must equal the first run:\n{}", forced.stdout);
+    assert_eq!(
+        snapshot(&dir),
+        first,
+        "a forced run must equal the first run:\n{}",
+        forced.stdout
+    );
 }
 
 #[test]
@@ -131,8 +185,17 @@ fn dry_run_writes_nothing() {
     args.extend_from_slice(MEMCACHED);
     args.push("--dry-run");
     let run = rsop(&dir, &args).success();
-    assert!(run.stdout.contains("create  src/controllers/memcached.rs"), "{}", run.stdout);
-    assert!(run.stdout.contains("create  config/crd/bases/cache.example.com_memcacheds.yaml"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("create  src/controllers/memcached.rs"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("create  config/crd/bases/cache.example.com_memcacheds.yaml"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(snapshot(&dir), before);
 }
 
@@ -145,31 +208,174 @@ struct Bad {
 }
 
 fn init(dir: &Path) {
-    run(dir, &["init", "--domain", "example.com", "--project-name", "demo"]);
+    run(
+        dir,
+        &["init", "--domain", "example.com", "--project-name", "demo"],
+    );
 }
 
 fn init_without_marker(dir: &Path) {
     init(dir);
     let manager = dir.join("src/manager.rs");
     let text = std::fs::read_to_string(&manager).unwrap();
-    std::fs::write(&manager, text.replace("    // +rsop:scaffold:controllers\n", "")).unwrap();
+    std::fs::write(
+        &manager,
+        text.replace("    // +rsop:scaffold:controllers\n", ""),
+    )
+    .unwrap();
 }
 
 fn nothing(_: &Path) {}
 
 const BAD: &[Bad] = &[
-    Bad { name: "lowercase kind", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "memcached"], code: 1, stderr: &["invalid kind `memcached`", "help: a kind is UpperCamelCase"] },
-    Bad { name: "kind with a dash", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Mem-Cached"], code: 1, stderr: &["invalid kind `Mem-Cached`"] },
-    Bad { name: "keyword kind", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Type"], code: 1, stderr: &["invalid kind `Type`: its module name `type` is a Rust keyword"] },
-    Bad { name: "reserved kind", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Context"], code: 1, stderr: &["invalid kind `Context`: the generated code uses that name"] },
-    Bad { name: "bad version", setup: init, args: &["--group", "cache", "--version", "v1beta", "--kind", "Memcached"], code: 1, stderr: &["invalid version `v1beta`", "v[0-9]+((alpha|beta)[0-9]+)?"] },
-    Bad { name: "bad group", setup: init, args: &["--group", "Cache.io", "--version", "v1", "--kind", "Memcached"], code: 1, stderr: &["invalid group `Cache.io`"] },
-    Bad { name: "bad plural", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--plural", "Mems"], code: 1, stderr: &["invalid plural `Mems`"] },
-    Bad { name: "outside a project", setup: nothing, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"], code: 1, stderr: &["is not an rsop project: it has no `PROJECT` file", "help: run `rsop create api` at the root of a project"] },
-    Bad { name: "marker removed by the user", setup: init_without_marker, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"], code: 1, stderr: &["`src/manager.rs` has no `// +rsop:scaffold:controllers` marker line", "controllers.start(crate::controllers::memcached::run);"] },
-    Bad { name: "image without controller", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--image", "m:1", "--controller=false"], code: 1, stderr: &["`--image` needs both the kind's types and its controller"] },
-    Bad { name: "port without image (usage)", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--image-container-port", "80"], code: 2, stderr: &["--image <IMAGE>"] },
-    Bad { name: "nothing to create", setup: init, args: &["--group", "cache", "--version", "v1", "--kind", "Memcached", "--resource=false", "--controller=false"], code: 1, stderr: &["leave nothing to create"] },
+    Bad {
+        name: "lowercase kind",
+        setup: init,
+        args: &["--group", "cache", "--version", "v1", "--kind", "memcached"],
+        code: 1,
+        stderr: &["invalid kind `memcached`", "help: a kind is UpperCamelCase"],
+    },
+    Bad {
+        name: "kind with a dash",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Mem-Cached",
+        ],
+        code: 1,
+        stderr: &["invalid kind `Mem-Cached`"],
+    },
+    Bad {
+        name: "keyword kind",
+        setup: init,
+        args: &["--group", "cache", "--version", "v1", "--kind", "Type"],
+        code: 1,
+        stderr: &["invalid kind `Type`: its module name `type` is a Rust keyword"],
+    },
+    Bad {
+        name: "reserved kind",
+        setup: init,
+        args: &["--group", "cache", "--version", "v1", "--kind", "Context"],
+        code: 1,
+        stderr: &["invalid kind `Context`: the generated code uses that name"],
+    },
+    Bad {
+        name: "bad version",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1beta",
+            "--kind",
+            "Memcached",
+        ],
+        code: 1,
+        stderr: &["invalid version `v1beta`", "v[0-9]+((alpha|beta)[0-9]+)?"],
+    },
+    Bad {
+        name: "bad group",
+        setup: init,
+        args: &[
+            "--group",
+            "Cache.io",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+        ],
+        code: 1,
+        stderr: &["invalid group `Cache.io`"],
+    },
+    Bad {
+        name: "bad plural",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--plural",
+            "Mems",
+        ],
+        code: 1,
+        stderr: &["invalid plural `Mems`"],
+    },
+    Bad {
+        name: "outside a project",
+        setup: nothing,
+        args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"],
+        code: 1,
+        stderr: &[
+            "is not an rsop project: it has no `PROJECT` file",
+            "help: run `rsop create api` at the root of a project",
+        ],
+    },
+    Bad {
+        name: "marker removed by the user",
+        setup: init_without_marker,
+        args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"],
+        code: 1,
+        stderr: &[
+            "`src/manager.rs` has no `// +rsop:scaffold:controllers` marker line",
+            "controllers.start(crate::controllers::memcached::run);",
+        ],
+    },
+    Bad {
+        name: "image without controller",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "m:1",
+            "--controller=false",
+        ],
+        code: 1,
+        stderr: &["`--image` needs both the kind's types and its controller"],
+    },
+    Bad {
+        name: "port without image (usage)",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--image-container-port",
+            "80",
+        ],
+        code: 2,
+        stderr: &["--image <IMAGE>"],
+    },
+    Bad {
+        name: "nothing to create",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--resource=false",
+            "--controller=false",
+        ],
+        code: 1,
+        stderr: &["leave nothing to create"],
+    },
 ];
 
 #[test]
@@ -198,7 +404,12 @@ fn bad_input_is_refused_and_changes_nothing() {
             problems.push("files changed".into());
         }
         if !problems.is_empty() {
-            failures.push(format!("{}: {}\n{}", case.name, problems.join("; "), out.stderr));
+            failures.push(format!(
+                "{}: {}\n{}",
+                case.name,
+                problems.join("; "),
+                out.stderr
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

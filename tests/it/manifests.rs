@@ -354,7 +354,7 @@ fn cargo_fallback_agrees_and_covers_custom_schemas() {
             "[package]\nname = \"fallback\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\n\
              k8s-openapi = {{ version = \"{}\", default-features = false, features = [\"{}\"] }}\n\
              kube = {{ version = \"{}\", default-features = false, features = [\"derive\"] }}\n\
-             schemars = \"{}\"\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\n",
+             schemars = \"{}\"\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\nserde_json = \"1.0\"\n",
             rsop::versions::K8S_OPENAPI,
             rsop::versions::context().k8s_openapi_feature,
             rsop::versions::KUBE,
@@ -369,20 +369,33 @@ fn cargo_fallback_agrees_and_covers_custom_schemas() {
 
     rsop(dir, &["manifests"]).success();
     let check = rsop_with_env(dir, &["manifests", "--cargo", "--check"], &envs);
-    assert_eq!((check.code, check.stdout.as_str()), (0, ""), "static and kube-derive disagree:\n{}{}", check.stdout, check.stderr);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (0, ""),
+        "static and kube-derive disagree:\n{}{}",
+        check.stdout,
+        check.stderr
+    );
 
-    let custom = GUESTBOOK.replace(
-        "pub size: i32,",
-        "pub size: i32,\n    pub custom: Custom,",
-    ) + "\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom(String);\n\
+    let custom = GUESTBOOK.replace("pub size: i32,", "pub size: i32,\n    pub custom: Custom,")
+        + "\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom(String);\n\
          impl JsonSchema for Custom {\n    fn schema_name() -> std::borrow::Cow<'static, str> { \"Custom\".into() }\n    \
          fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n        \
          schemars::json_schema!({\"type\": \"string\", \"pattern\": \"^custom-\"})\n    }\n}\n";
     std::fs::write(dir.join("src/lib.rs"), custom).unwrap();
     let refused = rsop(dir, &["manifests"]);
     assert_eq!(refused.code, 1);
-    assert!(refused.stderr.contains("`Custom` implements `JsonSchema` by hand") && refused.stderr.contains("--cargo"), "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("`Custom` implements `JsonSchema` by hand")
+            && refused.stderr.contains("--cargo"),
+        "{}",
+        refused.stderr
+    );
     rsop_with_env(dir, &["manifests", "--cargo"], &envs).success();
-    let crd = std::fs::read_to_string(dir.join("config/crd/bases/webapp.example.com_guestbooks.yaml")).unwrap();
+    let crd =
+        std::fs::read_to_string(dir.join("config/crd/bases/webapp.example.com_guestbooks.yaml"))
+            .unwrap();
     assert!(crd.contains("pattern: ^custom-"), "{crd}");
 }

@@ -716,7 +716,11 @@ fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span,
                     Some(e) => v.contains = Some(e),
                     None => match syn::parse2::<Expr>(tokens.clone()) {
                         Ok(e) => v.contains = Some(e),
-                        Err(e) => errors.push((e.span(), format!("cannot parse `contains(...)`: {e}"), "write `contains(\"text\")`".into())),
+                        Err(e) => errors.push((
+                            e.span(),
+                            format!("cannot parse `contains(...)`: {e}"),
+                            "write `contains(\"text\")`".into(),
+                        )),
                     },
                 }
             }
