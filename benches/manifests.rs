@@ -8,6 +8,7 @@
 //! times faster than the crdgen rebuild. `RSOP_BENCH_SKIP_CRDGEN=1` skips
 //! the crdgen part (it compiles kube-rs on a cold cache).
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -92,7 +93,7 @@ fn write_crate(dir: &Path, kinds: usize) {
     let mut index = String::new();
     for i in 0..kinds {
         std::fs::write(dir.join(format!("src/kinds/app{i}.rs")), kind_source(i)).unwrap();
-        index.push_str(&format!("pub mod app{i};\n"));
+        writeln!(index, "pub mod app{i};").unwrap();
     }
     std::fs::write(dir.join("src/kinds/mod.rs"), index).unwrap();
 }

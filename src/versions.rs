@@ -47,11 +47,10 @@ const CRATES: &[(&str, &str)] = &[
 /// # Panics
 /// When `name` is not in the table: a bug in rsop's scaffolding code.
 pub fn crate_version(name: &str) -> &'static str {
-    CRATES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| *v)
-        .unwrap_or_else(|| panic!("no pinned version for crate `{name}`"))
+    CRATES.iter().find(|(n, _)| *n == name).map_or_else(
+        || panic!("no pinned version for crate `{name}`"),
+        |(_, v)| *v,
+    )
 }
 
 /// Every version a template may need.

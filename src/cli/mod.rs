@@ -150,7 +150,7 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "VERSION")]
     pub version: String,
 
-    /// Kind, in UpperCamelCase
+    /// Kind, in upper camel case (`Memcached`)
     #[arg(long, value_name = "KIND")]
     pub kind: String,
 

@@ -10,6 +10,9 @@ use crate::{Error, Result};
 
 /// `text` formatted by rustfmt (edition 2024), or unchanged when rustfmt is
 /// not installed. `name` is the template, for the error a bug would cause.
+///
+/// # Panics
+/// Never: stdin is always piped.
 pub fn format(name: &str, text: String) -> Result<String> {
     let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
     let Ok(mut child) = Command::new(rustfmt)

@@ -319,7 +319,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
     let render = |name: &str| {
         let template = format!("create-api/{name}.tera");
         let text = templates.render(&template, &ctx)?;
-        if name.ends_with(".rs") {
+        if Path::new(name).extension().is_some_and(|e| e == "rs") {
             scaffold::rustfmt::format(&template, text)
         } else {
             Ok(text)
