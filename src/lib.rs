@@ -32,7 +32,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     match cli.command {
         Command::Init(args) => {
             let opts = scaffolds::init::InitOptions::from_args(&args, cwd)?;
-            let templates = Templates::load()?;
+            let templates = Templates::load_dirs(&["init/", "licenses/"])?;
             let plan = scaffolds::init::plan(&opts, &templates)?;
             let disk = scaffolds::init::disk(&opts, cwd);
             let changes = scaffold::resolve(&plan, &disk)?;
@@ -50,7 +50,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
         Command::Create(cli::CreateCommand::Api(args)) => {
             let root = cwd.to_path_buf();
             let opts = scaffolds::create_api::CreateApiOptions::from_args(&args, &root)?;
-            let templates = Templates::load()?;
+            let templates = Templates::load_dirs(&["create-api/"])?;
             let plan = scaffolds::create_api::plan(&opts, &templates)?;
             let changes = scaffolds::create_api::resolve_with_manifests(&opts, &plan)?;
             let mode = if args.dry_run {

@@ -316,15 +316,11 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
     let kind_file = r.kind.to_snake_case();
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
-    let render = |name: &str| {
-        let template = format!("create-api/{name}.tera");
-        let text = templates.render(&template, &ctx)?;
-        if Path::new(name).extension().is_some_and(|e| e == "rs") {
-            scaffold::rustfmt::format(&template, text)
-        } else {
-            Ok(text)
-        }
-    };
+    let render = |name: &str| templates.render(&format!("create-api/{name}.tera"), &ctx);
+    // The kind's types and controller carry its names, whose lengths change
+    // how rustfmt lays the code out: they go through rustfmt together.
+    let mut formatted: Vec<(String, String)> = Vec::new();
+    let mut kind_files: Vec<(String, IfExists)> = Vec::new();
 
     if r.api {
         plan.insert_sorted("src/lib.rs", MODULES, "pub mod api;");
@@ -366,11 +362,8 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
         } else {
             "src/api/version/kind.rs"
         };
-        plan.create(
-            format!("{}/{kind_file}.rs", layout.api_dir),
-            render(types)?,
-            if_exists,
-        );
+        formatted.push((types.to_string(), render(types)?));
+        kind_files.push((format!("{}/{kind_file}.rs", layout.api_dir), if_exists));
 
         let sample = format!(
             "{}_{}_{}.yaml",
@@ -464,16 +457,20 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
         } else {
             "src/controllers/kind_existing.rs"
         };
-        plan.create(
+        formatted.push((controller.to_string(), render(controller)?));
+        kind_files.push((
             format!("{}/{kind_file}.rs", layout.controllers_dir),
-            render(controller)?,
             if_exists,
-        );
+        ));
         plan.insert(
             "src/manager.rs",
             CONTROLLERS,
             format!("controllers.start({}::run);", layout.controller_module),
         );
+    }
+    let texts = scaffold::rustfmt::format_all(formatted)?;
+    for ((path, if_exists), text) in kind_files.into_iter().zip(texts) {
+        plan.create(path, text, if_exists);
     }
     for edit in cargo_edits(opts) {
         plan.edit_toml("Cargo.toml", edit);
