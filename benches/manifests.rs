@@ -79,7 +79,7 @@ fn write_crate(dir: &Path, kinds: usize) {
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"bench-{kinds}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
-             [dependencies]\nk8s-openapi = {{ version = \"{}\", default-features = false, features = [\"{}\"] }}\n\
+             [dependencies]\nk8s-openapi = {{ version = \"{}\", default-features = false, features = [\"schemars\", \"{}\"] }}\n\
              kube = {{ version = \"{}\", default-features = false, features = [\"derive\"] }}\n\
              schemars = \"{}\"\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\nserde_json = \"1.0\"\n\n[workspace]\n",
             rsop::versions::K8S_OPENAPI,
