@@ -72,6 +72,34 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
             }
             Ok(outcome)
         }
+        Command::Edit(args) => {
+            let Some(multigroup) = args.multigroup else {
+                return Err(Error::user_with_help(
+                    "`rsop edit` needs a setting to change",
+                    "pass `--multigroup` or `--multigroup=false`",
+                ));
+            };
+            let Some(mut project) = project::Project::load_optional(cwd)? else {
+                return Err(Error::user_with_help(
+                    format!(
+                        "`{}` is not an rsop project: it has no `PROJECT` file",
+                        cwd.display()
+                    ),
+                    "run `rsop edit` at the root of a project made by `rsop init`",
+                ));
+            };
+            if project.multigroup != multigroup && project.resources.iter().any(|r| r.api) {
+                return Err(Error::user_with_help(
+                    "the project already has API types in the other layout",
+                    "rsop does not move existing types; change the layout before the first `rsop create api`",
+                ));
+            }
+            project.multigroup = multigroup;
+            let mut plan = scaffold::Plan::new();
+            plan.save_project(project);
+            let changes = scaffold::resolve(&plan, &scaffold::Disk::new(cwd))?;
+            output::apply(cwd, &changes, Mode::Write, out)
+        }
         Command::Manifests(args) => {
             let root = cwd.join(&args.dir);
             // PROJECT is optional: any kube-rs crate can use `rsop manifests`.

@@ -21,6 +21,8 @@ pub enum Command {
     /// Add to the project
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Change project-wide settings recorded in PROJECT
+    Edit(EditArgs),
     /// Generate CRDs and RBAC from the Rust sources, without compiling
     Manifests(ManifestsArgs),
     /// Print a shell completion script to standard output
@@ -92,6 +94,14 @@ pub struct CompletionArgs {
     /// The shell to complete for
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `rsop edit`.
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// Lay out API types by group (`src/api/<group>/<version>/`) from now on
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub multigroup: Option<bool>,
 }
 
 /// Arguments of `rsop manifests`.

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 /// The texts formatted by rustfmt (edition 2024), in one rustfmt process;
 /// unchanged when rustfmt is not installed. `names` are for the error a
 /// template bug would cause.
-pub fn format_all(files: Vec<(String, String)>) -> Result<Vec<String>> {
+pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
@@ -18,7 +18,7 @@ pub fn format_all(files: Vec<(String, String)>) -> Result<Vec<String>> {
     let paths: Vec<std::path::PathBuf> = (0..files.len())
         .map(|i| dir.join(format!("f{i}.rs")))
         .collect();
-    for (path, (_, text)) in paths.iter().zip(&files) {
+    for (path, (_, text)) in paths.iter().zip(files) {
         std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
     }
     let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());

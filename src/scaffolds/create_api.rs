@@ -468,7 +468,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
             format!("controllers.start({}::run);", layout.controller_module),
         );
     }
-    let texts = scaffold::rustfmt::format_all(formatted)?;
+    let texts = scaffold::rustfmt::format_all(&formatted)?;
     for ((path, if_exists), text) in kind_files.into_iter().zip(texts) {
         plan.create(path, text, if_exists);
     }

@@ -414,3 +414,29 @@ fn bad_input_is_refused_and_changes_nothing() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn edit_switches_to_multigroup_before_the_first_kind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "demo", &[], &[]);
+    run(&dir, &["edit", "--multigroup"]);
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(project.contains("multigroup: true"), "{project}");
+    let mut args = vec!["create", "api"];
+    args.extend_from_slice(MEMCACHED);
+    run(&dir, &args);
+    assert!(dir.join("src/api/cache/v1alpha1/memcached.rs").is_file());
+
+    // Once there are types, the layout stays.
+    let before = snapshot(&dir);
+    let refused = rsop(&dir, &["edit", "--multigroup=false"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused
+            .stderr
+            .contains("already has API types in the other layout"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(snapshot(&dir), before);
+}

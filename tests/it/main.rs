@@ -9,3 +9,4 @@ mod generated;
 mod init;
 mod manifests;
 mod support;
+mod tutorial;

@@ -3,23 +3,7 @@
 
 use std::path::Path;
 
-use crate::support::{assert_tree, render_and_validate, rsop, snapshot};
-
-fn copy_tree(from: &Path, to: &Path, skip: &str) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(from).unwrap();
-        if rel.starts_with(skip) {
-            continue;
-        }
-        let target = to.join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use crate::support::{assert_tree, copy_tree, render_and_validate, rsop, snapshot};
 
 /// Each directory under tests/manifests is a crate; `rsop manifests` on it
 /// must write exactly its `expected/` tree (under `config/`).
@@ -34,7 +18,7 @@ fn manifest_cases_match_their_expected_output() {
     assert!(names.len() >= 3, "the manifest cases are missing");
     for case in names {
         let tmp = tempfile::tempdir().unwrap();
-        copy_tree(&case, tmp.path(), "expected");
+        copy_tree(&case, tmp.path(), Some("expected"));
         rsop(tmp.path(), &["manifests"]).success();
         assert_tree(&tmp.path().join("config"), &case.join("expected"));
         // A second run changes nothing, byte for byte.

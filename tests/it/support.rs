@@ -211,3 +211,21 @@ pub fn render_and_validate(project: &Path, kustomize_dir: &str) -> String {
     );
     yaml
 }
+
+/// Copies the tree at `from` to `to`, leaving out the top-level entry
+/// `skip` if given.
+pub fn copy_tree(from: &Path, to: &Path, skip: Option<&str>) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        if skip.is_some_and(|s| rel.starts_with(s)) {
+            continue;
+        }
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
