@@ -37,4 +37,4 @@ bench: ## Run the benchmarks and print their figures.
 
 .PHONY: update-golden
 update-golden: tools ## Regenerate the golden trees under tests/golden from the current output.
-	UPDATE_GOLDEN=1 $(CARGO) test --locked --test it golden
+	UPDATE_GOLDEN=1 $(CARGO) test --locked --test it

@@ -54,6 +54,8 @@ pub struct CreateApiOptions {
     /// Another version of this group and kind already exists: this one is
     /// not the storage version.
     pub additional_version: bool,
+    /// Only the controller is new (`--resource=false`): the types exist.
+    pub controller_only: bool,
     pub force: bool,
 }
 
@@ -99,16 +101,10 @@ impl CreateApiOptions {
                 "drop one of them",
             ));
         }
-        if !args.resource {
+        if args.image.is_some() && !args.namespaced {
             return Err(Error::user_with_help(
-                "`--resource=false` (a controller for a kind defined elsewhere) is not supported yet",
-                "create the kind's types with this command, or write the controller by hand",
-            ));
-        }
-        if args.controller && !args.namespaced {
-            return Err(Error::user_with_help(
-                "rsop does not scaffold controllers for cluster-scoped kinds yet",
-                "pass `--controller=false` to create the cluster-scoped kind's types",
+                "`--image` needs a namespaced kind: its Deployment lives in the kind's namespace",
+                "drop `--namespaced=false`, or `--image` to get a controller skeleton",
             ));
         }
         if args.image.is_some() && !(args.resource && args.controller) {
@@ -139,7 +135,31 @@ impl CreateApiOptions {
         let existing = project.resources.iter().find(|r| {
             r.group == resource.group && r.version == resource.version && r.kind == resource.kind
         });
-        if existing.is_some() && !args.force {
+        // `--resource=false`: a controller for a kind whose types the project
+        // already has (made with `--controller=false`).
+        let mut resource = resource;
+        if !args.resource {
+            let Some(types) = existing.filter(|r| r.api) else {
+                return Err(Error::user_with_help(
+                    format!(
+                        "`--resource=false` needs the project's own `{}/{}` kind `{}`, which it does not have",
+                        group_full(&resource.group, &project.domain),
+                        resource.version,
+                        resource.kind
+                    ),
+                    "create the kind with `--controller=false` first; rsop scaffolds controllers for the kinds whose types it made",
+                ));
+            };
+            if types.controller && !args.force {
+                return Err(Error::user_with_help(
+                    format!("the kind `{}` already has a controller", resource.kind),
+                    "pass `--force` to generate it again",
+                ));
+            }
+            resource.api = true;
+            resource.namespaced = types.namespaced;
+            resource.plural.clone_from(&types.plural);
+        } else if existing.is_some() && !args.force {
             return Err(Error::user_with_help(
                 format!(
                     "the project already has `{}/{}` kind `{}`",
@@ -184,6 +204,7 @@ impl CreateApiOptions {
             resource,
             image,
             additional_version,
+            controller_only: !args.resource,
             force: args.force,
         })
     }
@@ -322,7 +343,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
     let mut formatted: Vec<(String, String)> = Vec::new();
     let mut kind_files: Vec<(String, IfExists)> = Vec::new();
 
-    if r.api {
+    if r.api && !opts.controller_only {
         plan.insert_sorted("src/lib.rs", MODULES, "pub mod api;");
         plan.create("src/api/mod.rs", render("src/api/mod.rs")?, IfExists::Keep);
         if opts.project.multigroup {
@@ -452,10 +473,8 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
         }
         let controller = if opts.image.is_some() {
             "src/controllers/kind_image.rs"
-        } else if r.api {
-            "src/controllers/kind.rs"
         } else {
-            "src/controllers/kind_existing.rs"
+            "src/controllers/kind.rs"
         };
         formatted.push((controller.to_string(), render(controller)?));
         kind_files.push((

@@ -102,7 +102,6 @@ fn multigroup_cluster_and_namespaced_kinds() {
                 "--kind",
                 "Cluster",
                 "--namespaced=false",
-                "--controller=false",
             ],
             &[
                 "--group",
@@ -361,6 +360,23 @@ const BAD: &[Bad] = &[
         stderr: &["--image <IMAGE>"],
     },
     Bad {
+        name: "image for a cluster-scoped kind",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "m:1",
+            "--namespaced=false",
+        ],
+        code: 1,
+        stderr: &["`--image` needs a namespaced kind"],
+    },
+    Bad {
         name: "nothing to create",
         setup: init,
         args: &[
@@ -439,4 +455,54 @@ fn edit_switches_to_multigroup_before_the_first_kind() {
         refused.stderr
     );
     assert_eq!(snapshot(&dir), before);
+}
+
+#[test]
+fn controller_for_a_kind_made_without_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut types_only: Vec<&str> = MEMCACHED.to_vec();
+    types_only.push("--controller=false");
+    let dir = project(tmp.path(), "demo", &[], &[&types_only]);
+    assert!(!dir.join("src/controllers").exists());
+    let mut controller_only: Vec<&str> = MEMCACHED.to_vec();
+    controller_only.push("--resource=false");
+    let mut args = vec!["create", "api"];
+    args.extend_from_slice(&controller_only);
+    run(&dir, &args);
+    assert!(dir.join("src/controllers/memcached.rs").is_file());
+    let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert_eq!(project.matches("kind: Memcached").count(), 1, "{project}");
+    assert!(project.contains("controller: true"), "{project}");
+    gates(&dir);
+
+    // Without the types, or twice, it is refused.
+    let again = rsop(&dir, &args);
+    assert_eq!(again.code, 1);
+    assert!(
+        again.stderr.contains("already has a controller"),
+        "{}",
+        again.stderr
+    );
+    let other = rsop(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Other",
+            "--resource=false",
+        ],
+    );
+    assert_eq!(other.code, 1);
+    assert!(
+        other
+            .stderr
+            .contains("`--resource=false` needs the project's own"),
+        "{}",
+        other.stderr
+    );
 }

@@ -109,6 +109,7 @@ async fn lead_and_run(
         shutdown.clone(),
     );
     let mut controllers = Controllers::new(Arc::new(ctx));
+    controllers.start(crate::controllers::infra::cluster::run);
     controllers.start(crate::controllers::apps::guest_book::run);
     // +rsop:scaffold:controllers
     if controllers.is_empty() {

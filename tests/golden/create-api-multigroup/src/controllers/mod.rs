@@ -4,6 +4,7 @@
 pub mod apps;
 pub mod backoff;
 pub mod conditions;
+pub mod infra;
 // +rsop:scaffold:controller-modules
 
 #[cfg(test)]

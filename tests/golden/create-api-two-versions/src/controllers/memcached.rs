@@ -126,8 +126,8 @@ async fn reconcile_with_finalizer(obj: Arc<Memcached>, state: &State) -> Result<
     let api = Api::namespaced(state.client.clone(), &namespace);
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &namespace, state).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &namespace, state).await,
+            Finalizer::Apply(obj) => apply(&obj, &api, state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, state).await,
         }
     })
     .await
@@ -135,13 +135,13 @@ async fn reconcile_with_finalizer(obj: Arc<Memcached>, state: &State) -> Result<
 }
 
 /// Brings the cluster to what `obj` asks for and reports the outcome in its status.
-async fn apply(obj: &Memcached, namespace: &str, state: &State) -> Result<Action, Error> {
-    let synced = sync(obj, namespace, state).await;
+async fn apply(obj: &Memcached, api: &Api<Memcached>, state: &State) -> Result<Action, Error> {
+    let synced = sync(obj, state).await;
     let status = MemcachedStatus {
         conditions: vec![ready_condition(obj, synced.as_ref().err())],
         observed_generation: obj.metadata.generation,
     };
-    write_status(obj, status, namespace, state).await?;
+    write_status(obj, status, api, state).await?;
     // Changes to the Memcached trigger the next reconciliation. TODO(user): return
     // `Action::requeue(...)` instead if the state you reconcile can change without a watch event.
     synced.map(|()| Action::await_change())
@@ -152,7 +152,7 @@ async fn apply(obj: &Memcached, namespace: &str, state: &State) -> Result<Action
 /// TODO(user): create or update what a Memcached stands for, with server-side apply under
 /// [`FIELD_MANAGER`] so that every reconciliation converges, and add the RBAC markers above `run`
 /// for what it touches. An error is reported in the `Ready` condition and retried with backoff.
-async fn sync(_obj: &Memcached, _namespace: &str, _state: &State) -> Result<(), Error> {
+async fn sync(_obj: &Memcached, _state: &State) -> Result<(), Error> {
     Ok(())
 }
 
@@ -160,7 +160,7 @@ async fn sync(_obj: &Memcached, _namespace: &str, _state: &State) -> Result<(), 
 ///
 /// TODO(user): release what lives outside the cluster or is not owned through owner references;
 /// the garbage collector deletes owned objects. An error keeps the finalizer and is retried.
-async fn cleanup(_obj: &Memcached, _namespace: &str, _state: &State) -> Result<Action, Error> {
+async fn cleanup(_obj: &Memcached, _state: &State) -> Result<Action, Error> {
     info!("cleaned up");
     Ok(Action::await_change())
 }
@@ -194,7 +194,7 @@ fn event_type(condition: &Condition) -> EventType {
 async fn write_status(
     obj: &Memcached,
     mut status: MemcachedStatus,
-    namespace: &str,
+    api: &Api<Memcached>,
     state: &State,
 ) -> Result<(), Error> {
     let current = obj.status.clone().unwrap_or_default();
@@ -217,7 +217,6 @@ async fn write_status(
     // Server-side apply of the status alone: only the fields this controller sets are sent, so
     // conditions that other field managers own stay theirs. `force` wins conflicts over fields
     // someone else wrote, as the controller is the authority on its status.
-    let api: Api<Memcached> = Api::namespaced(state.client.clone(), namespace);
     let patch = json!({
         "apiVersion": Memcached::api_version(&()),
         "kind": Memcached::kind(&()),
@@ -262,6 +261,11 @@ mod tests {
     const URL: &str = "/apis/cache.example.com/v1alpha1/namespaces/default/memcacheds/test";
     const STATUS_URL: &str = "/apis/cache.example.com/v1alpha1/namespaces/default/memcacheds/test/status?&force=true&fieldManager=memcached-operator";
     const EVENTS_URL: &str = "/apis/events.k8s.io/v1/namespaces/default/events?";
+
+    /// An error a reconciliation can end with.
+    fn failure() -> Error {
+        Error::Finalizer(Box::new(finalizer::Error::UnnamedObject))
+    }
 
     /// A Memcached as the API server returns it, without finalizer or status.
     fn memcached() -> Memcached {
@@ -334,18 +338,14 @@ mod tests {
         assert_eq!(ready.observed_generation, Some(1));
         assert_eq!(event_type(&ready), EventType::Normal);
 
-        let failed = ready_condition(&obj, Some(&Error::MissingMetadata("namespace")));
+        let failed = ready_condition(&obj, Some(&failure()));
         assert_eq!(
             (
                 failed.status.as_str(),
                 failed.reason.as_str(),
                 failed.message.as_str()
             ),
-            (
-                "False",
-                "ReconcileFailed",
-                "the object has no metadata.namespace"
-            )
+            ("False", "ReconcileFailed", failure().to_string().as_str())
         );
         assert_eq!(event_type(&failed), EventType::Warning);
     }
@@ -354,7 +354,7 @@ mod tests {
     async fn error_policy_backs_off_until_a_success() {
         let (state, server) = state();
         let mut obj = with_finalizer(memcached());
-        let err = Error::MissingMetadata("namespace");
+        let err = failure();
         let first = error_policy(Arc::new(obj.clone()), &err, state.clone());
         let second = error_policy(Arc::new(obj.clone()), &err, state.clone());
         assert_ne!(first, second);
