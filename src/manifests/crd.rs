@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use syn::spanned::Spanned;
 
+use super::attrs;
 use super::attrs::kube::{self, Deprecated, KubeAttrs, SchemaMode};
-use super::attrs::{self, ItemKind};
 use super::diagnostics::{Diagnostic, Location};
 use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, transform};
 use super::source::{Crate, Module};
@@ -324,7 +324,6 @@ fn root_schema<'a>(
         }
     }
     obj.entry("title").or_insert_with(|| json!(root_name));
-    let _ = ItemKind::Container;
     root
 }
 

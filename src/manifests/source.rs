@@ -338,7 +338,6 @@ impl Crate {
     /// An associated function `Type::name` of a local type (`impl Type { fn name() }`).
     pub fn resolve_assoc_fn<'a>(
         &'a self,
-        module: &'a Module,
         ty: &str,
         name: &str,
     ) -> Option<(&'a Module, &'a syn::ImplItemFn)> {
@@ -360,7 +359,6 @@ impl Crate {
                 }
             }
         }
-        let _ = module;
         None
     }
 

@@ -74,7 +74,6 @@ fn invalid(what: &str, value: &str, reason: &str, help: &str) -> Error {
 
 impl CreateApiOptions {
     pub fn from_args(args: &CreateApiArgs, root: &Path) -> Result<Self> {
-        let project_file = root.join(PROJECT_FILE);
         let Some(project) = Project::load_optional(root)? else {
             return Err(Error::user_with_help(
                 format!(
@@ -84,7 +83,6 @@ impl CreateApiOptions {
                 "run `rsop create api` at the root of a project made by `rsop init`",
             ));
         };
-        let _ = project_file;
         validate_kind(&args.kind)?;
         validate_version(&args.version)?;
         names::validate_dns1123_label("group", &args.group)?;

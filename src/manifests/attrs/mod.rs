@@ -381,7 +381,7 @@ pub fn read(
     match items_of(attrs, "serde") {
         Ok(items) => {
             for item in items {
-                apply_serde_key(&mut out, &item, kind, true, errors);
+                apply_serde_key(&mut out, &item, errors);
             }
         }
         Err(e) => errors.push((
@@ -491,11 +491,8 @@ fn rename_value(item: &AttrItem) -> Option<String> {
 fn apply_serde_key(
     out: &mut ItemAttrs,
     item: &AttrItem,
-    kind: ItemKind,
-    from_serde: bool,
     errors: &mut Vec<(Span, String, String)>,
 ) -> bool {
-    let _ = kind;
     match item.key.as_str() {
         "rename" => out.rename = rename_value(item),
         "rename_all" => out.rename_all = rename_rule(item, errors),
@@ -534,7 +531,6 @@ fn apply_serde_key(
         | "field_identifier" => {}
         _ => return false,
     }
-    let _ = from_serde;
     true
 }
 
@@ -584,7 +580,7 @@ fn apply_schemars_key(
         | "ipv6" | "inner" => apply_validation(&mut out.validation, item, errors),
         "rename" if kind == ItemKind::Container => {}
         _ => {
-            if !apply_serde_key(out, item, kind, false, errors) {
+            if !apply_serde_key(out, item, errors) {
                 errors.push(unknown_key("schemars", &item.key, item.span, SCHEMARS_KEYS));
             }
         }

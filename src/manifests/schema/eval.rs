@@ -608,7 +608,7 @@ impl<'a> Builder<'a> {
             Some(f.block.as_ref().clone())
         } else if segments.len() == 2 {
             self.krate
-                .resolve_assoc_fn(scope.module, &segments[0], &segments[1])
+                .resolve_assoc_fn(&segments[0], &segments[1])
                 .map(|(_, f)| f.block.clone())
         } else {
             None

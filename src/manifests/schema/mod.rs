@@ -157,7 +157,7 @@ impl<'a> Builder<'a> {
         let last = p.segments.last().expect("a path has a segment");
         let args = generic_args(&last.arguments);
         match self.krate.resolve(scope.module, p) {
-            Some(Resolved::Local(item)) => self.local_schema(item, &args, scope, p.span(), path),
+            Some(Resolved::Local(item)) => self.local_schema(item, &args, scope, path),
             Some(Resolved::External(full)) => {
                 self.external_schema(&full, &args, scope, p.span(), path)
             }
@@ -307,7 +307,6 @@ impl<'a> Builder<'a> {
         item: ItemRef<'a>,
         args: &[&syn::Type],
         scope: &Scope<'a>,
-        span: Span,
         path: &str,
     ) -> Value {
         let (ident, generics) = match item.item {
@@ -339,7 +338,6 @@ impl<'a> Builder<'a> {
                 "break the recursion (for example with `serde_json::Value` and `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`)",
                 path,
             );
-            let _ = span;
             return json!({});
         }
         self.stack.push(id);
