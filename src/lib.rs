@@ -51,8 +51,9 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
             let root = cwd.to_path_buf();
             let opts = scaffolds::create_api::CreateApiOptions::from_args(&args, &root)?;
             let templates = Templates::load_dirs(&["create-api/"])?;
-            let plan = scaffolds::create_api::plan(&opts, &templates)?;
-            let changes = scaffolds::create_api::resolve_with_manifests(&opts, &plan)?;
+            let (plan, formatting) = scaffolds::create_api::plan(&opts, &templates)?;
+            let mut changes = scaffolds::create_api::resolve_with_manifests(&opts, &plan)?;
+            formatting.finish(&mut changes)?;
             let mode = if args.dry_run {
                 Mode::DryRun
             } else {

@@ -328,7 +328,47 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
 }
 
 /// Plans the kind's files and inserts (without the manifests).
-pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
+/// The kind's Rust files on their way through rustfmt, which runs in the
+/// background while the rest of the plan is resolved and the manifests are
+/// derived (parsing does not need the formatted text).
+#[derive(Debug)]
+pub struct Formatting {
+    paths: Vec<PathBuf>,
+    job: Option<std::thread::JoinHandle<Result<Vec<String>>>>,
+}
+
+impl Drop for Formatting {
+    /// Waits for rustfmt even when the command fails before using its
+    /// output, so that its temporary files are gone when rsop exits.
+    fn drop(&mut self) {
+        if let Some(job) = self.job.take() {
+            let _ = job.join();
+        }
+    }
+}
+
+impl Formatting {
+    /// Puts the formatted texts into `changes`.
+    pub fn finish(mut self, changes: &mut [FileChange]) -> Result<()> {
+        let Some(job) = self.job.take() else {
+            return Ok(());
+        };
+        let texts = job.join().map_err(|_| Error::Template {
+            name: "create-api".into(),
+            source: tera::Error::msg("the rustfmt thread panicked"),
+        })??;
+        for (path, text) in self.paths.iter().zip(texts) {
+            if let Some(change) = changes.iter_mut().find(|c| &c.path == path) {
+                change.after = text;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Plans the kind's files and inserts (without the manifests); the kind's
+/// Rust files are planned as rendered and formatted by the returned job.
+pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, Formatting)> {
     let r = &opts.resource;
     let layout = Layout::new(&opts.project, r);
     let ctx = context(opts, &layout);
@@ -485,10 +525,12 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
             format!("controllers.start({}::run);", layout.controller_module),
         );
     }
-    let texts = scaffold::rustfmt::format_all(&formatted)?;
-    for ((path, if_exists), text) in kind_files.into_iter().zip(texts) {
-        plan.create(path, text, if_exists);
+    let mut paths = Vec::with_capacity(kind_files.len());
+    for ((path, if_exists), (_, text)) in kind_files.into_iter().zip(&formatted) {
+        paths.push(PathBuf::from(&path));
+        plan.create(path, text.clone(), if_exists);
     }
+    let job = std::thread::spawn(move || scaffold::rustfmt::format_all(&formatted));
     for edit in cargo_edits(opts) {
         plan.edit_toml("Cargo.toml", edit);
     }
@@ -498,7 +540,13 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<Plan> {
         .retain(|x| !(x.group == r.group && x.version == r.version && x.kind == r.kind));
     project.resources.push(r.clone());
     plan.save_project(project);
-    Ok(plan)
+    Ok((
+        plan,
+        Formatting {
+            paths,
+            job: Some(job),
+        },
+    ))
 }
 
 /// The dependencies the kind's code needs, added to Cargo.toml.
