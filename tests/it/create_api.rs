@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::generated::cargo_gates;
-use crate::support::{assert_golden, render_and_validate, rsop, snapshot};
+use crate::support::{assert_golden, refusal_problems, render_and_validate, rsop, snapshot};
 
 /// Runs `rsop` with `args` in `dir`, which must succeed.
 fn run(dir: &Path, args: &[&str]) {
@@ -400,32 +400,10 @@ fn bad_input_is_refused_and_changes_nothing() {
     for case in BAD {
         let tmp = tempfile::tempdir().unwrap();
         (case.setup)(tmp.path());
-        let before = snapshot(tmp.path());
         let mut args = vec!["create", "api"];
         args.extend_from_slice(case.args);
-        let out = rsop(tmp.path(), &args);
-        let mut problems = Vec::new();
-        if out.code != case.code {
-            problems.push(format!("exit code {} (want {})", out.code, case.code));
-        }
-        for needle in case.stderr {
-            if !out.stderr.contains(needle) {
-                problems.push(format!("stderr lacks {needle:?}"));
-            }
-        }
-        if out.stderr.contains("panicked") {
-            problems.push("panicked".into());
-        }
-        if snapshot(tmp.path()) != before {
-            problems.push("files changed".into());
-        }
-        if !problems.is_empty() {
-            failures.push(format!(
-                "{}: {}\n{}",
-                case.name,
-                problems.join("; "),
-                out.stderr
-            ));
+        if let Some(problems) = refusal_problems(tmp.path(), &args, case.code, case.stderr) {
+            failures.push(format!("{}: {problems}", case.name));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::{assert_golden, files, rsop, snapshot};
+use crate::support::{assert_golden, files, refusal_problems, rsop, snapshot};
 
 /// The arguments of the golden scenario, run in a directory named
 /// `demo-operator`.
@@ -380,31 +380,8 @@ fn bad_input_is_refused_with_a_clear_message_and_changes_nothing() {
     for case in BAD {
         let tmp = tempfile::tempdir().unwrap();
         (case.setup)(tmp.path());
-        let before = snapshot(tmp.path());
-        let run = rsop(tmp.path(), case.args);
-        let after = snapshot(tmp.path());
-        let mut problems = Vec::new();
-        if run.code != case.code {
-            problems.push(format!("exit code {} (want {})", run.code, case.code));
-        }
-        for needle in case.stderr {
-            if !run.stderr.contains(needle) {
-                problems.push(format!("stderr lacks {needle:?}"));
-            }
-        }
-        if run.stderr.contains("panicked") || run.stderr.contains("RUST_BACKTRACE") {
-            problems.push("it panicked".into());
-        }
-        if before != after {
-            problems.push("files changed".into());
-        }
-        if !problems.is_empty() {
-            failures.push(format!(
-                "{}: {}\n--- stderr\n{}",
-                case.name,
-                problems.join("; "),
-                run.stderr
-            ));
+        if let Some(problems) = refusal_problems(tmp.path(), case.args, case.code, case.stderr) {
+            failures.push(format!("{}: {problems}", case.name));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -229,3 +229,27 @@ pub fn copy_tree(from: &Path, to: &Path, skip: Option<&str>) {
         }
     }
 }
+
+/// Runs `rsop args` in `root` and checks that it is refused as it should
+/// be: exit `code`, every `needles` part in stderr, no panic, no file
+/// changed. Returns what is wrong, with the stderr, or `None`.
+pub fn refusal_problems(root: &Path, args: &[&str], code: i32, needles: &[&str]) -> Option<String> {
+    let before = snapshot(root);
+    let run = rsop(root, args);
+    let mut problems = Vec::new();
+    if run.code != code {
+        problems.push(format!("exit code {} (want {code})", run.code));
+    }
+    for needle in needles {
+        if !run.stderr.contains(needle) {
+            problems.push(format!("stderr lacks {needle:?}"));
+        }
+    }
+    if run.stderr.contains("panicked") || run.stderr.contains("RUST_BACKTRACE") {
+        problems.push("it panicked".into());
+    }
+    if snapshot(root) != before {
+        problems.push("files changed".into());
+    }
+    (!problems.is_empty()).then(|| format!("{}\n--- stderr\n{}", problems.join("; "), run.stderr))
+}
