@@ -34,6 +34,8 @@ const RESERVED_KINDS: &[&str] = &[
     "Vec",
 ];
 
+const MANAGER: &str = "src/manager.rs";
+
 pub const MODULES: Marker = Marker::new("modules");
 pub const API_MODULES: Marker = Marker::new("api-modules");
 pub const KINDS: Marker = Marker::new("kinds");
@@ -259,6 +261,49 @@ fn validate_version(version: &str) -> Result<()> {
     Ok(())
 }
 
+/// Name lengths (in bytes) within which the kind's Rust templates render
+/// exactly as rustfmt lays them out, so that `create api` needs no rustfmt
+/// process: `layout_tests` sweeps every length in these ranges through
+/// `rustfmt --check`. Longer names, and container commands (whose layout
+/// depends on their words), go through rustfmt.
+pub(crate) struct LayoutBounds {
+    pub kind: usize,
+    pub plural: usize,
+    pub project_name: usize,
+    pub group_full: usize,
+    pub version: usize,
+    pub image: usize,
+}
+
+pub(crate) const LAYOUT_BOUNDS: LayoutBounds = LayoutBounds {
+    kind: 20,
+    plural: 40,
+    project_name: 40,
+    group_full: 56,
+    version: 12,
+    image: 70,
+};
+
+/// rustfmt's `fn_call_width`: the manager's `controllers.start(<module>::run)`
+/// stays on one line while its argument fits.
+const FN_CALL_WIDTH: usize = 60;
+
+/// Whether the rendered templates need no rustfmt (see [`LAYOUT_BOUNDS`]).
+fn layout_stable(opts: &CreateApiOptions, layout: &Layout) -> bool {
+    let b = &LAYOUT_BOUNDS;
+    let r = &opts.resource;
+    layout.controller_module.len() + "::run".len() <= FN_CALL_WIDTH
+        && r.kind.len() <= b.kind
+        && r.plural.len() <= b.plural
+        && opts.project.project_name.len() <= b.project_name
+        && group_full(&r.group, &opts.project.domain).len() <= b.group_full
+        && r.version.len() <= b.version
+        && opts
+            .image
+            .as_ref()
+            .is_none_or(|i| i.image.len() <= b.image && i.command.is_empty())
+}
+
 fn group_full(group: &str, domain: &str) -> String {
     format!("{group}.{domain}")
 }
@@ -334,6 +379,9 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
 #[derive(Debug)]
 pub struct Formatting {
     paths: Vec<PathBuf>,
+    /// The manager's `controllers.start(...)` line, formatted as the body
+    /// of a function after the files.
+    start_line: Option<String>,
     job: Option<std::thread::JoinHandle<Result<Vec<String>>>>,
 }
 
@@ -357,10 +405,18 @@ impl Formatting {
             name: "create-api".into(),
             source: tera::Error::msg("the rustfmt thread panicked"),
         })??;
-        for (path, text) in self.paths.iter().zip(texts) {
+        let mut texts = texts.into_iter();
+        for (path, text) in self.paths.iter().zip(texts.by_ref()) {
             if let Some(change) = changes.iter_mut().find(|c| &c.path == path) {
                 change.after = text;
             }
+        }
+        if let (Some(line), Some(wrapped)) = (&self.start_line, texts.next())
+            && let Some(change) = changes.iter_mut().find(|c| c.path == Path::new(MANAGER))
+        {
+            let body: Vec<&str> = wrapped.lines().collect();
+            let formatted = body[1..body.len().saturating_sub(1)].join("\n");
+            change.after = change.after.replace(line.as_str(), &formatted);
         }
         Ok(())
     }
@@ -519,18 +575,22 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             format!("{}/{kind_file}.rs", layout.controllers_dir),
             if_exists,
         ));
-        plan.insert(
-            "src/manager.rs",
-            CONTROLLERS,
-            format!("controllers.start({}::run);", layout.controller_module),
-        );
+        plan.insert(MANAGER, CONTROLLERS, start_line(&layout));
     }
     let mut paths = Vec::with_capacity(kind_files.len());
     for ((path, if_exists), (_, text)) in kind_files.into_iter().zip(&formatted) {
         paths.push(PathBuf::from(&path));
         plan.create(path, text.clone(), if_exists);
     }
-    let job = std::thread::spawn(move || scaffold::rustfmt::format_all(&formatted));
+    let fast = layout_stable(opts, &layout);
+    // A start line too long for one line is formatted in a function body of
+    // the manager's indentation, then put in place of the inserted one.
+    let start_line = (!fast && r.controller).then(|| format!("    {}", start_line(&layout)));
+    if let Some(line) = &start_line {
+        formatted.push((MANAGER.into(), format!("fn start() {{\n{line}\n}}\n")));
+    }
+    let job =
+        (!fast).then(|| std::thread::spawn(move || scaffold::rustfmt::format_all(&formatted)));
     for edit in cargo_edits(opts) {
         plan.edit_toml("Cargo.toml", edit);
     }
@@ -544,9 +604,15 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
         plan,
         Formatting {
             paths,
-            job: Some(job),
+            start_line,
+            job,
         },
     ))
+}
+
+/// The manager's line that starts the kind's controller.
+fn start_line(layout: &Layout) -> String {
+    format!("controllers.start({}::run);", layout.controller_module)
 }
 
 /// The dependencies the kind's code needs, added to Cargo.toml.
@@ -648,6 +714,9 @@ fn collect_sources(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod layout_tests;
 
 #[cfg(test)]
 mod tests {

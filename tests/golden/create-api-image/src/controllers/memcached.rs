@@ -30,7 +30,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use tracing::{error, info, instrument, warn};
 
-use crate::api::v1alpha1::{Memcached, MemcachedStatus};
+use crate::api::v1alpha1::Memcached;
+use crate::api::v1alpha1::MemcachedStatus;
 use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
@@ -105,12 +106,9 @@ impl State {
 
 /// Runs the controller until the manager shuts down.
 pub async fn run(ctx: Arc<Context>) {
-    let memcacheds = ctx.api::<Memcached>();
+    let api = ctx.api::<Memcached>();
     // Fail fast, with a message that says why, rather than retry a watch that cannot work.
-    if let Err(err) = memcacheds
-        .list_metadata(&ListParams::default().limit(1))
-        .await
-    {
+    if let Err(err) = api.list_metadata(&ListParams::default().limit(1)).await {
         error!(
             error = %err,
             "cannot list Memcached objects: is the CRD installed (`make install`) and is the manager allowed to list them?"
@@ -124,7 +122,7 @@ pub async fn run(ctx: Arc<Context>) {
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
     ));
-    Controller::new(memcacheds, watcher::Config::default())
+    Controller::new(api, watcher::Config::default())
         .owns(ctx.api::<Deployment>(), owned)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
@@ -138,7 +136,7 @@ pub async fn run(ctx: Arc<Context>) {
 async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Error> {
     let started = Instant::now();
     let object = ObjectRef::from(&*obj);
-    let result = reconcile_with_finalizer(obj, &state).await;
+    let result = apply_or_cleanup(obj, &state).await;
     let outcome = match &result {
         Ok(action) => {
             state.backoff.succeeded(&object);
@@ -151,13 +149,13 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
 }
 
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
-async fn reconcile_with_finalizer(obj: Arc<Memcached>, state: &State) -> Result<Action, Error> {
-    let namespace = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
-    let api = Api::namespaced(state.client.clone(), &namespace);
+async fn apply_or_cleanup(obj: Arc<Memcached>, state: &State) -> Result<Action, Error> {
+    let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
+    let api = Api::namespaced(state.client.clone(), &ns);
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &namespace, state).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &namespace, state).await,
+            Finalizer::Apply(obj) => apply(&obj, &ns, state).await,
+            Finalizer::Cleanup(obj) => cleanup(&obj, &ns, state).await,
         }
     })
     .await
@@ -165,11 +163,14 @@ async fn reconcile_with_finalizer(obj: Arc<Memcached>, state: &State) -> Result<
 }
 
 /// Applies the Deployment of `obj` and reports its state in the status.
-async fn apply(obj: &Memcached, namespace: &str, state: &State) -> Result<Action, Error> {
+async fn apply(obj: &Memcached, ns: &str, state: &State) -> Result<Action, Error> {
     let current = obj.status.clone().unwrap_or_default();
-    let (status, failure) = match apply_deployment(obj, namespace, state).await {
+    let owner = obj
+        .controller_owner_ref(&())
+        .ok_or(Error::MissingMetadata("uid"))?;
+    let (status, failure) = match apply_deployment(obj, owner, ns, state).await {
         Ok(deployment) => {
-            let pods = Api::namespaced(state.client.clone(), namespace);
+            let pods = Api::namespaced(state.client.clone(), ns);
             let status = MemcachedStatus {
                 conditions: deployment_conditions(obj, &deployment),
                 ready_replicas: ready_replicas(&deployment),
@@ -180,14 +181,19 @@ async fn apply(obj: &Memcached, namespace: &str, state: &State) -> Result<Action
         }
         Err(err) => {
             let status = MemcachedStatus {
-                conditions: apply_failed_conditions(obj, &current.conditions, &err),
+                conditions: apply_failed_conditions(
+                    &current.conditions,
+                    &err,
+                    obj.metadata.generation,
+                ),
                 observed_generation: obj.metadata.generation,
                 ..current
             };
             (status, Some(err))
         }
     };
-    write_status(obj, status, namespace, state).await?;
+    let api = Api::namespaced(state.client.clone(), ns);
+    write_status(obj, status, &api, state).await?;
     // The Deployment's changes, its status included, trigger the next reconciliation.
     failure.map_or(Ok(Action::await_change()), Err)
 }
@@ -199,13 +205,11 @@ async fn apply(obj: &Memcached, namespace: &str, state: &State) -> Result<Action
 /// not set stay as others left them.
 async fn apply_deployment(
     obj: &Memcached,
-    namespace: &str,
+    owner: OwnerReference,
+    ns: &str,
     state: &State,
 ) -> Result<Deployment, Error> {
-    let owner = obj
-        .controller_owner_ref(&())
-        .ok_or(Error::MissingMetadata("uid"))?;
-    let deployments: Api<Deployment> = Api::namespaced(state.client.clone(), namespace);
+    let deployments: Api<Deployment> = Api::namespaced(state.client.clone(), ns);
     let deployment = deployments
         .patch(
             &obj.name_any(),
@@ -402,7 +406,11 @@ fn deployment_conditions(obj: &Memcached, deployment: &Deployment) -> Vec<Condit
 
 /// The conditions of `obj` after its Deployment could not be applied: `Degraded` with the error,
 /// and `Available` and `Progressing` as they were, since the Deployment stayed as it was.
-fn apply_failed_conditions(obj: &Memcached, current: &[Condition], err: &Error) -> Vec<Condition> {
+fn apply_failed_conditions(
+    current: &[Condition],
+    err: &Error,
+    generation: Option<i64>,
+) -> Vec<Condition> {
     let mut conditions: Vec<Condition> = [AVAILABLE, PROGRESSING]
         .into_iter()
         .filter_map(|type_| conditions::find(current, type_).cloned())
@@ -412,7 +420,7 @@ fn apply_failed_conditions(obj: &Memcached, current: &[Condition], err: &Error) 
         true,
         "DeploymentNotApplied",
         format!("Cannot apply the Deployment: {err}"),
-        obj.metadata.generation,
+        generation,
     ));
     conditions
 }
@@ -434,7 +442,7 @@ fn event_type(condition: &Condition) -> EventType {
 async fn write_status(
     obj: &Memcached,
     mut status: MemcachedStatus,
-    namespace: &str,
+    api: &Api<Memcached>,
     state: &State,
 ) -> Result<(), Error> {
     let current = obj.status.clone().unwrap_or_default();
@@ -465,7 +473,6 @@ async fn write_status(
     // Server-side apply of the status alone: only the fields this controller sets are sent, so
     // conditions that other field managers own stay theirs. `force` wins conflicts over fields
     // someone else wrote, as the controller is the authority on its status.
-    let api: Api<Memcached> = Api::namespaced(state.client.clone(), namespace);
     let patch = json!({
         "apiVersion": Memcached::api_version(&()),
         "kind": Memcached::kind(&()),
@@ -495,9 +502,9 @@ async fn write_status(
 /// The garbage collector would delete the Deployment too, through its owner reference, but only
 /// after the Memcached is gone; deleting it here first means a Memcached re-created under the same
 /// name never meets the old Deployment.
-async fn cleanup(obj: &Memcached, namespace: &str, state: &State) -> Result<Action, Error> {
+async fn cleanup(obj: &Memcached, ns: &str, state: &State) -> Result<Action, Error> {
     // TODO(user): release what lives outside the cluster, too.
-    let deployments: Api<Deployment> = Api::namespaced(state.client.clone(), namespace);
+    let deployments: Api<Deployment> = Api::namespaced(state.client.clone(), ns);
     match deployments
         .delete(&obj.name_any(), &DeleteParams::default())
         .await
@@ -527,15 +534,24 @@ mod tests {
     use crate::controllers::testing::{ApiServer, finished, mock_client};
     use crate::metrics::Metrics;
 
-    const URL: &str = "/apis/cache.example.com/v1alpha1/namespaces/default/memcacheds/test";
-    const STATUS_URL: &str = "/apis/cache.example.com/v1alpha1/namespaces/default/memcacheds/test/status?&force=true&fieldManager=memcached-operator";
+    /// Where the client reads and writes the test object.
+    fn url() -> String {
+        let collection = Memcached::url_path(&(), Some("default"));
+        format!("{collection}/test")
+    }
+
+    /// Where the controller applies the test object's status.
+    fn status_url() -> String {
+        format!("{}/status?&force=true&fieldManager={FIELD_MANAGER}", url())
+    }
     const DEPLOYMENT_URL: &str = "/apis/apps/v1/namespaces/default/deployments/test";
-    const PODS_URL: &str = "/api/v1/namespaces/default/pods?&labelSelector=app.kubernetes.io%2Finstance%3Dtest%2Capp.kubernetes.io%2Fname%3Dmemcached";
     const EVENTS_URL: &str = "/apis/events.k8s.io/v1/namespaces/default/events?";
+    /// The pods of the test object, listed by their selector labels.
+    const PODS_URL: &str = "/api/v1/namespaces/default/pods?&labelSelector=app.kubernetes.io%2Finstance%3Dtest%2Capp.kubernetes.io%2Fname%3D";
     const UID: &str = "6ac0d01a-8fda-4b94-a8ec-6b8e0e4a39f2";
 
     /// A Memcached of 3 pods as the API server returns it, with its finalizer and no status.
-    fn memcached() -> Memcached {
+    fn object() -> Memcached {
         let spec: MemcachedSpec = serde_json::from_value(json!({ "size": 3 })).unwrap();
         let mut obj = Memcached::new("test", spec);
         obj.metadata.namespace = Some("default".into());
@@ -617,15 +633,18 @@ mod tests {
             .iter()
             .map(|name| json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": name } }))
             .collect();
-        server.expect(Method::GET, PODS_URL).await.respond(
-            StatusCode::OK,
-            &json!({
-                "apiVersion": "meta.k8s.io/v1",
-                "kind": "PartialObjectMetadataList",
-                "metadata": { "resourceVersion": "1" },
-                "items": items,
-            }),
-        );
+        server
+            .expect(Method::GET, &format!("{PODS_URL}{APP_NAME}"))
+            .await
+            .respond(
+                StatusCode::OK,
+                &json!({
+                    "apiVersion": "meta.k8s.io/v1",
+                    "kind": "PartialObjectMetadataList",
+                    "metadata": { "resourceVersion": "1" },
+                    "items": items,
+                }),
+            );
     }
 
     /// Answers the event for each `(type, reason)`, in order.
@@ -644,27 +663,24 @@ mod tests {
 
     #[test]
     fn image_defaults_to_the_scaffolded_one() {
-        let obj = memcached();
-        assert_eq!(obj.spec.image, "memcached:1.6.26-alpine");
+        let obj = object();
+        let scaffolded = "memcached:1.6.26-alpine";
+        assert_eq!(obj.spec.image, scaffolded);
         assert_eq!(obj.spec.container_port, Some(11211));
         let spec = serde_json::to_value(&obj.spec).unwrap();
-        assert_eq!(
-            spec,
-            json!({ "size": 3, "image": "memcached:1.6.26-alpine", "containerPort": 11211 })
-        );
+        assert_eq!(spec["size"], 3);
+        assert_eq!(spec["image"], obj.spec.image);
+        assert_eq!(spec["containerPort"], 11211);
     }
 
     #[test]
     fn desired_deployment_runs_the_image_at_the_asked_size() {
-        let obj = memcached();
+        let obj = object();
         let deployment = desired_deployment(&obj, owner(&obj));
         let expected_labels = BTreeMap::from([
-            ("app.kubernetes.io/name".to_owned(), "memcached".to_owned()),
+            (NAME_LABEL.to_owned(), APP_NAME.to_owned()),
             ("app.kubernetes.io/instance".to_owned(), "test".to_owned()),
-            (
-                "app.kubernetes.io/managed-by".to_owned(),
-                "memcached-operator".to_owned(),
-            ),
+            (MANAGED_BY_LABEL.to_owned(), FIELD_MANAGER.to_owned()),
         ]);
         assert_eq!(deployment.metadata.name.as_deref(), Some("test"));
         assert_eq!(deployment.metadata.namespace.as_deref(), Some("default"));
@@ -699,13 +715,13 @@ mod tests {
         assert_eq!(pod.containers.len(), 1);
         let container = &pod.containers[0];
         assert_eq!(container.name, "memcached");
-        assert_eq!(container.image.as_deref(), Some("memcached:1.6.26-alpine"));
+        assert_eq!(container.image.as_ref(), Some(&obj.spec.image));
         assert!(container.ports.is_some());
     }
 
     #[test]
     fn desired_deployment_follows_the_spec() {
-        let mut obj = memcached();
+        let mut obj = object();
         obj.spec.size = 0;
         obj.spec.image = "registry.example.com/memcached:1.6".into();
         obj.spec.container_port = Some(11211);
@@ -724,7 +740,7 @@ mod tests {
 
     #[test]
     fn desired_deployment_meets_the_restricted_pod_security_standard() {
-        let obj = memcached();
+        let obj = object();
         let pod = desired_deployment(&obj, owner(&obj))
             .spec
             .unwrap()
@@ -750,7 +766,7 @@ mod tests {
 
     #[test]
     fn rolled_out_deployment_is_available() {
-        let obj = memcached();
+        let obj = object();
         let conditions = deployment_conditions(&obj, &deployment(&obj, rolled_out(3)));
         assert_eq!(
             summary(&conditions),
@@ -766,7 +782,7 @@ mod tests {
 
     #[test]
     fn rolling_deployment_is_progressing() {
-        let obj = memcached();
+        let obj = object();
         let status = DeploymentStatus {
             ready_replicas: Some(1),
             updated_replicas: Some(2),
@@ -795,7 +811,7 @@ mod tests {
 
     #[test]
     fn stuck_or_failing_deployment_is_degraded() {
-        let obj = memcached();
+        let obj = object();
         let stuck = DeploymentStatus {
             ready_replicas: Some(0),
             conditions: Some(vec![deployment_condition(
@@ -833,7 +849,7 @@ mod tests {
 
     #[test]
     fn scaled_to_zero_is_not_available_but_rolled_out() {
-        let mut obj = memcached();
+        let mut obj = object();
         obj.spec.size = 0;
         let conditions = deployment_conditions(&obj, &deployment(&obj, rolled_out(0)));
         assert_eq!(
@@ -848,10 +864,10 @@ mod tests {
 
     #[test]
     fn failed_apply_keeps_what_was_observed() {
-        let obj = memcached();
+        let obj = object();
         let before = deployment_conditions(&obj, &deployment(&obj, rolled_out(3)));
         let err = Error::MissingMetadata("uid");
-        let after = apply_failed_conditions(&obj, &before, &err);
+        let after = apply_failed_conditions(&before, &err, obj.metadata.generation);
         assert_eq!(after[..2], before[..2]);
         assert_eq!(
             summary(&after)[2],
@@ -864,14 +880,14 @@ mod tests {
 
         // Nothing observed yet: nothing to keep.
         assert_eq!(
-            summary(&apply_failed_conditions(&obj, &[], &err)),
+            summary(&apply_failed_conditions(&[], &err, obj.metadata.generation)),
             [("Degraded", "True", "DeploymentNotApplied")]
         );
     }
 
     #[test]
     fn only_degradation_is_a_warning() {
-        let obj = memcached();
+        let obj = object();
         let status = DeploymentStatus {
             ready_replicas: Some(0),
             ..rolled_out(3)
@@ -884,11 +900,11 @@ mod tests {
     #[tokio::test]
     async fn first_reconcile_adds_the_finalizer() {
         let (state, mut server) = state();
-        let mut obj = memcached();
+        let mut obj = object();
         obj.metadata.finalizers = None;
         let reconciling = spawn_reconcile(obj.clone(), &state);
 
-        let request = server.expect(Method::PATCH, &format!("{URL}?")).await;
+        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
         assert_eq!(
             request.body,
             json!([
@@ -896,7 +912,7 @@ mod tests {
                 { "op": "add", "path": "/metadata/finalizers", "value": [FINALIZER] },
             ])
         );
-        request.respond(StatusCode::OK, &memcached());
+        request.respond(StatusCode::OK, &object());
 
         assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
         finish(state, server).await;
@@ -905,13 +921,13 @@ mod tests {
     #[tokio::test]
     async fn reconcile_applies_the_deployment_and_reports_it() {
         let (state, mut server) = state();
-        let obj = memcached();
+        let obj = object();
         let reconciling = spawn_reconcile(obj.clone(), &state);
 
         let request = server
             .expect(
                 Method::PATCH,
-                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager=memcached-operator"),
+                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager={FIELD_MANAGER}"),
             )
             .await;
         assert_eq!(
@@ -926,7 +942,7 @@ mod tests {
 
         answer_pods(&mut server, &["test-b", "test-a", "test-c"]).await;
 
-        let request = server.expect(Method::PATCH, STATUS_URL).await;
+        let request = server.expect(Method::PATCH, &status_url()).await;
         let status = &request.body["status"];
         assert_eq!(request.body["kind"], "Memcached");
         assert_eq!(status["readyReplicas"], 3);
@@ -964,7 +980,7 @@ mod tests {
         server
             .expect(
                 Method::PATCH,
-                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager=memcached-operator"),
+                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager={FIELD_MANAGER}"),
             )
             .await
             .respond(StatusCode::OK, &deployment(&obj, rolled_out(3)));
@@ -976,13 +992,13 @@ mod tests {
     #[tokio::test]
     async fn rejected_deployment_is_reported_as_degraded() {
         let (state, mut server) = state();
-        let obj = memcached();
+        let obj = object();
         let reconciling = spawn_reconcile(obj.clone(), &state);
 
         server
             .expect(
                 Method::PATCH,
-                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager=memcached-operator"),
+                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager={FIELD_MANAGER}"),
             )
             .await
             .respond_error(
@@ -991,7 +1007,7 @@ mod tests {
                 "deployments.apps \"test\" is forbidden",
             );
 
-        let request = server.expect(Method::PATCH, STATUS_URL).await;
+        let request = server.expect(Method::PATCH, &status_url()).await;
         let status = &request.body["status"];
         assert_eq!(
             status["conditions"],
@@ -1016,7 +1032,7 @@ mod tests {
 
     /// A Memcached being deleted.
     fn deleted() -> Memcached {
-        let mut obj = memcached();
+        let mut obj = object();
         obj.metadata.deletion_timestamp =
             Some(Time(Timestamp::from_second(1_700_000_000).unwrap()));
         obj
@@ -1024,7 +1040,7 @@ mod tests {
 
     /// Expects the removal of the finalizer from `obj`, and answers it.
     async fn answer_finalizer_removal(server: &mut ApiServer, mut obj: Memcached) {
-        let request = server.expect(Method::PATCH, &format!("{URL}?")).await;
+        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
         assert_eq!(
             request.body,
             json!([
@@ -1075,7 +1091,7 @@ mod tests {
     #[tokio::test]
     async fn failed_deletion_keeps_the_finalizer() {
         let (state, mut server) = state();
-        let mut obj = memcached();
+        let mut obj = object();
         obj.metadata.deletion_timestamp =
             Some(Time(Timestamp::from_second(1_700_000_000).unwrap()));
         let reconciling = spawn_reconcile(obj, &state);

@@ -20,7 +20,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use tracing::{error, info, instrument, warn};
 
-use crate::api::infra::v1::{Cluster, ClusterStatus};
+use crate::api::infra::v1::Cluster;
+use crate::api::infra::v1::ClusterStatus;
 use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
@@ -77,12 +78,9 @@ impl State {
 /// Runs the controller until the manager shuts down.
 pub async fn run(ctx: Arc<Context>) {
     // A cluster-scoped kind: every object, whatever `--namespace` says.
-    let clusters = Api::<Cluster>::all(ctx.client.clone());
+    let api = Api::<Cluster>::all(ctx.client.clone());
     // Fail fast, with a message that says why, rather than retry a watch that cannot work.
-    if let Err(err) = clusters
-        .list_metadata(&ListParams::default().limit(1))
-        .await
-    {
+    if let Err(err) = api.list_metadata(&ListParams::default().limit(1)).await {
         error!(
             error = %err,
             "cannot list Cluster objects: is the CRD installed (`make install`) and is the manager allowed to list them?"
@@ -93,7 +91,7 @@ pub async fn run(ctx: Arc<Context>) {
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
     ));
-    Controller::new(clusters, watcher::Config::default())
+    Controller::new(api, watcher::Config::default())
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
         .run(reconcile, error_policy, state)
@@ -106,7 +104,7 @@ pub async fn run(ctx: Arc<Context>) {
 async fn reconcile(obj: Arc<Cluster>, state: Arc<State>) -> Result<Action, Error> {
     let started = Instant::now();
     let object = ObjectRef::from(&*obj);
-    let result = reconcile_with_finalizer(obj, &state).await;
+    let result = apply_or_cleanup(obj, &state).await;
     let outcome = match &result {
         Ok(action) => {
             state.backoff.succeeded(&object);
@@ -119,11 +117,11 @@ async fn reconcile(obj: Arc<Cluster>, state: Arc<State>) -> Result<Action, Error
 }
 
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
-async fn reconcile_with_finalizer(obj: Arc<Cluster>, state: &State) -> Result<Action, Error> {
+async fn apply_or_cleanup(obj: Arc<Cluster>, state: &State) -> Result<Action, Error> {
     let api = Api::all(state.client.clone());
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
-            Finalizer::Apply(obj) => apply(&obj, &api, state).await,
+            Finalizer::Apply(obj) => apply(&obj, state).await,
             Finalizer::Cleanup(obj) => cleanup(&obj, state).await,
         }
     })
@@ -132,13 +130,14 @@ async fn reconcile_with_finalizer(obj: Arc<Cluster>, state: &State) -> Result<Ac
 }
 
 /// Brings the cluster to what `obj` asks for and reports the outcome in its status.
-async fn apply(obj: &Cluster, api: &Api<Cluster>, state: &State) -> Result<Action, Error> {
+async fn apply(obj: &Cluster, state: &State) -> Result<Action, Error> {
     let synced = sync(obj, state).await;
     let status = ClusterStatus {
         conditions: vec![ready_condition(obj, synced.as_ref().err())],
         observed_generation: obj.metadata.generation,
     };
-    write_status(obj, status, api, state).await?;
+    let api = Api::all(state.client.clone());
+    write_status(obj, status, &api, state).await?;
     // Changes to the Cluster trigger the next reconciliation. TODO(user): return
     // `Action::requeue(...)` instead if the state you reconcile can change without a watch event.
     synced.map(|()| Action::await_change())
@@ -255,8 +254,16 @@ mod tests {
     use crate::controllers::testing::{ApiServer, finished, mock_client};
     use crate::metrics::Metrics;
 
-    const URL: &str = "/apis/infra.example.com/v1/clusters/test";
-    const STATUS_URL: &str = "/apis/infra.example.com/v1/clusters/test/status?&force=true&fieldManager=platform-operator";
+    /// Where the client reads and writes the test object.
+    fn url() -> String {
+        let collection = Cluster::url_path(&(), None);
+        format!("{collection}/test")
+    }
+
+    /// Where the controller applies the test object's status.
+    fn status_url() -> String {
+        format!("{}/status?&force=true&fieldManager={FIELD_MANAGER}", url())
+    }
     const EVENTS_URL: &str = "/apis/events.k8s.io/v1/namespaces/default/events?";
 
     /// An error a reconciliation can end with.
@@ -265,7 +272,7 @@ mod tests {
     }
 
     /// A Cluster as the API server returns it, without finalizer or status.
-    fn cluster() -> Cluster {
+    fn object() -> Cluster {
         let mut obj = Cluster::new(
             "test",
             ClusterSpec {
@@ -321,7 +328,7 @@ mod tests {
 
     #[test]
     fn ready_condition_reports_success_and_failure() {
-        let obj = cluster();
+        let obj = object();
         let ready = ready_condition(&obj, None);
         assert_eq!(
             (
@@ -349,7 +356,7 @@ mod tests {
     #[tokio::test]
     async fn error_policy_backs_off_until_a_success() {
         let (state, server) = state();
-        let mut obj = with_finalizer(cluster());
+        let mut obj = with_finalizer(object());
         let err = failure();
         let first = error_policy(Arc::new(obj.clone()), &err, state.clone());
         let second = error_policy(Arc::new(obj.clone()), &err, state.clone());
@@ -366,10 +373,10 @@ mod tests {
     #[tokio::test]
     async fn first_reconcile_adds_the_finalizer() {
         let (state, mut server) = state();
-        let obj = cluster();
+        let obj = object();
         let reconciling = spawn_reconcile(obj.clone(), &state);
 
-        let request = server.expect(Method::PATCH, &format!("{URL}?")).await;
+        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
         assert_eq!(
             request.content_type.as_deref(),
             Some("application/json-patch+json")
@@ -391,10 +398,10 @@ mod tests {
     #[tokio::test]
     async fn reconcile_applies_the_ready_status_and_announces_it() {
         let (state, mut server) = state();
-        let obj = with_finalizer(cluster());
+        let obj = with_finalizer(object());
         let reconciling = spawn_reconcile(obj.clone(), &state);
 
-        let request = server.expect(Method::PATCH, STATUS_URL).await;
+        let request = server.expect(Method::PATCH, &status_url()).await;
         assert_eq!(
             request.content_type.as_deref(),
             Some("application/apply-patch+yaml")
@@ -448,7 +455,7 @@ mod tests {
     #[tokio::test]
     async fn reconciled_object_needs_no_request() {
         let (state, server) = state();
-        let mut obj = with_finalizer(cluster());
+        let mut obj = with_finalizer(object());
         obj.status = Some(ready_since(&obj, 1_700_000_000));
         let action = finished(spawn_reconcile(obj, &state)).await.unwrap();
         assert_eq!(action, Action::await_change());
@@ -458,12 +465,12 @@ mod tests {
     #[tokio::test]
     async fn new_generation_updates_the_status_without_an_event() {
         let (state, mut server) = state();
-        let mut obj = with_finalizer(cluster());
+        let mut obj = with_finalizer(object());
         obj.status = Some(ready_since(&obj, 1_700_000_000));
         obj.metadata.generation = Some(2);
         let reconciling = spawn_reconcile(obj.clone(), &state);
 
-        let request = server.expect(Method::PATCH, STATUS_URL).await;
+        let request = server.expect(Method::PATCH, &status_url()).await;
         let status = &request.body["status"];
         assert_eq!(status["observedGeneration"], 2);
         assert_eq!(status["conditions"][0]["observedGeneration"], 2);
@@ -481,30 +488,23 @@ mod tests {
     #[tokio::test]
     async fn failed_status_write_fails_the_reconciliation() {
         let (state, mut server) = state();
-        let obj = with_finalizer(cluster());
+        let obj = with_finalizer(object());
         let reconciling = spawn_reconcile(obj, &state);
 
         server
-            .expect(Method::PATCH, STATUS_URL)
+            .expect(Method::PATCH, &status_url())
             .await
-            .respond_error(
-                StatusCode::FORBIDDEN,
-                "Forbidden",
-                "clusters/status is forbidden",
-            );
+            .respond_error(StatusCode::FORBIDDEN, "Forbidden", "status is forbidden");
 
         let err = finished(reconciling).await.unwrap_err();
-        assert!(
-            err.to_string().contains("clusters/status is forbidden"),
-            "{err}"
-        );
+        assert!(err.to_string().contains("status is forbidden"), "{err}");
         finish(state, server).await;
     }
 
     #[tokio::test]
     async fn outcomes_are_counted_in_the_metrics() {
         let (state, mut server, metrics) = state_with_metrics();
-        let mut obj = with_finalizer(cluster());
+        let mut obj = with_finalizer(object());
         obj.status = Some(ready_since(&obj, 0));
         finished(spawn_reconcile(obj.clone(), &state))
             .await
@@ -513,7 +513,7 @@ mod tests {
         obj.metadata.generation = Some(2);
         let reconciling = spawn_reconcile(obj, &state);
         server
-            .expect(Method::PATCH, STATUS_URL)
+            .expect(Method::PATCH, &status_url())
             .await
             .respond_error(StatusCode::CONFLICT, "Conflict", "try again");
         finished(reconciling).await.unwrap_err();
@@ -533,12 +533,12 @@ mod tests {
     #[tokio::test]
     async fn deleted_object_is_cleaned_up_and_released() {
         let (state, mut server) = state();
-        let mut obj = with_finalizer(cluster());
+        let mut obj = with_finalizer(object());
         obj.metadata.deletion_timestamp =
             Some(Time(Timestamp::from_second(1_700_000_000).unwrap()));
         let reconciling = spawn_reconcile(obj.clone(), &state);
 
-        let request = server.expect(Method::PATCH, &format!("{URL}?")).await;
+        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
         assert_eq!(
             request.body,
             json!([
@@ -555,11 +555,9 @@ mod tests {
 
     #[test]
     fn status_serializes_in_camel_case_without_empty_fields() {
-        assert_eq!(
-            serde_json::to_value(ClusterStatus::default()).unwrap(),
-            json!({})
-        );
-        let obj = cluster();
+        let empty = serde_json::to_value(ClusterStatus::default()).unwrap();
+        assert_eq!(empty, json!({}));
+        let obj = object();
         let status = serde_json::to_value(ready_since(&obj, 0)).unwrap();
         assert_eq!(status["observedGeneration"], 1);
         assert_eq!(
