@@ -8,6 +8,7 @@
 
 pub mod cli;
 mod error;
+pub mod generate;
 pub mod manifests;
 pub mod output;
 pub mod project;
@@ -123,6 +124,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
             };
             output::apply(&root, &changes, mode, out)
         }
+        Command::Generate(command) => generate(command, cwd, out),
         Command::Completion(args) => {
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "rsop", out);
@@ -142,6 +144,36 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
                 })
                 .map_err(|e| Error::io("write to", "standard output", e))?;
             Ok(Outcome::Done)
+        }
+    }
+}
+
+fn generate(command: cli::GenerateCommand, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
+    use cli::{GenerateCommand, KustomizeCommand};
+    match command {
+        GenerateCommand::Installer(args) => {
+            generate::load_project(cwd, "generate installer")?;
+            let changes = generate::installer(cwd, args.img.as_deref())?;
+            output::apply(cwd, &changes, args.mode.mode(), out)
+        }
+        GenerateCommand::Kustomize(KustomizeCommand::Manifests(mode)) => {
+            let project = generate::load_project(cwd, "generate kustomize manifests")?;
+            let changes = generate::csv::plan(cwd, &project)?;
+            output::apply(cwd, &changes, mode.mode(), out)
+        }
+        GenerateCommand::Bundle(args) => {
+            let project = generate::load_project(cwd, "generate bundle")?;
+            let opts = generate::bundle::BundleOptions::new(
+                cwd,
+                &project,
+                args.version.as_deref(),
+                &args.channels,
+                args.default_channel.as_deref(),
+                args.package.as_deref(),
+                args.img.as_deref(),
+            )?;
+            let changes = generate::bundle::plan(cwd, &project, &opts)?;
+            output::apply(cwd, &changes, args.mode.mode(), out)
         }
     }
 }

@@ -25,6 +25,9 @@ pub enum Command {
     Edit(EditArgs),
     /// Generate CRDs and RBAC from the Rust sources, without compiling
     Manifests(ManifestsArgs),
+    /// Package the operator: a one-file installer, an OLM bundle
+    #[command(subcommand)]
+    Generate(GenerateCommand),
     /// Print a shell completion script to standard output
     Completion(CompletionArgs),
     /// Print rsop's version and the versions of what it generates
@@ -134,6 +137,105 @@ pub struct ManifestsArgs {
     /// The project root (where Cargo.toml is)
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub dir: PathBuf,
+}
+
+/// What `rsop generate` packages.
+#[derive(Debug, Subcommand)]
+pub enum GenerateCommand {
+    /// Write dist/install.yaml: everything config/default renders, in one file
+    Installer(GenerateInstallerArgs),
+    /// Write kustomize bases the other generators build on
+    #[command(subcommand)]
+    Kustomize(KustomizeCommand),
+    /// Write an OLM bundle (bundle/, bundle.Dockerfile) from config/manifests
+    Bundle(GenerateBundleArgs),
+}
+
+/// What `rsop generate kustomize` writes.
+#[derive(Debug, Subcommand)]
+pub enum KustomizeCommand {
+    /// Write config/manifests: the `ClusterServiceVersion` base of the OLM bundle, which
+    /// you edit; a re-run keeps your edits and adds what new kinds need
+    Manifests(OutputModeArgs),
+}
+
+/// How a generator writes: the modes `rsop manifests` has, plus --dry-run.
+#[derive(Debug, Args)]
+pub struct OutputModeArgs {
+    /// Write nothing; print a diff of each file that would change and exit 1 if any would
+    #[arg(long, conflicts_with_all = ["diff", "dry_run"])]
+    pub check: bool,
+
+    /// Print a diff of each file that changes, then write
+    #[arg(long, conflicts_with = "dry_run")]
+    pub diff: bool,
+
+    /// List what would be written; write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// Arguments of `rsop generate installer`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  rsop generate installer --img quay.io/example/memcached-operator:v0.1.0\n  \
+                  rsop generate installer --check   # in CI: fail with a diff when dist/install.yaml is stale"
+)]
+pub struct GenerateInstallerArgs {
+    /// The manager's image; without it, the image config/manager names
+    #[arg(long, value_name = "IMAGE")]
+    pub img: Option<String>,
+
+    #[command(flatten)]
+    pub mode: OutputModeArgs,
+}
+
+/// Arguments of `rsop generate bundle`.
+#[derive(Debug, Args)]
+#[command(
+    // `--version` is the bundle's version here, not rsop's.
+    disable_version_flag = true,
+    after_help = "Examples:\n  rsop generate kustomize manifests   # once: the CSV base to fill in\n  \
+                  rsop generate bundle --version 0.1.0 --channels alpha,stable --default-channel alpha \\\n      --img quay.io/example/memcached-operator:v0.1.0"
+)]
+pub struct GenerateBundleArgs {
+    /// The bundle's semantic version (X.Y.Z); defaults to Cargo.toml's package.version
+    #[arg(long, value_name = "X.Y.Z")]
+    pub version: Option<String>,
+
+    /// The channels the bundle is published in, separated by commas [default: alpha]
+    #[arg(long, value_name = "A,B", value_delimiter = ',')]
+    pub channels: Vec<String>,
+
+    /// The channel OLM subscribes to by default; one of --channels
+    #[arg(long, value_name = "CHANNEL")]
+    pub default_channel: Option<String>,
+
+    /// The OLM package name; defaults to the project name
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+
+    /// The manager's image; without it, the image config/manager names
+    #[arg(long, value_name = "IMAGE")]
+    pub img: Option<String>,
+
+    #[command(flatten)]
+    pub mode: OutputModeArgs,
+}
+
+impl OutputModeArgs {
+    pub fn mode(&self) -> crate::output::Mode {
+        use crate::output::Mode;
+        if self.check {
+            Mode::Check
+        } else if self.diff {
+            Mode::Diff
+        } else if self.dry_run {
+            Mode::DryRun
+        } else {
+            Mode::Write
+        }
+    }
 }
 
 /// What `rsop create` adds.

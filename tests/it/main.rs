@@ -5,6 +5,7 @@
 
 mod conformance;
 mod create_api;
+mod generate;
 mod generated;
 mod init;
 mod manifests;

@@ -194,8 +194,15 @@ pub fn generated_target_dir() -> PathBuf {
 pub fn render_and_validate(project: &Path, kustomize_dir: &str) -> String {
     let rendered = run_tool(project, "kubectl", &["kustomize", kustomize_dir], &[]);
     let yaml = String::from_utf8(rendered.stdout).unwrap();
+    validate(project, &yaml);
+    yaml
+}
+
+/// Validates every object of a YAML stream with kubernetes-validate
+/// (strict: unknown fields are errors).
+pub fn validate(project: &Path, yaml: &str) {
     let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), &yaml).unwrap();
+    std::fs::write(file.path(), yaml).unwrap();
     // The schemas of the Kubernetes version the generated project compiles for.
     let version = format!("{}.0", rsop::versions::KUBERNETES);
     run_tool(
@@ -209,7 +216,6 @@ pub fn render_and_validate(project: &Path, kustomize_dir: &str) -> String {
         ],
         &[],
     );
-    yaml
 }
 
 /// Copies the tree at `from` to `to`, leaving out the top-level entry
@@ -234,8 +240,19 @@ pub fn copy_tree(from: &Path, to: &Path, skip: Option<&str>) {
 /// be: exit `code`, every `needles` part in stderr, no panic, no file
 /// changed. Returns what is wrong, with the stderr, or `None`.
 pub fn refusal_problems(root: &Path, args: &[&str], code: i32, needles: &[&str]) -> Option<String> {
+    refusal_problems_with_env(root, args, &[], code, needles)
+}
+
+/// [`refusal_problems`] with extra environment variables.
+pub fn refusal_problems_with_env(
+    root: &Path,
+    args: &[&str],
+    envs: &[(&str, &Path)],
+    code: i32,
+    needles: &[&str],
+) -> Option<String> {
     let before = snapshot(root);
-    let run = rsop(root, args);
+    let run = rsop_with_env(root, args, envs);
     let mut problems = Vec::new();
     if run.code != code {
         problems.push(format!("exit code {} (want {code})", run.code));

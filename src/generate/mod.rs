@@ -1,0 +1,121 @@
+//! `rsop generate`: packaging derived from the project's `config/`, each
+//! piece rendered by the real kustomize and written through the same
+//! all-or-nothing writer with the same modes as `rsop manifests`.
+//!
+//! - `installer`: `dist/install.yaml`, everything `config/default` renders;
+//! - `kustomize manifests`: the `ClusterServiceVersion` base the user edits;
+//! - `bundle`: an OLM bundle, byte-stable from run to run.
+
+pub mod bundle;
+pub mod csv;
+pub mod kustomize;
+
+use std::path::Path;
+
+use serde_yaml_ng::{Mapping, Value};
+
+use crate::project::{PROJECT_FILE, Project};
+use crate::scaffold::{Disk, FileChange};
+use crate::{Error, Result};
+
+/// Where `generate installer` writes.
+pub const INSTALLER: &str = "dist/install.yaml";
+
+/// The project at `root`, or an error telling the user where to run `rsop`.
+pub fn load_project(root: &Path, command: &str) -> Result<Project> {
+    Project::load_optional(root)?.ok_or_else(|| {
+        Error::user_with_help(
+            format!(
+                "`{}` is not an rsop project: it has no `{PROJECT_FILE}` file",
+                root.display()
+            ),
+            format!("run `rsop {command}` at the root of a project made by `rsop init`"),
+        )
+    })
+}
+
+/// `dist/install.yaml`: `config/default` as kustomize renders it, with the
+/// manager's image set to `image` when given.
+pub fn installer(root: &Path, image: Option<&str>) -> Result<Vec<FileChange>> {
+    let rendered = kustomize::render(root, "config/default", image)?;
+    changes(root, vec![(INSTALLER.to_string(), rendered)])
+}
+
+/// The changes that bring `files` (relative paths and texts) to the disk.
+pub fn changes(root: &Path, files: Vec<(String, String)>) -> Result<Vec<FileChange>> {
+    let disk = Disk::new(root);
+    files
+        .into_iter()
+        .map(|(path, after)| {
+            let path = std::path::PathBuf::from(path);
+            Ok(FileChange {
+                before: disk.read(&path)?,
+                path,
+                after,
+            })
+        })
+        .collect()
+}
+
+/// The value at a path of mapping keys, if every step exists.
+pub fn get<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, key| v.get(*key))
+}
+
+/// The string at a path of mapping keys.
+pub fn get_str<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
+    get(value, path).and_then(Value::as_str)
+}
+
+/// The mapping at `path`, made (as empty mappings) where it is missing.
+pub fn mapping_at<'a>(value: &'a mut Value, path: &[&str]) -> &'a mut Mapping {
+    let mut current = value;
+    for key in path {
+        current = as_mapping(current)
+            .entry((*key).into())
+            .or_insert(Value::Null);
+    }
+    as_mapping(current)
+}
+
+/// `value` as a mapping, replacing whatever else it held.
+fn as_mapping(value: &mut Value) -> &mut Mapping {
+    if !value.is_mapping() {
+        *value = Value::Mapping(Mapping::new());
+    }
+    match value {
+        Value::Mapping(map) => map,
+        _ => unreachable!("made a mapping above"),
+    }
+}
+
+/// The sequence under `key` of `map`, replacing whatever else it held.
+pub fn sequence_at<'a>(map: &'a mut Mapping, key: &str) -> &'a mut Vec<Value> {
+    let value = map.entry(key.into()).or_insert(Value::Null);
+    if !value.is_sequence() {
+        *value = Value::Sequence(Vec::new());
+    }
+    match value {
+        Value::Sequence(items) => items,
+        _ => unreachable!("made a sequence above"),
+    }
+}
+
+/// `kind` of a Kubernetes object.
+pub fn kind(object: &Value) -> &str {
+    get_str(object, &["kind"]).unwrap_or_default()
+}
+
+/// `metadata.name` of a Kubernetes object.
+pub fn name(object: &Value) -> &str {
+    get_str(object, &["metadata", "name"]).unwrap_or_default()
+}
+
+/// One YAML document as rsop writes it.
+pub fn to_yaml(value: &Value, path: &str) -> Result<String> {
+    serde_yaml_ng::to_string(value).map_err(|e| Error::Parse {
+        path: path.into(),
+        help: None,
+        source: Box::new(e),
+    })
+}
