@@ -81,15 +81,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
                     "pass `--multigroup` or `--multigroup=false`",
                 ));
             };
-            let Some(mut project) = project::Project::load_optional(cwd)? else {
-                return Err(Error::user_with_help(
-                    format!(
-                        "`{}` is not an rsop project: it has no `PROJECT` file",
-                        cwd.display()
-                    ),
-                    "run `rsop edit` at the root of a project made by `rsop init`",
-                ));
-            };
+            let mut project = project::Project::load(cwd, "edit")?;
             if project.multigroup != multigroup && project.resources.iter().any(|r| r.api) {
                 return Err(Error::user_with_help(
                     "the project already has API types in the other layout",
@@ -152,17 +144,17 @@ fn generate(command: cli::GenerateCommand, cwd: &Path, out: &mut dyn Write) -> R
     use cli::{GenerateCommand, KustomizeCommand};
     match command {
         GenerateCommand::Installer(args) => {
-            generate::load_project(cwd, "generate installer")?;
+            project::Project::load(cwd, "generate installer")?;
             let changes = generate::installer(cwd, args.img.as_deref())?;
             output::apply(cwd, &changes, args.mode.mode(), out)
         }
         GenerateCommand::Kustomize(KustomizeCommand::Manifests(mode)) => {
-            let project = generate::load_project(cwd, "generate kustomize manifests")?;
+            let project = project::Project::load(cwd, "generate kustomize manifests")?;
             let changes = generate::csv::plan(cwd, &project)?;
             output::apply(cwd, &changes, mode.mode(), out)
         }
         GenerateCommand::Bundle(args) => {
-            let project = generate::load_project(cwd, "generate bundle")?;
+            let project = project::Project::load(cwd, "generate bundle")?;
             let opts = generate::bundle::BundleOptions::new(
                 cwd,
                 &project,

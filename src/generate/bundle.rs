@@ -122,23 +122,12 @@ impl BundleOptions {
 }
 
 fn cargo_version(root: &Path) -> Result<String> {
-    let path = root.join("Cargo.toml");
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
-    let doc: toml_edit::DocumentMut = text.parse().map_err(|e| Error::Parse {
-        path: path.clone(),
-        help: Some("fix the TOML syntax error".into()),
-        source: Box::new(e),
-    })?;
-    doc.get("package")
-        .and_then(|p| p.get("version"))
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
-        .ok_or_else(|| {
-            Error::user_with_help(
-                "Cargo.toml has no `package.version` to version the bundle with",
-                "pass `--version X.Y.Z`",
-            )
-        })
+    crate::manifests::package(root)?.version.ok_or_else(|| {
+        Error::user_with_help(
+            "Cargo.toml has no `package.version` to version the bundle with",
+            "pass `--version X.Y.Z`",
+        )
+    })
 }
 
 /// The files of the bundle.

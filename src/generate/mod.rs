@@ -14,25 +14,11 @@ use std::path::Path;
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::project::{PROJECT_FILE, Project};
-use crate::scaffold::{Disk, FileChange};
+use crate::scaffold::FileChange;
 use crate::{Error, Result};
 
 /// Where `generate installer` writes.
 pub const INSTALLER: &str = "dist/install.yaml";
-
-/// The project at `root`, or an error telling the user where to run `rsop`.
-pub fn load_project(root: &Path, command: &str) -> Result<Project> {
-    Project::load_optional(root)?.ok_or_else(|| {
-        Error::user_with_help(
-            format!(
-                "`{}` is not an rsop project: it has no `{PROJECT_FILE}` file",
-                root.display()
-            ),
-            format!("run `rsop {command}` at the root of a project made by `rsop init`"),
-        )
-    })
-}
 
 /// `dist/install.yaml`: `config/default` as kustomize renders it, with the
 /// manager's image set to `image` when given.
@@ -43,18 +29,8 @@ pub fn installer(root: &Path, image: Option<&str>) -> Result<Vec<FileChange>> {
 
 /// The changes that bring `files` (relative paths and texts) to the disk.
 pub fn changes(root: &Path, files: Vec<(String, String)>) -> Result<Vec<FileChange>> {
-    let disk = Disk::new(root);
-    files
-        .into_iter()
-        .map(|(path, after)| {
-            let path = std::path::PathBuf::from(path);
-            Ok(FileChange {
-                before: disk.read(&path)?,
-                path,
-                after,
-            })
-        })
-        .collect()
+    let files = files.into_iter().map(|(p, t)| (p.into(), t)).collect();
+    crate::manifests::changes(&crate::manifests::Generated { files }, root)
 }
 
 /// The value at a path of mapping keys, if every step exists.

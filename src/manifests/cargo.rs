@@ -24,6 +24,8 @@ use crate::{Error, Result};
 pub struct Package {
     pub name: String,
     pub lib: String,
+    /// `package.version`, when it is a plain string.
+    pub version: Option<String>,
 }
 
 /// Builds and runs the crdgen program; returns each version's

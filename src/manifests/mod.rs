@@ -130,7 +130,7 @@ pub fn changes(generated: &Generated, root: &Path) -> Result<Vec<FileChange>> {
         .collect()
 }
 
-/// The package and library names, from Cargo.toml (`[lib] name`, else the
+/// The package and library names and the version, from Cargo.toml (`[lib] name`, else the
 /// package name with `-` as `_`).
 pub fn package(root: &Path) -> Result<cargo::Package> {
     let path = root.join("Cargo.toml");
@@ -166,5 +166,10 @@ pub fn package(root: &Path) -> Result<cargo::Package> {
     Ok(cargo::Package {
         name: name.to_string(),
         lib: lib_name.unwrap_or(name).replace('-', "_"),
+        version: doc
+            .get("package")
+            .and_then(|p| p.get("version"))
+            .and_then(|v| v.as_str())
+            .map(str::to_string),
     })
 }

@@ -151,6 +151,20 @@ impl Project {
         }
     }
 
+    /// The PROJECT file under `root`; without one, an error telling the user
+    /// to run `rsop <command>` in a project made by `rsop init`.
+    pub fn load(root: &Path, command: &str) -> Result<Self> {
+        Self::load_optional(root)?.ok_or_else(|| {
+            Error::user_with_help(
+                format!(
+                    "`{}` is not an rsop project: it has no `{PROJECT_FILE}` file",
+                    root.display()
+                ),
+                format!("run `rsop {command}` at the root of a project made by `rsop init`"),
+            )
+        })
+    }
+
     /// The namespace the operator is deployed into.
     pub fn namespace(&self) -> String {
         format!("{}-system", self.project_name)

@@ -14,9 +14,12 @@ pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
-    let dir = tempfile_dir()?;
+    let dir = tempfile::Builder::new()
+        .prefix("rsop-fmt-")
+        .tempdir()
+        .map_err(|e| Error::io("create a directory in", std::env::temp_dir(), e))?;
     let paths: Vec<std::path::PathBuf> = (0..files.len())
-        .map(|i| dir.join(format!("f{i}.rs")))
+        .map(|i| dir.path().join(format!("f{i}.rs")))
         .collect();
     for (path, (_, text)) in paths.iter().zip(files) {
         std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
@@ -28,7 +31,8 @@ pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output();
-    let texts = match result {
+    // `dir` and its files go when it drops, after they are read.
+    match result {
         // No rustfmt: the code is written as rendered.
         Err(_) => Ok(files.iter().map(|(_, t)| t.clone()).collect()),
         Ok(output) if !output.status.success() => Err(Error::Template {
@@ -46,20 +50,5 @@ pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
             .iter()
             .map(|p| std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e)))
             .collect(),
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    texts
-}
-
-/// A fresh private directory under the system's temporary directory.
-fn tempfile_dir() -> Result<std::path::PathBuf> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "rsop-fmt-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io("create directory", &dir, e))?;
-    Ok(dir)
+    }
 }

@@ -9,7 +9,7 @@ use heck::ToSnakeCase;
 
 use crate::cli::CreateApiArgs;
 use crate::manifests::{self, ManifestsOptions, diagnostics::Diagnostics, source::Crate};
-use crate::project::{PROJECT_FILE, Project, Resource, names};
+use crate::project::{Project, Resource, names};
 use crate::scaffold::{self, Disk, FileChange, IfExists, Marker, Plan, Templates, TomlEdit};
 use crate::{Error, Result, versions};
 
@@ -76,15 +76,7 @@ fn invalid(what: &str, value: &str, reason: &str, help: &str) -> Error {
 
 impl CreateApiOptions {
     pub fn from_args(args: &CreateApiArgs, root: &Path) -> Result<Self> {
-        let Some(project) = Project::load_optional(root)? else {
-            return Err(Error::user_with_help(
-                format!(
-                    "`{}` is not an rsop project: it has no `{PROJECT_FILE}` file",
-                    root.display()
-                ),
-                "run `rsop create api` at the root of a project made by `rsop init`",
-            ));
-        };
+        let project = Project::load(root, "create api")?;
         validate_kind(&args.kind)?;
         validate_version(&args.version)?;
         names::validate_dns1123_label("group", &args.group)?;
