@@ -167,6 +167,16 @@ fn generate(command: cli::GenerateCommand, cwd: &Path, out: &mut dyn Write) -> R
             let changes = generate::bundle::plan(cwd, &project, &opts)?;
             output::apply(cwd, &changes, args.mode.mode(), out)
         }
+        GenerateCommand::Helm(args) => {
+            let project = project::Project::load(cwd, "generate helm")?;
+            let opts = generate::helm::HelmOptions {
+                output_dir: args.output_dir,
+                force: args.force,
+                image: args.img,
+            };
+            let changes = generate::helm::plan(cwd, &project, &opts)?;
+            output::apply(cwd, &changes, args.mode.mode(), out)
+        }
     }
 }
 

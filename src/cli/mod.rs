@@ -149,6 +149,8 @@ pub enum GenerateCommand {
     Kustomize(KustomizeCommand),
     /// Write an OLM bundle (bundle/, bundle.Dockerfile) from config/manifests
     Bundle(GenerateBundleArgs),
+    /// Write a Helm chart (dist/chart) made from what config/default renders
+    Helm(GenerateHelmArgs),
 }
 
 /// What `rsop generate kustomize` writes.
@@ -216,6 +218,30 @@ pub struct GenerateBundleArgs {
     pub package: Option<String>,
 
     /// The manager's image; without it, the image config/manager names
+    #[arg(long, value_name = "IMAGE")]
+    pub img: Option<String>,
+
+    #[command(flatten)]
+    pub mode: OutputModeArgs,
+}
+
+/// Arguments of `rsop generate helm`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Chart.yaml and values.yaml are yours once written: re-runs keep them, --force writes them again.\n\n\
+                  Examples:\n  rsop generate helm --img quay.io/example/memcached-operator:v0.1.0\n  \
+                  rsop generate helm --check   # in CI: fail with a diff when the templates are stale"
+)]
+pub struct GenerateHelmArgs {
+    /// The chart's directory
+    #[arg(long, value_name = "DIR", default_value = crate::generate::helm::DEFAULT_OUTPUT_DIR)]
+    pub output_dir: PathBuf,
+
+    /// Write Chart.yaml and values.yaml even when they exist, replacing your edits
+    #[arg(long)]
+    pub force: bool,
+
+    /// The manager's image in a new values.yaml; without it, the image config/manager names
     #[arg(long, value_name = "IMAGE")]
     pub img: Option<String>,
 

@@ -4,10 +4,12 @@
 //!
 //! - `installer`: `dist/install.yaml`, everything `config/default` renders;
 //! - `kustomize manifests`: the `ClusterServiceVersion` base the user edits;
-//! - `bundle`: an OLM bundle, byte-stable from run to run.
+//! - `bundle`: an OLM bundle, byte-stable from run to run;
+//! - `helm`: a Helm chart made from the same rendered objects.
 
 pub mod bundle;
 pub mod csv;
+pub mod helm;
 pub mod kustomize;
 
 use std::path::Path;

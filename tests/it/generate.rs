@@ -13,14 +13,14 @@ use crate::support::{
     snapshot, validate,
 };
 
-const IMG: &str = "quay.io/example/memcached-operator:v0.1.0";
+pub const IMG: &str = "quay.io/example/memcached-operator:v0.1.0";
 
-fn run(dir: &Path, args: &[&str]) -> String {
+pub fn run(dir: &Path, args: &[&str]) -> String {
     rsop(dir, args).success().stdout
 }
 
 /// `memcached-operator` with a `--image` kind and a plain one in another group.
-fn two_kinds(tmp: &Path) -> PathBuf {
+pub fn two_kinds(tmp: &Path) -> PathBuf {
     let dir = tmp.join("memcached-operator");
     std::fs::create_dir(&dir).unwrap();
     run(&dir, &["init", "--domain", "example.com"]);
@@ -82,7 +82,7 @@ fn read_yaml(path: &Path) -> Value {
     serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn documents(text: &str) -> Vec<Value> {
+pub fn documents(text: &str) -> Vec<Value> {
     use serde::Deserialize;
     serde_yaml_ng::Deserializer::from_str(text)
         .map(|d| Value::deserialize(d).unwrap())
@@ -566,6 +566,7 @@ fn bad_input_is_refused_and_changes_nothing() {
     for args in [
         &["generate", "installer"][..],
         &["generate", "bundle", "--version", "0.1.0"],
+        &["generate", "helm"],
     ] {
         check(
             &format!("no kustomize: {args:?}"),

@@ -7,6 +7,7 @@ mod conformance;
 mod create_api;
 mod generate;
 mod generated;
+mod helm;
 mod init;
 mod manifests;
 mod support;
