@@ -514,3 +514,86 @@ fn helm_chart_refuses_bad_input() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+#[test]
+fn helm_chart_of_a_namespaced_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("guard-operator");
+    std::fs::create_dir(&dir).unwrap();
+    run(&dir, &["init", "--domain", "example.com", "--namespaced"]);
+    run(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    // Text that looks like a template action must reach the CRD as text.
+    let types = dir.join("src/api/v1alpha1/memcached.rs");
+    let source = std::fs::read_to_string(&types).unwrap().replace(
+        "/// An example optional field: free-form text, left out when not set.",
+        "/// Free-form text such as {{ .Name }}, which Helm must not expand.",
+    );
+    std::fs::write(&types, source).unwrap();
+    run(&dir, &["manifests"]);
+    run(&dir, &["generate", "installer"]);
+    run(&dir, &["generate", "helm"]);
+
+    let (code, stdout, stderr) = helm(&dir, &["lint", CHART]);
+    assert_eq!(code, 0, "helm lint --strict failed:\n{stdout}{stderr}");
+    let render_as = |sets: &[&str]| {
+        let mut args = vec![
+            "render",
+            CHART,
+            "--release",
+            "guard-operator",
+            "--namespace",
+            "guard-operator-system",
+        ];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        let (code, stdout, stderr) = helm(&dir, &args);
+        (code, documents(&stdout), stderr)
+    };
+    let (code, objects, stderr) = render_as(&[]);
+    assert_eq!(code, 0, "{stderr}");
+    validate_objects(&dir, &objects);
+    let install = std::fs::read_to_string(dir.join("dist/install.yaml")).unwrap();
+    assert!(install.contains("{{ .Name }}"), "the CRD lost the braces");
+    let expected: BTreeMap<_, _> = by_name(documents(&install))
+        .into_iter()
+        .filter(|((kind, _), _)| kind != "Namespace")
+        .map(|(k, o)| (k, without_helm(o)))
+        .collect();
+    let actual: BTreeMap<_, _> = by_name(objects.clone())
+        .into_iter()
+        .map(|(k, o)| (k, without_helm(o)))
+        .collect();
+    assert_eq!(actual, expected);
+    // The manager's Roles live in the release's namespace, and it watches
+    // that namespace: the chart offers no watchNamespace to change it.
+    let roles = find(&objects, "Role");
+    assert!(
+        roles
+            .iter()
+            .any(|r| r["metadata"]["name"] == "guard-operator-manager-role"),
+        "{roles:?}"
+    );
+    assert!(
+        roles
+            .iter()
+            .all(|r| r["metadata"]["namespace"] == "guard-operator-system")
+    );
+    let values = std::fs::read_to_string(dir.join(CHART).join("values.yaml")).unwrap();
+    assert!(!values.contains("watchNamespace"), "{values}");
+    let (code, _, stderr) = render_as(&["watchNamespace=other"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("'watchNamespace' not allowed"), "{stderr}");
+}
