@@ -485,6 +485,21 @@ fn helm_chart_keeps_user_edits_and_checks_templates() {
             .unwrap()
             .contains("version: \"0.1.0\"")
     );
+
+    // A values.yaml without a group the templates read fails by its name.
+    let start = values.find("serviceMonitor:").unwrap();
+    let end = start + values[start..].find("\n\n").unwrap();
+    std::fs::write(
+        chart.join("values.yaml"),
+        format!("{}{}", &values[..start], &values[end..]),
+    )
+    .unwrap();
+    let (code, stdout, _) = helm(&dir, &["lint", CHART]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("missing property 'serviceMonitor'"),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -1074,6 +1074,12 @@ fn values_schema(defaults: &Defaults, values: &Value) -> String {
     add("tolerations", array);
     add("affinity", object);
     add("priorityClassName", string);
+    // The groups of values the templates read through.
+    let required: Vec<String> = properties
+        .iter()
+        .filter(|(_, schema)| schema.get("required").is_some())
+        .map(|(key, _)| key.clone())
+        .collect();
     // What the user added for templates of their own.
     if let Some(values) = values.as_mapping() {
         for key in values.keys().filter_map(Value::as_str) {
@@ -1086,6 +1092,7 @@ fn values_schema(defaults: &Defaults, values: &Value) -> String {
         "$schema": "https://json-schema.org/draft-07/schema#",
         "title": "Values",
         "type": "object",
+        "required": required,
         "properties": properties,
         "additionalProperties": false,
     });
@@ -1094,7 +1101,19 @@ fn values_schema(defaults: &Defaults, values: &Value) -> String {
     text
 }
 
-/// An object schema that allows only `properties`.
+/// An object schema that allows only `properties`, and requires each:
+/// the templates read them all, and a values.yaml that lacks one (written
+/// by an older rsop, say) then fails with the key's name rather than with a
+/// template error.
 fn strict_object(properties: &serde_json::Value) -> serde_json::Value {
-    json!({"type": "object", "properties": properties, "additionalProperties": false})
+    let required: Vec<&String> = properties
+        .as_object()
+        .map(|p| p.keys().collect())
+        .unwrap_or_default();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
 }
