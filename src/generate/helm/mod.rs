@@ -78,14 +78,31 @@ pub struct HelmOptions {
 
 /// The chart's files as changes to the disk.
 pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Vec<FileChange>> {
-    let rendered = kustomize::render(root, DEFAULT_DIR, opts.image.as_deref())?;
-    let mut objects = kustomize::documents(&rendered, DEFAULT_DIR)?;
+    // Each kustomize run is a process of its own; run them side by side.
+    let (rendered, optional) = std::thread::scope(|scope| {
+        let optional: Vec<_> = OPTIONAL_DIRS
+            .into_iter()
+            .filter(|dir| root.join(dir).join("kustomization.yaml").is_file())
+            .map(|dir| (dir, scope.spawn(move || kustomize::render(root, dir, None))))
+            .collect();
+        let rendered = kustomize::render(root, DEFAULT_DIR, opts.image.as_deref());
+        let optional: Vec<_> = optional
+            .into_iter()
+            .map(|(dir, handle)| {
+                (
+                    dir,
+                    handle
+                        .join()
+                        .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                )
+            })
+            .collect();
+        (rendered, optional)
+    });
+    let mut objects = kustomize::documents(&rendered?, DEFAULT_DIR)?;
     let prefix = name_prefix(root)?;
-    for dir in OPTIONAL_DIRS {
-        if !root.join(dir).join("kustomization.yaml").is_file() {
-            continue;
-        }
-        for mut object in kustomize::documents(&kustomize::render(root, dir, None)?, dir)? {
+    for (dir, rendered) in optional {
+        for mut object in kustomize::documents(&rendered?, dir)? {
             // config/default prefixes the names of what it includes.
             let full = format!("{prefix}{}", name(&object));
             if objects
