@@ -174,8 +174,12 @@ fn generate(command: cli::GenerateCommand, cwd: &Path, out: &mut dyn Write) -> R
                 force: args.force,
                 image: args.img,
             };
-            let changes = generate::helm::plan(cwd, &project, &opts)?;
-            output::apply(cwd, &changes, args.mode.mode(), out)
+            let planned = generate::helm::plan(cwd, &project, &opts)?;
+            let outcome = output::apply(cwd, &planned.changes, args.mode.mode(), out)?;
+            for note in planned.notes {
+                writeln!(out, "{note}").map_err(|e| Error::io("write to", "standard output", e))?;
+            }
+            Ok(outcome)
         }
     }
 }

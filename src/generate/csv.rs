@@ -62,11 +62,13 @@ pub fn plan(root: &Path, project: &Project) -> Result<Vec<FileChange>> {
             path: kustomization.into(),
             before: kustomization_before,
             after: kustomization_after,
+            remove: false,
         },
         FileChange {
             path: base.into(),
             before,
             after,
+            remove: false,
         },
     ])
 }

@@ -125,6 +125,7 @@ pub fn changes(generated: &Generated, root: &Path) -> Result<Vec<FileChange>> {
                 path: path.clone(),
                 before: disk.read(path)?,
                 after: text.clone(),
+                remove: false,
             })
         })
         .collect()

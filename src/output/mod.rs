@@ -91,6 +91,7 @@ fn report_line(out: &mut dyn Write, change: &FileChange) -> Result<()> {
     let (verb, color) = match change.kind() {
         ChangeKind::Create => ("create", AnsiColor::Green),
         ChangeKind::Update => ("update", AnsiColor::Yellow),
+        ChangeKind::Remove => ("remove", AnsiColor::Red),
         ChangeKind::Unchanged => ("skip", AnsiColor::BrightBlack),
     };
     let style = Style::new().fg_color(Some(color.into())).bold();
@@ -110,10 +111,15 @@ pub fn unified_diff(change: &FileChange) -> String {
     } else {
         "/dev/null".to_string()
     };
+    let new_header = if change.remove {
+        "/dev/null".to_string()
+    } else {
+        format!("b/{path}")
+    };
     similar::TextDiff::from_lines(before, &change.after)
         .unified_diff()
         .context_radius(3)
-        .header(&old_header, &format!("b/{path}"))
+        .header(&old_header, &new_header)
         .to_string()
 }
 
@@ -122,14 +128,22 @@ fn write_all(root: &Path, changes: &[&FileChange]) -> Result<()> {
     for change in changes {
         check_path_is_writable(&root.join(&change.path))?;
     }
+    let (removals, writes): (Vec<&FileChange>, Vec<&FileChange>) =
+        changes.iter().partition(|c| c.remove);
     let mut staged = Staged::default();
-    for change in changes {
+    for change in writes {
         if let Err(e) = staged.stage(&root.join(&change.path), &change.after) {
             staged.roll_back();
             return Err(e);
         }
     }
-    staged.commit()
+    staged.commit()?;
+    // Removals come last: a failure before them leaves every file as it was.
+    for change in removals {
+        let path = root.join(&change.path);
+        std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+    }
+    Ok(())
 }
 
 /// Temporary files written and directories created, to commit or undo.

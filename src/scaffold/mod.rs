@@ -138,6 +138,7 @@ impl Plan {
 pub enum ChangeKind {
     Create,
     Update,
+    Remove,
     Unchanged,
 }
 
@@ -148,10 +149,18 @@ pub struct FileChange {
     pub path: PathBuf,
     pub before: Option<String>,
     pub after: String,
+    /// The file goes (`after` is then empty): a generator no longer makes it.
+    pub remove: bool,
 }
 
 impl FileChange {
     pub fn kind(&self) -> ChangeKind {
+        if self.remove {
+            return match self.before {
+                Some(_) => ChangeKind::Remove,
+                None => ChangeKind::Unchanged,
+            };
+        }
         match &self.before {
             None => ChangeKind::Create,
             Some(before) if *before == self.after => ChangeKind::Unchanged,
@@ -261,6 +270,7 @@ impl Overlay<'_> {
                     path,
                     before,
                     after,
+                    remove: false,
                 })
             })
             .collect()

@@ -350,6 +350,38 @@ fn helm_chart_of_two_kinds() {
         &["serviceAccount.create=false", "serviceAccount.name=ops"],
     );
     assert!(find(&byo, "ServiceAccount").is_empty());
+    let (code, _, stderr) = helm(
+        &dir,
+        &["render", CHART, "--set", "serviceAccount.create=false"],
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("serviceAccount.name must name"), "{stderr}");
+    // Pod labels and annotations of one's own, never twice a key the chart
+    // sets, nor a selector label.
+    let labelled = render(
+        &dir,
+        RELEASE,
+        &[
+            "podLabels.team=storage",
+            "podLabels.control-plane=other",
+            "podLabels.app\\.kubernetes\\.io/name=other",
+            "podAnnotations.kubectl\\.kubernetes\\.io/default-container=other",
+            "podAnnotations.example\\.com/owner=storage",
+        ],
+    );
+    validate_objects(&dir, &labelled);
+    let template = &manager(&labelled)["spec"]["template"]["metadata"];
+    assert_eq!(template["labels"]["team"], "storage");
+    assert_eq!(template["labels"]["control-plane"], "controller-manager");
+    assert_eq!(
+        template["labels"]["app.kubernetes.io/name"],
+        "memcached-operator"
+    );
+    assert_eq!(template["annotations"]["example.com/owner"], "storage");
+    assert_eq!(
+        template["annotations"]["kubectl.kubernetes.io/default-container"],
+        "manager"
+    );
     assert!(
         find(&byo, "ClusterRoleBinding")
             .iter()
@@ -475,6 +507,49 @@ fn helm_chart_keeps_user_edits_and_checks_templates() {
     );
     let objects = render(&dir, RELEASE, &[]);
     assert_eq!(find(&objects, "CustomResourceDefinition").len(), 3);
+
+    // An object gone from config/ takes its template with it, and the
+    // user's own template stays.
+    let rbac = dir.join("config/rbac/kustomization.yaml");
+    let text = std::fs::read_to_string(&rbac).unwrap();
+    std::fs::write(&rbac, text.replace("- memcached_admin_role.yaml\n", "")).unwrap();
+    let stale = "dist/chart/templates/rbac/memcached-admin-role.yaml";
+    let before = snapshot(&dir);
+    let check = rsop(&dir, &["generate", "helm", "--check"]);
+    assert_eq!(check.code, 1);
+    assert!(
+        check
+            .stdout
+            .contains(&format!("--- a/{stale}\n+++ /dev/null")),
+        "{}",
+        check.stdout
+    );
+    assert!(snapshot(&dir) == before, "--check wrote files");
+    let report = run(&dir, &["generate", "helm"]);
+    assert!(report.contains(&format!("remove  {stale}")), "{report}");
+    assert!(!dir.join(stale).exists());
+    assert!(chart.join("templates/extra-config.yaml").exists());
+
+    // Whatever else config/network-policy holds is behind networkPolicy.enabled.
+    let policies = dir.join("config/network-policy");
+    std::fs::write(
+        policies.join("allow-webhook-traffic.yaml"),
+        "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  \
+         name: allow-webhook-traffic\n  namespace: system\nspec:\n  podSelector: {}\n  \
+         policyTypes:\n  - Ingress\n",
+    )
+    .unwrap();
+    let kustomization = policies.join("kustomization.yaml");
+    let text = std::fs::read_to_string(&kustomization).unwrap();
+    std::fs::write(
+        &kustomization,
+        format!("{text}- allow-webhook-traffic.yaml\n"),
+    )
+    .unwrap();
+    run(&dir, &["generate", "helm"]);
+    assert!(find(&render(&dir, RELEASE, &[]), "NetworkPolicy").is_empty());
+    let on = render(&dir, RELEASE, &["networkPolicy.enabled=true"]);
+    assert_eq!(find(&on, "NetworkPolicy").len(), 2);
 
     // --force writes the chart's defaults again.
     run(&dir, &["generate", "helm", "--force"]);

@@ -16,6 +16,13 @@ use crate::{Error, Result};
 /// ends in `x`, so no token is the start of another.
 const TOKEN: &str = "rsophole";
 
+/// Whether `text` is a hole's token.
+pub fn is_token(text: &str) -> bool {
+    text.strip_prefix(TOKEN)
+        .and_then(|t| t.strip_suffix('x'))
+        .is_some_and(|n| n.parse::<usize>().is_ok())
+}
+
 /// Lines of template text for a line hole, given the column it sits at.
 type Lines = Box<dyn Fn(usize) -> Vec<String>>;
 
@@ -46,7 +53,9 @@ impl Holes {
     }
 
     /// A mapping key (with a null value) or sequence item that becomes the
-    /// lines `lines(column)` returns, each indented to that column.
+    /// lines `lines(column)` returns, each indented to that column. The key
+    /// must not be the first of a mapping inside a sequence item, whose
+    /// line starts with the item's `- `.
     pub fn lines(&mut self, lines: impl Fn(usize) -> Vec<String> + 'static) -> Value {
         Value::String(self.push(Fill::Lines(Box::new(lines))))
     }
@@ -76,7 +85,8 @@ impl Holes {
                 out.push('\n');
             }
         }
-        // Longest index first, so token 1 never replaces the start of 10.
+        // Highest index first, though the trailing `x` already keeps token
+        // 1 from matching the start of token 10.
         for (index, fill) in self.fills.iter().enumerate().rev() {
             if let Fill::Inline(text) = fill {
                 out = out.replace(&Self::token(index), text);

@@ -34,8 +34,23 @@ pub const DEFAULT_OUTPUT_DIR: &str = "dist/chart";
 const DEFAULT_DIR: &str = "config/default";
 /// Kustomizations outside `config/default` whose objects the chart offers
 /// behind a value.
-const OPTIONAL_DIRS: [&str; 2] = ["config/prometheus", "config/network-policy"];
+/// Kustomizations outside `config/default` whose objects the chart offers,
+/// each behind the condition that turns its objects on.
+const OPTIONAL_DIRS: [(&str, &str); 2] = [
+    (
+        "config/prometheus",
+        "and .Values.metrics.enabled .Values.serviceMonitor.enabled",
+    ),
+    (
+        "config/network-policy",
+        "and .Values.metrics.enabled .Values.networkPolicy.enabled",
+    ),
+];
 
+/// The first line of every template rsop writes: a template comment, so it
+/// renders to nothing, which also marks the file as rsop's to replace or
+/// remove.
+const HEADER: &str = "{{- /* Written by `rsop generate helm` from config/: change config/ and run it again. */ -}}\n";
 const HELPERS: &str = include_str!("_helpers.tpl");
 const NOTES: &str = include_str!("NOTES.txt");
 const HELMIGNORE: &str = include_str!("helmignore");
@@ -77,13 +92,28 @@ pub struct HelmOptions {
 }
 
 /// The chart's files as changes to the disk.
-pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Vec<FileChange>> {
+/// The chart's files as changes to the disk, and notes for the user.
+#[derive(Debug)]
+pub struct Planned {
+    pub changes: Vec<FileChange>,
+    /// What the user should know, such as an `--img` that a kept
+    /// values.yaml overrides.
+    pub notes: Vec<String>,
+}
+
+/// The chart's files as changes to the disk.
+pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Planned> {
     // Each kustomize run is a process of its own; run them side by side.
     let (rendered, optional) = std::thread::scope(|scope| {
         let optional: Vec<_> = OPTIONAL_DIRS
             .into_iter()
-            .filter(|dir| root.join(dir).join("kustomization.yaml").is_file())
-            .map(|dir| (dir, scope.spawn(move || kustomize::render(root, dir, None))))
+            .filter(|(dir, _)| root.join(dir).join("kustomization.yaml").is_file())
+            .map(|dir| {
+                (
+                    dir,
+                    scope.spawn(move || kustomize::render(root, dir.0, None)),
+                )
+            })
             .collect();
         let rendered = kustomize::render(root, DEFAULT_DIR, opts.image.as_deref());
         let optional: Vec<_> = optional
@@ -100,8 +130,10 @@ pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Vec<Fi
         (rendered, optional)
     });
     let mut objects = kustomize::documents(&rendered?, DEFAULT_DIR)?;
+    join_flag_values(&mut objects);
+    let mut conditions = vec![None; objects.len()];
     let prefix = name_prefix(root)?;
-    for (dir, rendered) in optional {
+    for ((dir, condition), rendered) in optional {
         for mut object in kustomize::documents(&rendered?, dir)? {
             // config/default prefixes the names of what it includes.
             let full = format!("{prefix}{}", name(&object));
@@ -113,19 +145,26 @@ pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Vec<Fi
             }
             super::mapping_at(&mut object, &["metadata"]).insert("name".into(), full.into());
             objects.push(object);
+            conditions.push(Some(condition));
         }
     }
 
     let chart = Chart::new(project, prefix, &objects)?;
     let out = |file: &str| opts.output_dir.join(file).display().to_string();
     let mut files = Vec::new();
-    for object in objects {
-        if let Some((path, text)) = chart.template(object)? {
-            files.push((out(&format!("templates/{path}")), text));
+    for (object, condition) in objects.into_iter().zip(conditions) {
+        if let Some((path, text)) = chart.template(object, condition)? {
+            files.push((out(&format!("templates/{path}")), format!("{HEADER}{text}")));
         }
     }
-    files.push((out("templates/_helpers.tpl"), chart.fill(HELPERS)));
-    files.push((out("templates/NOTES.txt"), chart.notes(project)));
+    files.push((
+        out("templates/_helpers.tpl"),
+        format!("{HEADER}{}", chart.fill(HELPERS)),
+    ));
+    files.push((
+        out("templates/NOTES.txt"),
+        format!("{HEADER}{}", chart.notes(project)),
+    ));
     files.push((out(".helmignore"), HELMIGNORE.to_string()));
 
     // Chart.yaml and values.yaml: the user's once they exist.
@@ -143,6 +182,24 @@ pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Vec<Fi
         };
         user_files.push((path, text));
     }
+    let mut notes = Vec::new();
+    if let Some(image) = &opts.image {
+        let written = templates.render("helm/values.yaml.tera", &chart.context(root, project)?)?;
+        let image_of = |text: &str| {
+            let values: Value = serde_yaml_ng::from_str(text).unwrap_or_default();
+            (
+                values["image"]["repository"].clone(),
+                values["image"]["tag"].clone(),
+            )
+        };
+        if image_of(&written) != image_of(&user_files[1].1) {
+            notes.push(format!(
+                "note: {} is yours and keeps its image; --img {image} changes only a new one. \
+                 Set image.repository and image.tag there, or pass them to helm with --set.",
+                user_files[1].0
+            ));
+        }
+    }
     let values_path = &user_files[1].0;
     let values: Value = serde_yaml_ng::from_str(&user_files[1].1).map_err(|e| Error::Parse {
         path: values_path.into(),
@@ -155,7 +212,89 @@ pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Vec<Fi
     ));
     files.extend(user_files);
     files.sort();
-    super::changes(root, files)
+    let mut changes = super::changes(root, files)?;
+    changes.extend(stale_templates(root, &opts.output_dir, &changes)?);
+    Ok(Planned { changes, notes })
+}
+
+/// The templates rsop wrote on an earlier run that this run does not make
+/// (a kind or an object gone from `config/`), to remove. Templates without
+/// rsop's header are the user's and never touched.
+fn stale_templates(root: &Path, output_dir: &Path, made: &[FileChange]) -> Result<Vec<FileChange>> {
+    let chart = root.join(output_dir);
+    let made: BTreeSet<&Path> = made.iter().map(|c| c.path.as_path()).collect();
+    let mut stale = Vec::new();
+    for entry in walkdir::WalkDir::new(chart.join("templates")).sort_by_file_name() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e)
+                if e.io_error()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound) =>
+            {
+                break;
+            }
+            Err(e) => return Err(Error::io("read", chart.join("templates"), e.into())),
+        };
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let path = output_dir.join(entry.path().strip_prefix(&chart).unwrap_or(entry.path()));
+        if made.contains(path.as_path()) {
+            continue;
+        }
+        // Not UTF-8: not a template rsop wrote.
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        if text.starts_with(HEADER) {
+            stale.push(FileChange {
+                path,
+                before: Some(text),
+                after: String::new(),
+                remove: true,
+            });
+        }
+    }
+    Ok(stale)
+}
+
+/// Rewrites the manager's `--metrics-bind-address ADDR` (two arguments) as
+/// `--metrics-bind-address=ADDR`, the one form the chart's flags replace.
+fn join_flag_values(objects: &mut [Value]) {
+    for object in objects.iter_mut().filter(|o| kind(o) == "Deployment") {
+        let containers = object
+            .get_mut("spec")
+            .and_then(|s| s.get_mut("template"))
+            .and_then(|t| t.get_mut("spec"))
+            .and_then(|s| s.get_mut("containers"))
+            .and_then(Value::as_sequence_mut);
+        for container in containers.into_iter().flatten() {
+            if get_str(container, &["name"]) != Some("manager") {
+                continue;
+            }
+            let Some(args) = container.get_mut("args").and_then(Value::as_sequence_mut) else {
+                continue;
+            };
+            let mut joined: Vec<Value> = Vec::with_capacity(args.len());
+            let mut pending = false;
+            for arg in args.drain(..) {
+                match (pending, arg.as_str()) {
+                    (true, Some(value)) if !value.starts_with('-') => {
+                        if let Some(Value::String(flag)) = joined.last_mut() {
+                            flag.push('=');
+                            flag.push_str(value);
+                        }
+                        pending = false;
+                    }
+                    (_, text) => {
+                        pending = text == Some(METRICS_BIND_FLAG);
+                        joined.push(arg);
+                    }
+                }
+            }
+            *args = joined;
+        }
+    }
 }
 
 /// `namePrefix` of `config/default`, which every object's name starts with.
@@ -250,10 +389,13 @@ impl Chart {
             })
         };
         let bind = flag(METRICS_BIND_FLAG).unwrap_or(":8443");
+        // "0" turns metrics off; the port is then the manager's default,
+        // for when values turn them on.
         let metrics_port = bind
             .rsplit(':')
             .next()
             .and_then(|p| p.parse().ok())
+            .filter(|p| *p != 0)
             .unwrap_or(DEFAULT_METRICS_PORT);
         let metrics_port_name = container
             .get("ports")
@@ -361,7 +503,11 @@ impl Chart {
 
     /// The template of one rendered object: its path under templates/ and
     /// its text, or `None` for an object the chart leaves to Helm.
-    fn template(&self, mut object: Value) -> Result<Option<(String, String)>> {
+    fn template(
+        &self,
+        mut object: Value,
+        optional: Option<&str>,
+    ) -> Result<Option<(String, String)>> {
         let kind = kind(&object).to_string();
         let name = name(&object).to_string();
         let suffix = name.strip_prefix(&self.prefix).unwrap_or(&name).to_string();
@@ -416,6 +562,9 @@ impl Chart {
             }
             other => (format!("{}-{suffix}.yaml", other.to_lowercase()), None),
         };
+        // Whatever else the optional kustomizations hold is behind their
+        // condition too.
+        let condition = condition.or(optional);
         let is_manager_account = kind == "ServiceAccount" && name == self.service_account;
         self.metadata(&mut holes, &mut object, !is_manager_account);
         let text = holes.render(&object, &path)?;
@@ -625,11 +774,23 @@ impl Chart {
         }
 
         let template = super::mapping_at(deployment, &["spec", "template", "metadata"]);
-        with_value(holes, template, "annotations", ".Values.podAnnotations");
+        with_value(
+            holes,
+            template,
+            "annotations",
+            ".Values.podAnnotations",
+            &[],
+        );
         if let Some(labels) = template.get_mut("labels") {
             self.selector(holes, labels);
         }
-        with_value(holes, template, "labels", ".Values.podLabels");
+        with_value(
+            holes,
+            template,
+            "labels",
+            ".Values.podLabels",
+            &["app.kubernetes.io/name", "app.kubernetes.io/instance"],
+        );
 
         let pod = super::mapping_at(deployment, &["spec", "template", "spec"]);
         pod.insert(
@@ -724,7 +885,7 @@ impl Chart {
             }
             None => placed
                 .iter()
-                .position(|a| a.as_str().is_some_and(|a| a.starts_with("rsophole")))
+                .position(|a| a.as_str().is_some_and(holes::is_token))
                 .unwrap_or(0),
         };
         if let Some(hole) = leader {
@@ -895,7 +1056,7 @@ fn optional_key(holes: &mut Holes, key: &str, value: &str, shape: Shape) -> Valu
                 format!("{key}:"),
                 format!("  {}", nindent("toYaml .", c + 2)),
             ],
-            Shape::Scalar => vec![format!("{key}: {{{{ . }}}}")],
+            Shape::Scalar => vec![format!("{key}: {{{{ . | quote }}}}")],
         };
         block("with", &value, body)
     })
@@ -903,12 +1064,36 @@ fn optional_key(holes: &mut Holes, key: &str, value: &str, shape: Shape) -> Valu
 
 /// Adds the entries of `value` (a mapping of labels or annotations) to the
 /// mapping under `key`, which is made when missing.
-fn with_value(holes: &mut Holes, map: &mut Mapping, key: &str, value: &'static str) {
-    let lines = move |c: usize| block("with", value, vec![nindent("toYaml .", c)]);
+/// Keys the mapping holds already, and `reserved` ones, are left out of
+/// `value`: a key twice is invalid YAML, and a changed selector label
+/// would orphan the Pods.
+fn with_value(
+    holes: &mut Holes,
+    map: &mut Mapping,
+    key: &str,
+    value: &'static str,
+    reserved: &[&str],
+) {
+    let mut taken: Vec<String> = reserved.iter().map(|k| format!("{k:?}")).collect();
+    if let Some(entries) = map.get(key).and_then(Value::as_mapping) {
+        taken.extend(
+            entries
+                .keys()
+                .filter_map(Value::as_str)
+                .filter(|k| !holes::is_token(k))
+                .map(|k| format!("{k:?}")),
+        );
+    }
+    let value = if taken.is_empty() {
+        value.to_string()
+    } else {
+        format!("(omit {value} {})", taken.join(" "))
+    };
     if let Some(entries) = map.get_mut(key).and_then(Value::as_mapping_mut) {
+        let lines = move |c: usize| block("with", &value, vec![nindent("toYaml .", c)]);
         entries.insert(holes.lines(lines), Value::Null);
     } else {
-        let hole = optional_key(holes, key, value, Shape::Yaml);
+        let hole = optional_key(holes, key, &value, Shape::Yaml);
         insert_sorted(map, key, hole, Value::Null);
     }
 }
@@ -934,7 +1119,7 @@ fn insert_sorted(map: &mut Mapping, sort_as: &str, key: Value, value: Value) {
     for (k, v) in entries {
         if !placed
             && k.as_str()
-                .is_some_and(|k| k > sort_as && !k.starts_with("rsophole"))
+                .is_some_and(|k| k > sort_as && !holes::is_token(k))
         {
             map.insert(key.clone(), value.clone());
             placed = true;
@@ -1016,6 +1201,10 @@ fn values_schema(defaults: &Defaults, values: &Value) -> String {
     let mut add = |key: &str, schema: serde_json::Value| {
         properties.insert(key.to_string(), schema);
     };
+    // Helm gives a subchart `global`, and the parent's condition as
+    // `enabled`.
+    add("global", object.clone());
+    add("enabled", json!({"type": "boolean"}));
     add("nameOverride", string.clone());
     add("fullnameOverride", string.clone());
     add(

@@ -1,3 +1,4 @@
+{{- /* Written by `rsop generate helm` from config/: change config/ and run it again. */ -}}
 {{/*
 The chart's name, which also names the app in labels.
 */}}
@@ -31,8 +32,9 @@ The chart's name and version, as the helm.sh/chart label wants them.
 {{- end }}
 
 {{/*
-The labels that select the manager's Pods. They never change after the first
-install, because a Deployment's selector cannot change.
+The labels that select the manager's Pods. Keep them, and so the release name
+and nameOverride, unchanged across upgrades: a Deployment's selector cannot
+change.
 */}}
 {{- define "memcached-operator.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "memcached-operator.name" . }}
@@ -53,12 +55,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/*
-The service account the manager runs as, which the role bindings name.
+The service account the manager runs as, which the role bindings name. An
+account the chart does not create must be named: binding the manager's roles
+to the namespace's "default" account would hand them to every Pod using it.
 */}}
 {{- define "memcached-operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (printf "%s-controller-manager" (include "memcached-operator.fullname" .)) .Values.serviceAccount.name }}
 {{- else }}
-{{- default "default" .Values.serviceAccount.name }}
+{{- required "serviceAccount.name must name an existing service account when serviceAccount.create is false" .Values.serviceAccount.name }}
 {{- end }}
 {{- end }}
