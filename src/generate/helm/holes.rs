@@ -16,6 +16,11 @@ use crate::{Error, Result};
 /// ends in `x`, so no token is the start of another.
 const TOKEN: &str = "rsophole";
 
+/// `text` with its template actions escaped, so Helm prints `{{` as it is.
+pub fn escape(text: &str) -> String {
+    text.replace("{{", "{{ \"{{\" }}")
+}
+
 /// Whether `text` is a hole's token.
 pub fn is_token(text: &str) -> bool {
     text.strip_prefix(TOKEN)
@@ -67,7 +72,7 @@ impl Holes {
             help: None,
             source: Box::new(e),
         })?;
-        let yaml = yaml.replace("{{", "{{ \"{{\" }}");
+        let yaml = escape(&yaml);
         let mut out = String::with_capacity(yaml.len());
         for line in yaml.lines() {
             let body = line.trim_start();

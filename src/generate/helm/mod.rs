@@ -170,6 +170,17 @@ pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Planne
     // Chart.yaml and values.yaml: the user's once they exist.
     let disk = Disk::new(root);
     let templates = Templates::load_dirs(&["helm/"])?;
+    // What rsop would write, made only when needed (it reads Cargo.toml).
+    let mut context = None;
+    let mut fresh = |template: &str| -> Result<String> {
+        let ctx = match context.take() {
+            Some(ctx) => ctx,
+            None => chart.context(root, project)?,
+        };
+        let text = templates.render(template, &ctx);
+        context = Some(ctx);
+        text
+    };
     let mut user_files = Vec::new();
     for (file, template) in [
         ("Chart.yaml", "helm/Chart.yaml.tera"),
@@ -178,13 +189,13 @@ pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Planne
         let path = out(file);
         let text = match disk.read(Path::new(&path))? {
             Some(text) if !opts.force => text,
-            _ => templates.render(template, &chart.context(root, project)?)?,
+            _ => fresh(template)?,
         };
         user_files.push((path, text));
     }
     let mut notes = Vec::new();
     if let Some(image) = &opts.image {
-        let written = templates.render("helm/values.yaml.tera", &chart.context(root, project)?)?;
+        let written = fresh("helm/values.yaml.tera")?;
         let image_of = |text: &str| {
             let values: Value = serde_yaml_ng::from_str(text).unwrap_or_default();
             (
@@ -603,7 +614,7 @@ impl Chart {
             .and_then(|l| l.as_mapping().cloned())
             .unwrap_or_default();
         let helper = format!("include \"{}.labels\" .", self.name);
-        let labels = with_helm_labels(holes, labels, &helper, &HELM_LABELS);
+        let labels = with_helm_labels(holes, labels, &helper);
         insert_sorted(metadata, "labels", "labels".into(), Value::Mapping(labels));
     }
 
@@ -617,7 +628,7 @@ impl Chart {
             return;
         }
         let helper = format!("include \"{}.selectorLabels\" .", self.name);
-        *selector = Value::Mapping(with_helm_labels(holes, map.clone(), &helper, &HELM_LABELS));
+        *selector = Value::Mapping(with_helm_labels(holes, map.clone(), &helper));
     }
 
     fn service_account(&self, holes: &mut Holes, account: &mut Value) {
@@ -744,10 +755,7 @@ impl Chart {
                 if self.is_metrics_port(port, "port")
                     && let Some(port) = port.as_mapping_mut()
                 {
-                    port.insert(
-                        "port".into(),
-                        holes.inline("{{ .Values.metrics.port }}").into(),
-                    );
+                    metrics_port(holes, port, &["port"]);
                 }
             }
         }
@@ -814,10 +822,7 @@ impl Chart {
         }
         let containers = pod.get_mut("containers").and_then(Value::as_sequence_mut);
         let Some(container) = containers.and_then(|c| {
-            let index = c
-                .iter()
-                .position(|c| get_str(c, &["name"]) == Some("manager"))
-                .unwrap_or(0);
+            let index = manager_index(c);
             c.get_mut(index)
         }) else {
             return;
@@ -1098,13 +1103,14 @@ fn with_value(
     }
 }
 
-/// `labels` without `drop`, led by the lines of `helper`.
-fn with_helm_labels(holes: &mut Holes, labels: Mapping, helper: &str, drop: &[&str]) -> Mapping {
+/// `labels` without kustomize's values of [`HELM_LABELS`], led by the
+/// lines of `helper`.
+fn with_helm_labels(holes: &mut Holes, labels: Mapping, helper: &str) -> Mapping {
     let helper = helper.to_string();
     let mut out = Mapping::new();
     out.insert(holes.lines(move |c| vec![nindent(&helper, c)]), Value::Null);
     for (key, value) in labels {
-        if !key.as_str().is_some_and(|k| drop.contains(&k)) {
+        if !key.as_str().is_some_and(|k| HELM_LABELS.contains(&k)) {
             out.insert(key, value);
         }
     }
@@ -1134,10 +1140,15 @@ fn insert_sorted(map: &mut Mapping, sort_as: &str, key: Value, value: Value) {
 /// The manager's container: the one named `manager`, else the first.
 fn manager_container(pod: &Value) -> Option<&Value> {
     let containers = pod.get("containers")?.as_sequence()?;
+    containers.get(manager_index(containers))
+}
+
+/// The index of the manager's container in `containers`.
+fn manager_index(containers: &[Value]) -> usize {
     containers
         .iter()
-        .find(|c| get_str(c, &["name"]) == Some("manager"))
-        .or_else(|| containers.first())
+        .position(|c| get_str(c, &["name"]) == Some("manager"))
+        .unwrap_or(0)
 }
 
 fn is_true(value: &str) -> bool {
@@ -1150,9 +1161,7 @@ fn empty_map() -> Value {
 
 /// The YAML lines of `value`, with template actions escaped.
 fn yaml_lines(value: &Value) -> Vec<String> {
-    serde_yaml_ng::to_string(value)
-        .unwrap_or_default()
-        .replace("{{", "{{ \"{{\" }}")
+    holes::escape(&serde_yaml_ng::to_string(value).unwrap_or_default())
         .lines()
         .map(str::to_string)
         .collect()
