@@ -91,7 +91,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
             project.multigroup = multigroup;
             let mut plan = scaffold::Plan::new();
             plan.save_project(project);
-            let changes = scaffold::resolve(&plan, &scaffold::Disk::new(cwd))?;
+            let changes = scaffold::resolve(&plan, &output::Disk::new(cwd))?;
             output::apply(cwd, &changes, Mode::Write, out)
         }
         Command::Manifests(args) => {

@@ -17,8 +17,8 @@ use serde_yaml_ng::{Mapping, Value};
 
 use super::csv::{self, MANIFESTS_DIR};
 use super::{get, get_str, kind, kustomize, name, to_yaml};
+use crate::output::FileChange;
 use crate::project::Project;
-use crate::scaffold::FileChange;
 use crate::{Error, Result};
 
 /// Kinds OLM installs from a bundle beside the CSV and the CRDs.

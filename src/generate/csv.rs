@@ -13,8 +13,8 @@ use heck::ToTitleCase;
 use serde_yaml_ng::{Mapping, Value};
 
 use super::{get, get_str, kind, to_yaml};
+use crate::output::{Disk, FileChange};
 use crate::project::Project;
-use crate::scaffold::{Disk, FileChange};
 use crate::{Error, Result};
 
 pub const MANIFESTS_DIR: &str = "config/manifests";

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::scaffold::FileChange;
+use crate::output::FileChange;
 use crate::{Error, Result};
 
 /// Where `generate installer` writes.

@@ -23,7 +23,7 @@ use diagnostics::{Diagnostic, Diagnostics};
 use schema::Builder;
 use source::Crate;
 
-use crate::scaffold::{Disk, FileChange};
+use crate::output::{Disk, FileChange};
 use crate::{Error, Result};
 
 /// The header of every CRD file rsop writes.

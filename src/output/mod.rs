@@ -1,5 +1,6 @@
-//! The one place rsop writes: the resolved file changes of any command are
-//! applied here, in one of four modes.
+//! The one place rsop writes: the file changes of any command, whichever
+//! pipeline made them, are applied here, in one of four modes. It owns what
+//! it writes: [`FileChange`] and the read-only [`Disk`] view live here.
 //!
 //! Writes are all-or-nothing. Every target is checked first; then each file
 //! is written to a temporary sibling, and only when all of them are written
@@ -7,12 +8,15 @@
 //! atomic). A failure before the renames removes the temporaries and any
 //! directory made for them.
 
+mod change;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
 
-use crate::scaffold::{ChangeKind, FileChange, check_path_is_writable};
+pub use change::{ChangeKind, Disk, FileChange, check_path_is_writable};
+
 use crate::{Error, Result};
 
 /// How to apply changes.

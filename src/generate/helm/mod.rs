@@ -24,8 +24,9 @@ use serde_yaml_ng::{Mapping, Value};
 
 use self::holes::{Holes, block, nindent};
 use super::{get, get_str, kind, kustomize, name};
+use crate::output::{Disk, FileChange};
 use crate::project::Project;
-use crate::scaffold::{Disk, FileChange, Templates};
+use crate::scaffold::Templates;
 use crate::{Error, Result};
 
 /// Where the chart goes unless `--output-dir` says otherwise.
