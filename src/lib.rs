@@ -14,6 +14,7 @@ pub mod output;
 pub mod project;
 pub mod scaffold;
 pub mod scaffolds;
+pub mod templates;
 pub mod versions;
 
 use std::io::Write;
@@ -26,7 +27,7 @@ pub use output::Outcome;
 
 use cli::{Cli, Command};
 use output::Mode;
-use scaffold::Templates;
+use templates::Templates;
 
 /// Runs one command. `cwd` anchors relative paths; reports go to `out`.
 pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {

@@ -9,14 +9,12 @@
 
 mod markers;
 pub mod rustfmt;
-mod templates;
 mod toml;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use markers::Marker;
-pub use templates::Templates;
 pub use toml::TomlEdit;
 
 use crate::output::{Disk, FileChange};

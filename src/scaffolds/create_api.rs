@@ -11,7 +11,8 @@ use crate::cli::CreateApiArgs;
 use crate::manifests::{self, ManifestsOptions, diagnostics::Diagnostics, source::Crate};
 use crate::output::{Disk, FileChange};
 use crate::project::{Project, Resource, names};
-use crate::scaffold::{self, IfExists, Marker, Plan, Templates, TomlEdit};
+use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
+use crate::templates::Templates;
 use crate::{Error, Result, versions};
 
 /// Kind names that would clash with what the generated code uses.

@@ -6,7 +6,8 @@ use std::path::{Component, Path, PathBuf};
 use crate::cli::{InitArgs, License};
 use crate::output::{Disk, check_path_is_writable};
 use crate::project::{PROJECT_FILE, Project, names};
-use crate::scaffold::{IfExists, Plan, Templates};
+use crate::scaffold::{IfExists, Plan};
+use crate::templates::Templates;
 use crate::versions;
 use crate::{Error, Result};
 

@@ -26,7 +26,7 @@ use self::holes::{Holes, block, nindent};
 use super::{get, get_str, kind, kustomize, name};
 use crate::output::{Disk, FileChange};
 use crate::project::Project;
-use crate::scaffold::Templates;
+use crate::templates::Templates;
 use crate::{Error, Result};
 
 /// Where the chart goes unless `--output-dir` says otherwise.

@@ -1,6 +1,7 @@
 //! The built-in templates: tera files under `templates/`, embedded in the
 //! binary, named by the path they produce (`init/src/main.rs.tera` makes
-//! `src/main.rs`).
+//! `src/main.rs`). Scaffolding plans render them, and so does
+//! `generate helm` for the chart's own files (`templates/helm/`).
 
 use std::collections::HashMap;
 
