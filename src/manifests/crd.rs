@@ -13,6 +13,7 @@ use super::attrs::kube::{self, Deprecated, KubeAttrs, SchemaMode};
 use super::diagnostics::{Diagnostic, Location};
 use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, transform};
 use super::source::{Crate, Module};
+use crate::project::names;
 
 /// One `#[derive(CustomResource)]` item, made into a CRD version.
 #[derive(Debug, Clone)]
@@ -133,7 +134,7 @@ fn version<'a>(
     let plural = attrs
         .plural
         .clone()
-        .unwrap_or_else(|| kube::to_plural(&singular));
+        .unwrap_or_else(|| names::to_plural(&singular));
     let path = attrs.kind.clone();
 
     let schema = match attrs.schema {

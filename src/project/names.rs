@@ -1,6 +1,10 @@
 //! Name rules: what Kubernetes, Cargo and Rust accept as a domain, a project
-//! name or a crate name, checked before anything is planned so a bad name
-//! never reaches a template.
+//! name, a crate name, a kind or an API version, checked before anything is
+//! planned so a bad name never reaches a template; and the names derived
+//! from them, such as kube-derive's plural of a kind, which scaffolding and
+//! `rsop manifests` must agree on.
+
+use heck::ToSnakeCase;
 
 use crate::{Error, Result};
 
@@ -32,6 +36,31 @@ pub const RUST_KEYWORDS: &[&str] = &[
     "return", "self", "Self", "static", "struct", "super", "trait", "true", "try", "type",
     "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
 ];
+
+/// Kind names that would clash with what the generated code uses.
+const RESERVED_KINDS: &[&str] = &[
+    "Api",
+    "Action",
+    "Client",
+    "Condition",
+    "Context",
+    "Controller",
+    "Deployment",
+    "Error",
+    "Event",
+    "Object",
+    "ObjectMeta",
+    "Option",
+    "Resource",
+    "Result",
+    "Self",
+    "String",
+    "Vec",
+];
+
+fn invalid(what: &str, value: &str, reason: &str, help: &str) -> Error {
+    Error::user_with_help(format!("invalid {what} `{value}`: {reason}"), help)
+}
 
 /// Why `value` is not a DNS-1123 label (lowercase alphanumerics and `-`,
 /// starting and ending with an alphanumeric, at most 63 characters).
@@ -147,6 +176,88 @@ pub fn project_name_from_dir(dir_name: &str) -> String {
     heck::ToKebabCase::to_kebab_case(dir_name)
 }
 
+/// Checks a kind: UpperCamelCase, and neither its name nor its module name
+/// (`GuestBook` lives in `guest_book`) clashes with Rust or the generated code.
+pub fn validate_kind(kind: &str) -> Result<()> {
+    let help = "a kind is UpperCamelCase, such as `Memcached` or `GuestBook`";
+    let first_upper = kind.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    if !first_upper || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(invalid(
+            "kind",
+            kind,
+            "it must start with an uppercase letter and hold only letters and digits",
+            help,
+        ));
+    }
+    let module = kind.to_snake_case();
+    if RUST_KEYWORDS.contains(&module.as_str()) || RUST_KEYWORDS.contains(&kind) {
+        return Err(invalid(
+            "kind",
+            kind,
+            &format!("its module name `{module}` is a Rust keyword"),
+            help,
+        ));
+    }
+    if RESERVED_KINDS.contains(&kind) {
+        return Err(invalid(
+            "kind",
+            kind,
+            "the generated code uses that name",
+            help,
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a Kubernetes API version: `v1`, `v1beta1`, `v1alpha1`.
+pub fn validate_version(version: &str) -> Result<()> {
+    let rest = version.strip_prefix('v').unwrap_or("");
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let tail = &rest[digits..];
+    let tail_ok = tail.is_empty()
+        || ["alpha", "beta"].iter().any(|p| {
+            tail.strip_prefix(p)
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        });
+    if digits == 0 || !tail_ok {
+        return Err(invalid(
+            "version",
+            version,
+            "it must match `v[0-9]+((alpha|beta)[0-9]+)?`",
+            "use a Kubernetes API version such as `v1`, `v1beta1` or `v1alpha1`",
+        ));
+    }
+    Ok(())
+}
+
+/// A kind's full API group: `<group>.<domain>`.
+pub fn group_full(group: &str, domain: &str) -> String {
+    format!("{group}.{domain}")
+}
+
+/// kube-derive's plural of a (lowercase) singular: `-es` after s, x, z, ch,
+/// sh; `-ies` for a consonant before a final y; else `-s`.
+pub fn to_plural(word: &str) -> String {
+    if word.ends_with('s')
+        || word.ends_with('x')
+        || word.ends_with('z')
+        || word.ends_with("ch")
+        || word.ends_with("sh")
+    {
+        return format!("{word}es");
+    }
+    if word.ends_with('y')
+        && word.len() >= 2
+        && let Some(c) = word.chars().nth(word.len() - 2)
+        && !matches!(c, 'a' | 'e' | 'i' | 'o' | 'u')
+    {
+        let mut chars = word.chars();
+        chars.next_back();
+        return format!("{}ies", chars.as_str());
+    }
+    format!("{word}s")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,5 +310,61 @@ mod tests {
             "memcached-operator"
         );
         assert_eq!(crate_name("memcached-operator"), "memcached_operator");
+    }
+
+    #[test]
+    fn kinds() {
+        for ok in ["Memcached", "GuestBook", "App2", "HTTPRoute"] {
+            assert!(validate_kind(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "memcached",
+            "Guest_Book",
+            "Mem-cached",
+            "Type",
+            "Self",
+            "Context",
+            "",
+        ] {
+            assert!(validate_kind(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn versions() {
+        for ok in ["v1", "v2", "v1beta1", "v10alpha3"] {
+            assert!(validate_version(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "1",
+            "v",
+            "V1",
+            "v1beta",
+            "v1gamma1",
+            "v1-beta1",
+            "v1alpha1x",
+        ] {
+            assert!(validate_version(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn plurals_follow_kube_derive() {
+        for (singular, plural) in [
+            ("foo", "foos"),
+            ("bus", "buses"),
+            ("box", "boxes"),
+            ("quiz", "quizes"),
+            ("batch", "batches"),
+            ("mesh", "meshes"),
+            ("policy", "policies"),
+            ("gateway", "gateways"),
+            ("memcached", "memcacheds"),
+            ("person", "persons"),
+            ("validenum3", "validenum3s"),
+            ("key", "keys"),
+        ] {
+            assert_eq!(to_plural(singular), plural, "{singular}");
+        }
     }
 }

@@ -15,27 +15,6 @@ use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
 use crate::templates::Templates;
 use crate::{Error, Result, versions};
 
-/// Kind names that would clash with what the generated code uses.
-const RESERVED_KINDS: &[&str] = &[
-    "Api",
-    "Action",
-    "Client",
-    "Condition",
-    "Context",
-    "Controller",
-    "Deployment",
-    "Error",
-    "Event",
-    "Object",
-    "ObjectMeta",
-    "Option",
-    "Resource",
-    "Result",
-    "Self",
-    "String",
-    "Vec",
-];
-
 const MANAGER: &str = "src/manager.rs";
 
 pub const MODULES: Marker = Marker::new("modules");
@@ -72,22 +51,18 @@ pub struct ImageOptions {
     pub run_as_user: u32,
 }
 
-fn invalid(what: &str, value: &str, reason: &str, help: &str) -> Error {
-    Error::user_with_help(format!("invalid {what} `{value}`: {reason}"), help)
-}
-
 impl CreateApiOptions {
     pub fn from_args(args: &CreateApiArgs, root: &Path) -> Result<Self> {
         let project = Project::load(root, "create api")?;
-        validate_kind(&args.kind)?;
-        validate_version(&args.version)?;
+        names::validate_kind(&args.kind)?;
+        names::validate_version(&args.version)?;
         names::validate_dns1123_label("group", &args.group)?;
         let plural = match &args.plural {
             Some(p) => {
                 names::validate_dns1123_label("plural", p)?;
                 p.clone()
             }
-            None => manifests::attrs::kube::to_plural(&args.kind.to_ascii_lowercase()),
+            None => names::to_plural(&args.kind.to_ascii_lowercase()),
         };
         if !args.resource && !args.controller {
             return Err(Error::user_with_help(
@@ -110,10 +85,8 @@ impl CreateApiOptions {
         if let Some(image) = &args.image
             && (image.is_empty() || image.chars().any(char::is_whitespace))
         {
-            return Err(invalid(
-                "image",
-                image,
-                "it must be an image reference without spaces",
+            return Err(Error::user_with_help(
+                format!("invalid image `{image}`: it must be an image reference without spaces"),
                 "pass an image such as `memcached:1.6.26-alpine`",
             ));
         }
@@ -137,7 +110,7 @@ impl CreateApiOptions {
                 return Err(Error::user_with_help(
                     format!(
                         "`--resource=false` needs the project's own `{}/{}` kind `{}`, which it does not have",
-                        group_full(&resource.group, &project.domain),
+                        names::group_full(&resource.group, &project.domain),
                         resource.version,
                         resource.kind
                     ),
@@ -157,7 +130,7 @@ impl CreateApiOptions {
             return Err(Error::user_with_help(
                 format!(
                     "the project already has `{}/{}` kind `{}`",
-                    group_full(&resource.group, &project.domain),
+                    names::group_full(&resource.group, &project.domain),
                     resource.version,
                     resource.kind
                 ),
@@ -204,57 +177,6 @@ impl CreateApiOptions {
     }
 }
 
-fn validate_kind(kind: &str) -> Result<()> {
-    let help = "a kind is UpperCamelCase, such as `Memcached` or `GuestBook`";
-    let first_upper = kind.chars().next().is_some_and(|c| c.is_ascii_uppercase());
-    if !first_upper || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(invalid(
-            "kind",
-            kind,
-            "it must start with an uppercase letter and hold only letters and digits",
-            help,
-        ));
-    }
-    let module = kind.to_snake_case();
-    if names::RUST_KEYWORDS.contains(&module.as_str()) || names::RUST_KEYWORDS.contains(&kind) {
-        return Err(invalid(
-            "kind",
-            kind,
-            &format!("its module name `{module}` is a Rust keyword"),
-            help,
-        ));
-    }
-    if RESERVED_KINDS.contains(&kind) {
-        return Err(invalid(
-            "kind",
-            kind,
-            "the generated code uses that name",
-            help,
-        ));
-    }
-    Ok(())
-}
-
-fn validate_version(version: &str) -> Result<()> {
-    let rest = version.strip_prefix('v').unwrap_or("");
-    let digits = rest.chars().take_while(char::is_ascii_digit).count();
-    let tail = &rest[digits..];
-    let tail_ok = tail.is_empty()
-        || ["alpha", "beta"].iter().any(|p| {
-            tail.strip_prefix(p)
-                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-        });
-    if digits == 0 || !tail_ok {
-        return Err(invalid(
-            "version",
-            version,
-            "it must match `v[0-9]+((alpha|beta)[0-9]+)?`",
-            "use a Kubernetes API version such as `v1`, `v1beta1` or `v1alpha1`",
-        ));
-    }
-    Ok(())
-}
-
 /// Name lengths (in bytes) within which the kind's Rust templates render
 /// exactly as rustfmt lays them out, so that `create api` needs no rustfmt
 /// process: `layout_tests` sweeps every length in these ranges through
@@ -290,16 +212,12 @@ fn layout_stable(opts: &CreateApiOptions, layout: &Layout) -> bool {
         && r.kind.len() <= b.kind
         && r.plural.len() <= b.plural
         && opts.project.project_name.len() <= b.project_name
-        && group_full(&r.group, &opts.project.domain).len() <= b.group_full
+        && names::group_full(&r.group, &opts.project.domain).len() <= b.group_full
         && r.version.len() <= b.version
         && opts
             .image
             .as_ref()
             .is_none_or(|i| i.image.len() <= b.image && i.command.is_empty())
-}
-
-fn group_full(group: &str, domain: &str) -> String {
-    format!("{group}.{domain}")
 }
 
 /// Paths of the kind's Rust modules in this project's layout.
@@ -343,7 +261,7 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     let r = &opts.resource;
     let mut ctx = super::init::context(project, "", crate::cli::License::None);
     ctx.insert("group", &r.group);
-    ctx.insert("group_full", &group_full(&r.group, &project.domain));
+    ctx.insert("group_full", &names::group_full(&r.group, &project.domain));
     ctx.insert("version", &r.version);
     ctx.insert("kind", &r.kind);
     ctx.insert("kind_snake", &r.kind.to_snake_case());
@@ -351,7 +269,7 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     ctx.insert("plural", &r.plural);
     ctx.insert(
         "default_plural",
-        &(r.plural == manifests::attrs::kube::to_plural(&r.kind.to_ascii_lowercase())),
+        &(r.plural == names::to_plural(&r.kind.to_ascii_lowercase())),
     );
     ctx.insert("namespaced", &r.namespaced);
     ctx.insert("storage", &!opts.additional_version);
@@ -499,7 +417,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             CRD_RESOURCES,
             format!(
                 "- bases/{}_{}.yaml",
-                group_full(&r.group, &opts.project.domain),
+                names::group_full(&r.group, &opts.project.domain),
                 r.plural
             ),
         );
@@ -711,44 +629,3 @@ fn collect_sources(
 
 #[cfg(test)]
 mod layout_tests;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kinds() {
-        for ok in ["Memcached", "GuestBook", "App2", "HTTPRoute"] {
-            assert!(validate_kind(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "memcached",
-            "Guest_Book",
-            "Mem-cached",
-            "Type",
-            "Self",
-            "Context",
-            "",
-        ] {
-            assert!(validate_kind(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn versions() {
-        for ok in ["v1", "v2", "v1beta1", "v10alpha3"] {
-            assert!(validate_version(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "1",
-            "v",
-            "V1",
-            "v1beta",
-            "v1gamma1",
-            "v1-beta1",
-            "v1alpha1x",
-        ] {
-            assert!(validate_version(bad).is_err(), "{bad}");
-        }
-    }
-}
