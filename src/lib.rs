@@ -13,7 +13,6 @@ pub mod manifests;
 pub mod output;
 pub mod project;
 pub mod scaffold;
-pub mod scaffolds;
 pub mod templates;
 pub mod versions;
 
@@ -33,10 +32,10 @@ use templates::Templates;
 pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     match cli.command {
         Command::Init(args) => {
-            let opts = scaffolds::init::InitOptions::from_args(&args, cwd)?;
+            let opts = scaffold::plans::init::InitOptions::from_args(&args, cwd)?;
             let templates = Templates::load_dirs(&["init/", "licenses/"])?;
-            let plan = scaffolds::init::plan(&opts, &templates)?;
-            let disk = scaffolds::init::disk(&opts, cwd);
+            let plan = scaffold::plans::init::plan(&opts, &templates)?;
+            let disk = scaffold::plans::init::disk(&opts, cwd);
             let changes = scaffold::resolve(&plan, &disk)?;
             let mode = if args.dry_run {
                 Mode::DryRun
@@ -51,10 +50,10 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
         }
         Command::Create(cli::CreateCommand::Api(args)) => {
             let root = cwd.to_path_buf();
-            let opts = scaffolds::create_api::CreateApiOptions::from_args(&args, &root)?;
+            let opts = scaffold::plans::create_api::CreateApiOptions::from_args(&args, &root)?;
             let templates = Templates::load_dirs(&["create-api/"])?;
-            let (plan, formatting) = scaffolds::create_api::plan(&opts, &templates)?;
-            let mut changes = scaffolds::create_api::resolve_with_manifests(&opts, &plan)?;
+            let (plan, formatting) = scaffold::plans::create_api::plan(&opts, &templates)?;
+            let mut changes = scaffold::plans::create_api::resolve_with_manifests(&opts, &plan)?;
             formatting.finish(&mut changes)?;
             let mode = if args.dry_run {
                 Mode::DryRun

@@ -1,13 +1,14 @@
-//! The scaffolding engine: a command describes what it wants as a [`Plan`] of
-//! file actions; [`resolve`] works the plan out in memory against a read-only
-//! view of the disk and yields the [`FileChange`]s; `output::apply` is the one
-//! place that writes them.
+//! The scaffolding engine: each command's planner in [`plans`] describes what
+//! it wants as a [`Plan`] of file actions; [`resolve`] works the plan out in
+//! memory against a read-only view of the disk and yields the
+//! [`FileChange`]s; `output::apply` is the one place that writes them.
 //!
 //! Nothing here writes. That is what makes `--dry-run`, the diff and check
 //! modes and all-or-nothing writes possible: every action is validated, every
 //! marker found and every template rendered before the first byte lands.
 
 mod markers;
+pub mod plans;
 pub mod rustfmt;
 mod toml;
 

@@ -1,0 +1,9 @@
+//! What each scaffolding command plans: validated options in, a [`Plan`] out.
+//! Nothing here touches the disk except through the writer's read-only
+//! [`Disk`] view.
+//!
+//! [`Plan`]: super::Plan
+//! [`Disk`]: crate::output::Disk
+
+pub mod create_api;
+pub mod init;
