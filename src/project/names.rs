@@ -176,7 +176,7 @@ pub fn project_name_from_dir(dir_name: &str) -> String {
     heck::ToKebabCase::to_kebab_case(dir_name)
 }
 
-/// Checks a kind: UpperCamelCase, and neither its name nor its module name
+/// Checks a kind: `UpperCamelCase`, and neither its name nor its module name
 /// (`GuestBook` lives in `guest_book`) clashes with Rust or the generated code.
 pub fn validate_kind(kind: &str) -> Result<()> {
     let help = "a kind is UpperCamelCase, such as `Memcached` or `GuestBook`";
