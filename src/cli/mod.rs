@@ -1,5 +1,6 @@
 //! Command-line arguments, as clap parses them. These `*Args` structs are raw
-//! input; each command turns its own into validated options before planning.
+//! input; each command's module in `commands/` turns its own into the
+//! core's validated options, and no code below that layer sees them.
 
 use std::path::PathBuf;
 

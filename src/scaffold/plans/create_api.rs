@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use heck::ToSnakeCase;
 
-use crate::cli::CreateApiArgs;
 use crate::manifests::{self, ManifestsOptions, diagnostics::Diagnostics, source::Crate};
 use crate::output::{Disk, FileChange};
 use crate::project::{Project, Resource, names};
@@ -27,7 +26,8 @@ pub const CRD_RESOURCES: Marker = Marker::new("crd-resources");
 pub const SAMPLES: Marker = Marker::new("samples");
 pub const RBAC_RESOURCES: Marker = Marker::new("rbac-resources");
 
-/// Validated input of `rsop create api`.
+/// Validated input of `rsop create api`; see `commands::create_api` for
+/// the rules.
 #[derive(Debug, Clone)]
 pub struct CreateApiOptions {
     pub root: PathBuf,
@@ -49,132 +49,6 @@ pub struct ImageOptions {
     pub container_port: Option<u16>,
     pub command: Vec<String>,
     pub run_as_user: u32,
-}
-
-impl CreateApiOptions {
-    pub fn from_args(args: &CreateApiArgs, root: &Path) -> Result<Self> {
-        let project = Project::load(root, "create api")?;
-        names::validate_kind(&args.kind)?;
-        names::validate_version(&args.version)?;
-        names::validate_dns1123_label("group", &args.group)?;
-        let plural = match &args.plural {
-            Some(p) => {
-                names::validate_dns1123_label("plural", p)?;
-                p.clone()
-            }
-            None => names::to_plural(&args.kind.to_ascii_lowercase()),
-        };
-        if !args.resource && !args.controller {
-            return Err(Error::user_with_help(
-                "`--resource=false` and `--controller=false` together leave nothing to create",
-                "drop one of them",
-            ));
-        }
-        if args.image.is_some() && !args.namespaced {
-            return Err(Error::user_with_help(
-                "`--image` needs a namespaced kind: its Deployment lives in the kind's namespace",
-                "drop `--namespaced=false`, or `--image` to get a controller skeleton",
-            ));
-        }
-        if args.image.is_some() && !(args.resource && args.controller) {
-            return Err(Error::user_with_help(
-                "`--image` needs both the kind's types and its controller",
-                "drop `--resource=false` / `--controller=false`, or `--image`",
-            ));
-        }
-        if let Some(image) = &args.image
-            && (image.is_empty() || image.chars().any(char::is_whitespace))
-        {
-            return Err(Error::user_with_help(
-                format!("invalid image `{image}`: it must be an image reference without spaces"),
-                "pass an image such as `memcached:1.6.26-alpine`",
-            ));
-        }
-        let resource = Resource {
-            group: args.group.clone(),
-            version: args.version.clone(),
-            kind: args.kind.clone(),
-            plural,
-            api: args.resource,
-            namespaced: args.namespaced,
-            controller: args.controller,
-        };
-        let existing = project.resources.iter().find(|r| {
-            r.group == resource.group && r.version == resource.version && r.kind == resource.kind
-        });
-        // `--resource=false`: a controller for a kind whose types the project
-        // already has (made with `--controller=false`).
-        let mut resource = resource;
-        if !args.resource {
-            let Some(types) = existing.filter(|r| r.api) else {
-                return Err(Error::user_with_help(
-                    format!(
-                        "`--resource=false` needs the project's own `{}/{}` kind `{}`, which it does not have",
-                        names::group_full(&resource.group, &project.domain),
-                        resource.version,
-                        resource.kind
-                    ),
-                    "create the kind with `--controller=false` first; rsop scaffolds controllers for the kinds whose types it made",
-                ));
-            };
-            if types.controller && !args.force {
-                return Err(Error::user_with_help(
-                    format!("the kind `{}` already has a controller", resource.kind),
-                    "pass `--force` to generate it again",
-                ));
-            }
-            resource.api = true;
-            resource.namespaced = types.namespaced;
-            resource.plural.clone_from(&types.plural);
-        } else if existing.is_some() && !args.force {
-            return Err(Error::user_with_help(
-                format!(
-                    "the project already has `{}/{}` kind `{}`",
-                    names::group_full(&resource.group, &project.domain),
-                    resource.version,
-                    resource.kind
-                ),
-                "pass `--force` to generate its files again",
-            ));
-        }
-        if let Some(other) = project.resources.iter().find(|r| {
-            r.group == resource.group && r.kind == resource.kind && r.version != resource.version
-        }) && (other.namespaced != resource.namespaced || other.plural != resource.plural)
-        {
-            return Err(Error::user_with_help(
-                format!(
-                    "version `{}` of `{}` has another scope or plural than this one",
-                    other.version, resource.kind
-                ),
-                "all versions of a kind share `--namespaced` and `--plural`",
-            ));
-        }
-        let additional_version = project.resources.iter().any(|r| {
-            r.group == resource.group
-                && r.kind == resource.kind
-                && r.version != resource.version
-                && r.api
-        });
-        let image = args.image.as_ref().map(|image| ImageOptions {
-            image: image.clone(),
-            container_port: args.image_container_port,
-            command: args
-                .image_container_command
-                .as_deref()
-                .map(|c| c.split_whitespace().map(str::to_string).collect())
-                .unwrap_or_default(),
-            run_as_user: args.run_as_user.unwrap_or(1001),
-        });
-        Ok(CreateApiOptions {
-            root: root.to_path_buf(),
-            project,
-            resource,
-            image,
-            additional_version,
-            controller_only: !args.resource,
-            force: args.force,
-        })
-    }
 }
 
 /// Name lengths (in bytes) within which the kind's Rust templates render
@@ -259,7 +133,7 @@ impl Layout {
 fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     let project = &opts.project;
     let r = &opts.resource;
-    let mut ctx = super::init::context(project, "", crate::cli::License::None);
+    let mut ctx = super::init::context(project, "", None);
     ctx.insert("group", &r.group);
     ctx.insert("group_full", &names::group_full(&r.group, &project.domain));
     ctx.insert("version", &r.version);

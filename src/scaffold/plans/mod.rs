@@ -1,6 +1,7 @@
 //! What each scaffolding command plans: validated options in, a [`Plan`] out.
-//! Nothing here touches the disk except through the writer's read-only
-//! [`Disk`] view.
+//! Nothing here knows the command line (`commands/` makes the options), and
+//! nothing touches the disk except through the writer's read-only [`Disk`]
+//! view.
 //!
 //! [`Plan`]: super::Plan
 //! [`Disk`]: crate::output::Disk

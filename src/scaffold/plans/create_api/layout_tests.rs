@@ -12,10 +12,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use clap::Parser;
-
 use super::*;
-use crate::cli::{Cli, Command as CliCommand, CreateCommand};
+use crate::output::{self, Mode};
+use crate::scaffold::plans::init::{self, InitOptions, License};
 
 /// One `create api` on a fresh project.
 #[derive(Debug, Clone)]
@@ -29,8 +28,8 @@ struct Sample {
     plural: Option<String>,
     namespaced: bool,
     image: Option<String>,
-    port: Option<u32>,
-    run_as_user: Option<u64>,
+    port: Option<u16>,
+    run_as_user: Option<u32>,
 }
 
 impl Sample {
@@ -46,32 +45,44 @@ impl Sample {
         )
     }
 
-    fn create_args(&self) -> CreateApiArgs {
-        let mut args = vec![
-            "rsop".to_string(),
-            "create".into(),
-            "api".into(),
-            format!("--group={}", self.group),
-            format!("--version={}", self.version),
-            format!("--kind={}", self.kind),
-            format!("--namespaced={}", self.namespaced),
-        ];
-        if let Some(plural) = &self.plural {
-            args.push(format!("--plural={plural}"));
-        }
-        if let Some(image) = &self.image {
-            args.push(format!("--image={image}"));
-        }
-        if let Some(port) = self.port {
-            args.push(format!("--image-container-port={port}"));
-        }
-        if let Some(uid) = self.run_as_user {
-            args.push(format!("--run-as-user={uid}"));
-        }
-        match Cli::try_parse_from(&args).expect("valid arguments").command {
-            CliCommand::Create(CreateCommand::Api(args)) => args,
-            other => panic!("parsed {other:?}"),
-        }
+    /// The options `create api` makes of this sample's arguments on the
+    /// fresh project at `root`, the names checked as it checks them.
+    fn options(&self, root: &Path) -> Result<CreateApiOptions> {
+        let project = Project::load(root, "create api")?;
+        names::validate_kind(&self.kind)?;
+        names::validate_version(&self.version)?;
+        names::validate_dns1123_label("group", &self.group)?;
+        let plural = match &self.plural {
+            Some(plural) => {
+                names::validate_dns1123_label("plural", plural)?;
+                plural.clone()
+            }
+            None => names::to_plural(&self.kind.to_ascii_lowercase()),
+        };
+        let resource = Resource {
+            group: self.group.clone(),
+            version: self.version.clone(),
+            kind: self.kind.clone(),
+            plural,
+            api: true,
+            namespaced: self.namespaced,
+            controller: true,
+        };
+        let image = self.image.clone().map(|image| ImageOptions {
+            image,
+            container_port: self.port,
+            command: Vec::new(),
+            run_as_user: self.run_as_user.unwrap_or(1001),
+        });
+        Ok(CreateApiOptions {
+            root: root.to_path_buf(),
+            project,
+            resource,
+            image,
+            additional_version: false,
+            controller_only: false,
+            force: false,
+        })
     }
 }
 
@@ -122,7 +133,8 @@ fn image_of(len: usize) -> String {
 
 /// The Rust files `sample` would write, as a fresh project gets them.
 fn rendered(sample: &Sample, root: &Path, templates: &Templates) -> Vec<(PathBuf, String)> {
-    let opts = CreateApiOptions::from_args(&sample.create_args(), root)
+    let opts = sample
+        .options(root)
         .unwrap_or_else(|e| panic!("{}: {e}", sample.describe()));
     // Only the manager's start line limits a multigroup path; every other
     // sample must take the path without rustfmt.
@@ -142,19 +154,25 @@ fn rendered(sample: &Sample, root: &Path, templates: &Templates) -> Vec<(PathBuf
         .collect()
 }
 
-fn init(dir: &Path, project_name: &str, domain: &str, multigroup: bool) {
-    let mut args = vec![
-        "rsop".to_string(),
-        "init".into(),
-        format!("--domain={domain}"),
-        format!("--project-name={project_name}"),
-        format!("--dir={}", dir.display()),
-    ];
-    if multigroup {
-        args.push("--multigroup".into());
-    }
-    let cli = Cli::try_parse_from(args).expect("valid init arguments");
-    crate::run(cli, dir, &mut Vec::new()).expect("init");
+/// The project `rsop init --domain <domain> --project-name <name>
+/// [--multigroup]` writes in `dir`.
+fn init_project(dir: &Path, project_name: &str, domain: &str, multigroup: bool) {
+    names::validate_domain(domain).expect("valid domain");
+    names::validate_project_name(project_name).expect("valid project name");
+    let mut project = Project::new(domain, project_name);
+    project.multigroup = multigroup;
+    let opts = InitOptions {
+        dir: dir.to_path_buf(),
+        project,
+        owner: format!("The {project_name} Authors"),
+        license: Some(License::Apache2),
+        force: false,
+    };
+    let templates = Templates::load_dirs(&["init/", "licenses/"]).expect("templates");
+    let plan = init::plan(&opts, &templates).expect("plan");
+    let disk = init::disk(&opts, dir);
+    let changes = scaffold::resolve(&plan, &disk).expect("resolve");
+    output::apply(disk.root(), &changes, Mode::Write, &mut Vec::new()).expect("init");
 }
 
 /// Runs the samples and returns rustfmt's complaints, by sample.
@@ -169,7 +187,7 @@ fn rustfmt_problems(samples: &[Sample]) -> String {
             root.clone()
         } else {
             let root = work.path().join(format!("project{}", projects.len()));
-            init(&root, &key.0, &key.1, key.2);
+            init_project(&root, &key.0, &key.1, key.2);
             projects.push((key, root.clone()));
             root
         };
@@ -270,7 +288,7 @@ fn sample(len: [usize; 6], humps: bool, variant: usize, explicit_plural: bool) -
         plural: explicit_plural.then(|| label_of(len[1])),
         namespaced: variant != 1,
         port: (variant == 3).then_some(if long { 65535 } else { 1 }),
-        run_as_user: (variant == 3).then_some(if long { u64::from(u32::MAX) } else { 0 }),
+        run_as_user: (variant == 3).then_some(if long { u32::MAX } else { 0 }),
         image,
     }
 }

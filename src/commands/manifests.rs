@@ -1,0 +1,34 @@
+//! `rsop manifests`: CRDs and RBAC derived from the project's sources, then
+//! written, diffed or checked.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::Result;
+use crate::cli::ManifestsArgs;
+use crate::manifests::{self, ManifestsOptions};
+use crate::output::{self, Mode, Outcome};
+use crate::project::Project;
+
+pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
+    let root = cwd.join(&args.dir);
+    // PROJECT is optional: any kube-rs crate can use `rsop manifests`.
+    let project = Project::load_optional(&root)?;
+    let opts = ManifestsOptions {
+        root: root.clone(),
+        crd_dir: args.crd_dir.clone(),
+        rbac_dir: args.rbac_dir.clone(),
+        namespaced: project.is_some_and(|p| p.namespaced),
+        cargo: args.cargo,
+    };
+    let generated = manifests::generate(&opts)?;
+    let changes = manifests::changes(&generated, &root)?;
+    let mode = if args.check {
+        Mode::Check
+    } else if args.diff {
+        Mode::Diff
+    } else {
+        Mode::Write
+    };
+    output::apply(&root, &changes, mode, out)
+}
