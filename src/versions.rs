@@ -27,7 +27,6 @@ const CRATES: &[(&str, &str)] = &[
     ("http", "1.3"),
     ("k8s-openapi", K8S_OPENAPI),
     ("kube", KUBE),
-    ("kube-lease-manager", "0.13"),
     ("prometheus-client", "0.25"),
     ("rcgen", "0.14"),
     ("schemars", SCHEMARS),

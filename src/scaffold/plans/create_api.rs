@@ -322,7 +322,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             render("src/controllers/mod.rs")?,
             IfExists::Keep,
         );
-        for shared in ["backoff", "conditions", "testing"] {
+        for shared in ["backoff", "conditions", "testing", "watch"] {
             let path = format!("src/controllers/{shared}.rs");
             plan.create(&path, render(&path)?, IfExists::Keep);
         }
@@ -425,6 +425,8 @@ fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
         dep("serde_json", true, &[]),
     ];
     if opts.resource.controller {
+        // `Controller::for_stream` and `owns_stream`, for watches with a backoff of their own.
+        edits.push(dep("kube", false, &["unstable-runtime"]));
         edits.push(dep("futures", false, &["std"]));
         edits.push(dep("thiserror", true, &[]));
         edits.push(dev("http"));

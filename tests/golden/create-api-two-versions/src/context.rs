@@ -63,6 +63,11 @@ impl Context {
         self.metrics.controller(name)
     }
 
+    /// Whether the manager has started shutting down: a controller that returns now is draining.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.is_triggered()
+    }
+
     /// Resolves when the manager starts shutting down; pass it to
     /// `Controller::graceful_shutdown_on` so that in-flight reconciliations finish first.
     pub fn shutdown_signal(&self) -> impl Future<Output = ()> + Send + Sync + 'static {

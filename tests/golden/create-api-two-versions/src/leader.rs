@@ -1,70 +1,104 @@
-//! Leader election over a `coordination.k8s.io/v1` Lease, through kube-lease-manager.
+//! Leader election over a `coordination.k8s.io/v1` Lease, with client-go's algorithm.
 //!
-//! The rules are controller-runtime's: a replica runs its controllers only while it holds the
-//! Lease, and once it may have lost it (another replica took it, or it could not renew it in time)
-//! the process must exit rather than carry on, because two leaders would fight over the same
-//! objects. The Lease is released on a clean shutdown so that a standby takes over at once instead
-//! of waiting for it to expire.
+//! A replica runs its controllers only while it holds the Lease. Every retry period a standby reads
+//! the Lease and takes it when it is free: released by its holder (no `holderIdentity`), or not
+//! renewed for a whole lease duration. The leader renews it every retry period, and once it has not
+//! managed to for a whole renew deadline it must stop, because a standby may take the Lease soon
+//! after and two leaders would fight over the same objects. On a clean shutdown the leader releases
+//! the Lease, so a standby takes over within one retry period instead of one lease duration.
+//!
+//! Expiry is judged by when this replica last saw the Lease change on its own clock, never by the
+//! `renewTime` written by another machine, so clock skew between nodes cannot cut a lease short.
+//! Writes replace the Lease at the `resourceVersion` that was read, so two replicas racing for a
+//! free Lease cannot both win.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use anyhow::anyhow;
-use kube::Client;
-use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
+use anyhow::{Context as _, anyhow};
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{ObjectMeta, PostParams};
+use kube::{Api, Client};
 use tokio::time::Instant;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::metrics::Metrics;
 
 /// Namespace the pod runs in, as Kubernetes mounts it with the service account token.
 const SERVICE_ACCOUNT_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
-/// Timing of the election.
+/// Timing of the election, controller-runtime's `LeaseDuration`, `RenewDeadline` and `RetryPeriod`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timing {
-    /// How long the Lease stays valid without renewal: a crashed leader is replaced after this.
-    pub lease_duration_secs: u64,
-    /// The leader renews this long before the Lease expires.
-    pub grace_secs: u64,
-    /// How long renewal may keep failing before leadership counts as lost; shorter than the grace
-    /// period, so that the leader stops before any standby can take the Lease over.
+    /// How long a standby waits, after it last saw the Lease renewed, before taking it over.
+    pub lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it gives leadership up.
     pub renew_deadline: Duration,
-    /// Delay between attempts after an API error.
+    /// How often the leader renews and a standby tries to take the Lease.
     pub retry_period: Duration,
 }
 
 impl Default for Timing {
-    /// controller-runtime's defaults: a 15 s Lease renewed every 10 s.
+    /// controller-runtime's defaults: the leader survives an API server outage of up to 10 s, a
+    /// crashed leader is replaced within 15 s, a released Lease is taken within 2 s.
     fn default() -> Self {
         Self {
-            lease_duration_secs: 15,
-            grace_secs: 5,
-            renew_deadline: Duration::from_secs(3),
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
         }
     }
 }
 
+impl Timing {
+    /// Checks the rules client-go enforces: the leader must give up before a standby can take
+    /// over, and must get more than one try at renewing within the deadline.
+    pub fn validate(self) -> anyhow::Result<Self> {
+        if self.retry_period.is_zero() {
+            anyhow::bail!("the leader election retry period must be positive");
+        }
+        if self.renew_deadline >= self.lease_duration {
+            anyhow::bail!(
+                "the leader election renew deadline ({:?}) must be shorter than the lease duration ({:?})",
+                self.renew_deadline,
+                self.lease_duration
+            );
+        }
+        if self.renew_deadline <= self.retry_period {
+            anyhow::bail!(
+                "the leader election renew deadline ({:?}) must be longer than the retry period ({:?})",
+                self.renew_deadline,
+                self.retry_period
+            );
+        }
+        Ok(self)
+    }
+}
+
+/// The Lease as this replica last saw it, and when it saw it change.
+struct Observed {
+    lease: Lease,
+    at: Instant,
+}
+
 /// This replica's participation in leader election.
-#[derive(Debug)]
 pub struct LeaderElector {
-    lease: LeaseManager,
+    api: Api<Lease>,
     name: String,
     identity: String,
     timing: Timing,
     metrics: Arc<Metrics>,
+    observed: Mutex<Option<Observed>>,
 }
 
 impl LeaderElector {
-    /// Joins the election for the Lease `name` in `namespace`, creating the Lease if needed.
-    ///
-    /// API errors are retried until they clear, as controller-runtime does, rather than crashing
-    /// the pod on a transient outage; the manager stays unready meanwhile, and a lasting error such
-    /// as missing RBAC permissions keeps being logged.
-    pub async fn new(
+    /// Joins the election for the Lease `name` in `namespace`; nothing is sent until
+    /// [`LeaderElector::acquire`].
+    pub fn new(
         client: Client,
         name: &str,
         namespace: &str,
@@ -72,92 +106,190 @@ impl LeaderElector {
         metrics: Arc<Metrics>,
     ) -> Self {
         let identity = identity();
-        let lease_ref = format!("{namespace}/{name}");
-        let lease = loop {
-            let joined = LeaseManagerBuilder::new(client.clone(), name)
-                .with_namespace(namespace)
-                .with_identity(identity.as_str())
-                .with_duration(timing.lease_duration_secs)
-                .with_grace(timing.grace_secs)
-                .build()
-                .await;
-            match joined {
-                Ok(lease) => break lease,
-                Err(err) => {
-                    warn!(error = %err, lease = %lease_ref, "failed to join leader election, retrying");
-                    tokio::time::sleep(timing.retry_period).await;
-                }
-            }
-        };
         metrics.set_leader(name, false);
-        info!(lease = %lease_ref, %identity, "joined leader election");
+        info!(lease = %format!("{namespace}/{name}"), %identity, "joined leader election");
         Self {
-            lease,
+            api: Api::namespaced(client, namespace),
             name: name.to_owned(),
             identity,
             timing,
             metrics,
+            observed: Mutex::new(None),
         }
     }
 
-    /// Resolves once this replica holds the Lease; API errors are retried indefinitely.
+    /// Resolves once this replica holds the Lease, trying every retry period. API errors are
+    /// logged and retried, as controller-runtime does, rather than crashing the pod on a transient
+    /// outage; a lasting one, such as missing RBAC permissions, keeps being logged.
     pub async fn acquire(&self) {
         loop {
-            match self.lease.changed().await {
+            match self.try_acquire_or_renew().await {
                 Ok(true) => break,
-                Ok(false) => {}
+                Ok(false) => debug!(lease = %self.name, "the Lease is held by another replica"),
                 Err(err) => {
-                    warn!(error = %err, "leader election failed, retrying");
-                    tokio::time::sleep(self.timing.retry_period).await;
+                    warn!(error = format!("{err:#}"), lease = %self.name, "failed to acquire the leader Lease, retrying")
                 }
             }
+            tokio::time::sleep(self.timing.retry_period).await;
         }
         self.metrics.set_leader(&self.name, true);
         info!(lease = %self.name, identity = %self.identity, "acquired leadership");
     }
 
-    /// Keeps renewing the Lease; resolves, with the reason, once leadership is lost.
-    ///
-    /// Only call this while leading, and keep calling it until the Lease is released: the Lease is
-    /// renewed only while this future is polled.
+    /// Keeps renewing the Lease every retry period; resolves, with the reason, once leadership is
+    /// lost. Only call it while leading: the Lease is renewed only while this future is polled.
     pub async fn lost(&self) -> anyhow::Error {
-        let retry = self.timing.retry_period.min(self.timing.renew_deadline / 4);
-        let mut failing_since: Option<Instant> = None;
+        let mut renewed = Instant::now();
         let reason = loop {
-            let attempt = Instant::now();
-            let result = self.lease.changed().await;
-            let now = Instant::now();
-            match result {
-                Ok(true) => {}
-                Ok(false) => break anyhow!("another replica holds the Lease"),
-                Err(err) => {
-                    // `changed()` returns early only on failure: a call that lasted longer than the
-                    // deadline renewed the Lease in between, so a new streak of failures starts.
-                    if now - attempt >= self.timing.renew_deadline {
-                        failing_since = None;
-                    }
-                    let since = *failing_since.get_or_insert(now);
-                    if now - since >= self.timing.renew_deadline {
-                        break anyhow!(err).context("failed to renew the Lease in time");
-                    }
-                    warn!(error = %err, "failed to renew the leader Lease, retrying");
-                    tokio::time::sleep(retry).await;
+            tokio::time::sleep(self.timing.retry_period).await;
+            let deadline = renewed + self.timing.renew_deadline;
+            // A request that hangs must not carry the leader past its deadline.
+            let attempt = tokio::time::timeout_at(deadline, self.try_acquire_or_renew()).await;
+            match attempt {
+                Ok(Ok(true)) => renewed = Instant::now(),
+                Ok(Ok(false)) => break anyhow!("another replica holds the Lease"),
+                Ok(Err(err)) if Instant::now() < deadline => {
+                    warn!(error = format!("{err:#}"), lease = %self.name, "failed to renew the leader Lease, retrying");
                 }
+                Ok(Err(err)) => break err.context("failed to renew the Lease in time"),
+                Err(_) => break anyhow!("failed to renew the Lease in time"),
             }
         };
         self.metrics.set_leader(&self.name, false);
         reason.context(format!("leader election lost for Lease {}", self.name))
     }
 
-    /// Gives the Lease up so that a standby can take over without waiting for it to expire.
+    /// Gives the Lease up, if this replica holds it, so that a standby takes over within its retry
+    /// period instead of waiting for the Lease to expire.
     pub async fn release(&self) {
-        match self.lease.release().await {
-            Ok(()) => info!(lease = %self.name, "released leadership"),
+        self.metrics.set_leader(&self.name, false);
+        match self.try_release().await {
+            Ok(true) => info!(lease = %self.name, "released leadership"),
+            Ok(false) => {}
             Err(err) => {
-                warn!(error = %err, lease = %self.name, "failed to release the leader Lease")
+                warn!(error = format!("{err:#}"), lease = %self.name, "failed to release the leader Lease")
             }
         }
-        self.metrics.set_leader(&self.name, false);
+    }
+
+    async fn try_release(&self) -> anyhow::Result<bool> {
+        let Some(mut lease) = self.api.get_opt(&self.name).await? else {
+            return Ok(false);
+        };
+        let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return Ok(false);
+        }
+        let now = MicroTime(Timestamp::now());
+        // client-go's release: no holder, and a one-second duration for clients that ignore an
+        // empty holder and wait for expiry instead.
+        *spec = LeaseSpec {
+            holder_identity: None,
+            lease_duration_seconds: Some(1),
+            acquire_time: Some(now.clone()),
+            renew_time: Some(now),
+            lease_transitions: spec.lease_transitions,
+            ..LeaseSpec::default()
+        };
+        self.api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await?;
+        Ok(true)
+    }
+
+    /// One round of client-go's `tryAcquireOrRenew`: `Ok(true)` when this replica holds the Lease
+    /// afterwards, `Ok(false)` when another one does.
+    async fn try_acquire_or_renew(&self) -> anyhow::Result<bool> {
+        let now = Instant::now();
+        let wall = MicroTime(Timestamp::now());
+        let lease_seconds = i32::try_from(self.timing.lease_duration.as_secs()).unwrap_or(i32::MAX);
+
+        let Some(current) = self.api.get_opt(&self.name).await? else {
+            let lease = Lease {
+                metadata: ObjectMeta {
+                    name: Some(self.name.clone()),
+                    ..ObjectMeta::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(self.identity.clone()),
+                    lease_duration_seconds: Some(lease_seconds),
+                    acquire_time: Some(wall.clone()),
+                    renew_time: Some(wall),
+                    lease_transitions: Some(0),
+                    ..LeaseSpec::default()
+                }),
+            };
+            return match self.api.create(&PostParams::default(), &lease).await {
+                Ok(created) => {
+                    self.observe(created, now);
+                    Ok(true)
+                }
+                // Another replica created it first.
+                Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+                Err(err) => Err(err).context("failed to create the Lease"),
+            };
+        };
+
+        let spec = current.spec.clone().unwrap_or_default();
+        let observed_at = self.observe(current.clone(), now);
+        let holder = spec.holder_identity.as_deref().filter(|h| !h.is_empty());
+        let held_by_me = holder == Some(self.identity.as_str());
+        if let Some(holder) = holder
+            && !held_by_me
+        {
+            let duration = spec
+                .lease_duration_seconds
+                .and_then(|s| u64::try_from(s).ok())
+                .map_or(self.timing.lease_duration, Duration::from_secs);
+            if now < observed_at + duration {
+                debug!(%holder, "the Lease is held and still valid");
+                return Ok(false);
+            }
+        }
+
+        let mut lease = current;
+        lease.spec = Some(LeaseSpec {
+            holder_identity: Some(self.identity.clone()),
+            lease_duration_seconds: Some(lease_seconds),
+            acquire_time: if held_by_me {
+                spec.acquire_time
+            } else {
+                Some(wall.clone())
+            },
+            renew_time: Some(wall),
+            lease_transitions: if held_by_me || holder.is_none() {
+                spec.lease_transitions
+            } else {
+                Some(spec.lease_transitions.unwrap_or(0).saturating_add(1))
+            },
+            ..spec
+        });
+        // The resourceVersion read above makes this a compare-and-swap.
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
+            Ok(written) => {
+                self.observe(written, now);
+                Ok(true)
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            Err(err) => Err(err).context("failed to update the Lease"),
+        }
+    }
+
+    /// Records `lease` as seen at `now` and returns when it was first seen in this state: the time
+    /// its holder last renewed it, as far as this replica can tell.
+    fn observe(&self, lease: Lease, now: Instant) -> Instant {
+        let mut observed = self.observed.lock().unwrap_or_else(PoisonError::into_inner);
+        match observed.as_ref() {
+            Some(last) if last.lease.spec == lease.spec => last.at,
+            _ => {
+                *observed = Some(Observed { lease, at: now });
+                now
+            }
+        }
     }
 }
 
@@ -187,8 +319,7 @@ fn identity() -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
     use axum::body::Body;
     use axum::http::{Method, Request, Response};
@@ -198,12 +329,14 @@ mod tests {
 
     const LEASE_PATH: &str = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
 
-    /// Just enough of the Lease API for kube-lease-manager: get, create, and patches merged into
-    /// `spec`, with `null` deleting a field.
+    /// The Lease API as the API server serves it: get, create, and replace with a
+    /// `resourceVersion` precondition.
     #[derive(Clone, Default)]
     struct FakeLeases {
         lease: Arc<Mutex<Option<Value>>>,
         broken: Arc<AtomicBool>,
+        /// Writes that cleared the holder, i.e. releases.
+        releases: Arc<AtomicUsize>,
     }
 
     fn status(code: u16, reason: &str) -> Value {
@@ -234,29 +367,32 @@ mod tests {
                 return (500, status(500, "InternalError"));
             }
             let mut lease = self.lease.lock().unwrap();
-            match (method.as_str(), lease.as_mut()) {
-                ("POST", None) if path == LEASE_PATH => {
-                    let created: Value = serde_json::from_slice(body).unwrap();
+            let named = path
+                .strip_prefix(LEASE_PATH)
+                .and_then(|p| p.strip_prefix('/'));
+            match (method.as_str(), named, lease.as_mut()) {
+                ("POST", None, None) => {
+                    let mut created: Value = serde_json::from_slice(body).unwrap();
+                    created["metadata"]["resourceVersion"] = json!("1");
                     *lease = Some(created.clone());
                     (201, created)
                 }
-                ("POST", Some(_)) => (409, status(409, "AlreadyExists")),
-                ("GET" | "PATCH", None) => (404, status(404, "NotFound")),
-                ("GET", Some(current)) => (200, current.clone()),
-                ("PATCH", Some(current)) => {
-                    let patch: Value = serde_json::from_slice(body).unwrap();
-                    if !current["spec"].is_object() {
-                        current["spec"] = json!({});
+                ("POST", None, Some(_)) => (409, status(409, "AlreadyExists")),
+                ("GET" | "PUT", Some(_), None) => (404, status(404, "NotFound")),
+                ("GET", Some(_), Some(current)) => (200, current.clone()),
+                ("PUT", Some(_), Some(current)) => {
+                    let mut written: Value = serde_json::from_slice(body).unwrap();
+                    let version = &current["metadata"]["resourceVersion"];
+                    if written["metadata"]["resourceVersion"] != *version {
+                        return (409, status(409, "Conflict"));
                     }
-                    let spec = current["spec"].as_object_mut().unwrap();
-                    for (field, value) in patch["spec"].as_object().unwrap() {
-                        if value.is_null() {
-                            spec.remove(field);
-                        } else {
-                            spec.insert(field.clone(), value.clone());
-                        }
+                    let next = version.as_str().unwrap().parse::<u64>().unwrap() + 1;
+                    written["metadata"]["resourceVersion"] = json!(next.to_string());
+                    if written["spec"]["holderIdentity"].is_null() {
+                        self.releases.fetch_add(1, Ordering::SeqCst);
                     }
-                    (200, current.clone())
+                    *current = written.clone();
+                    (200, written)
                 }
                 _ => (405, status(405, "MethodNotAllowed")),
             }
@@ -268,25 +404,27 @@ mod tests {
                 .as_str()
                 .map(str::to_owned)
         }
-    }
 
-    /// Seconds are the Lease's resolution, so this is as fast as a real-time test can go.
-    fn fast() -> Timing {
-        Timing {
-            lease_duration_secs: 2,
-            grace_secs: 1,
-            renew_deadline: Duration::from_millis(500),
-            retry_period: Duration::from_millis(100),
+        /// Another replica renews the Lease, as its holder.
+        fn renew_as(&self, holder: &str) {
+            let mut lease = self.lease.lock().unwrap();
+            let lease = lease.as_mut().unwrap();
+            lease["spec"]["holderIdentity"] = json!(holder);
+            lease["spec"]["renewTime"] = json!(Timestamp::now().to_string());
+            let version = lease["metadata"]["resourceVersion"].as_str().unwrap();
+            let next = version.parse::<u64>().unwrap() + 1;
+            lease["metadata"]["resourceVersion"] = json!(next.to_string());
         }
     }
 
-    async fn leader(fake: &FakeLeases, metrics: &Arc<Metrics>) -> LeaderElector {
-        let elector =
-            LeaderElector::new(fake.client(), "demo", "ops", fast(), metrics.clone()).await;
-        tokio::time::timeout(Duration::from_secs(5), elector.acquire())
-            .await
-            .expect("leadership not acquired");
-        elector
+    fn elector(fake: &FakeLeases, metrics: &Arc<Metrics>) -> LeaderElector {
+        LeaderElector::new(
+            fake.client(),
+            "demo",
+            "ops",
+            Timing::default(),
+            metrics.clone(),
+        )
     }
 
     fn is_leader_metric(metrics: &Metrics) -> bool {
@@ -294,35 +432,103 @@ mod tests {
         text.contains("leader_election_master_status{name=\"demo\"} 1")
     }
 
-    #[tokio::test]
+    #[test]
+    fn defaults_are_controller_runtimes_and_valid() {
+        let timing = Timing::default().validate().unwrap();
+        assert_eq!(timing.lease_duration, Duration::from_secs(15));
+        assert_eq!(timing.renew_deadline, Duration::from_secs(10));
+        assert_eq!(timing.retry_period, Duration::from_secs(2));
+        let bad = Timing {
+            renew_deadline: Duration::from_secs(15),
+            ..Timing::default()
+        };
+        assert!(bad.validate().is_err());
+        let bad = Timing {
+            retry_period: Duration::from_secs(10),
+            ..Timing::default()
+        };
+        assert!(bad.validate().is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn acquires_and_releases_the_lease() {
         let fake = FakeLeases::default();
         let metrics = Arc::new(Metrics::new());
-        let elector = leader(&fake, &metrics).await;
+        let elector = elector(&fake, &metrics);
+        elector.acquire().await;
         assert_eq!(fake.holder().as_deref(), Some(elector.identity.as_str()));
         assert!(is_leader_metric(&metrics));
 
         elector.release().await;
         assert_eq!(fake.holder(), None);
+        assert_eq!(fake.releases.load(Ordering::SeqCst), 1);
         assert!(!is_leader_metric(&metrics));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
+    async fn a_standby_takes_a_released_lease_within_the_retry_period() {
+        let fake = FakeLeases::default();
+        let metrics = Arc::new(Metrics::new());
+        let leader = elector(&fake, &metrics);
+        leader.acquire().await;
+        let standby = elector(&fake, &metrics);
+        let waiting = tokio::spawn(async move {
+            standby.acquire().await;
+            standby
+        });
+        // The standby keeps trying while the leader holds and renews the Lease.
+        tokio::select! {
+            err = leader.lost() => panic!("the leader lost the Lease: {err:#}"),
+            () = tokio::time::sleep(Duration::from_secs(61)) => {}
+        }
+        assert!(!waiting.is_finished());
+
+        leader.release().await;
+        let released = Instant::now();
+        let standby = tokio::time::timeout(Duration::from_secs(2), waiting)
+            .await
+            .expect("the standby did not take the released Lease within 2 s")
+            .unwrap();
+        assert!(released.elapsed() <= Duration::from_secs(2));
+        assert_eq!(fake.holder().as_deref(), Some(standby.identity.as_str()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_standby_takes_over_a_lease_left_to_expire() {
+        let fake = FakeLeases::default();
+        let metrics = Arc::new(Metrics::new());
+        elector(&fake, &metrics).acquire().await;
+        // The leader crashes: nobody renews any more.
+        let standby = elector(&fake, &metrics);
+        let started = Instant::now();
+        standby.acquire().await;
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_secs(15) && waited <= Duration::from_secs(17),
+            "{waited:?}"
+        );
+        assert_eq!(fake.holder().as_deref(), Some(standby.identity.as_str()));
+        let lease = fake.lease.lock().unwrap().clone().unwrap();
+        assert_eq!(lease["spec"]["leaseTransitions"], json!(1));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn keeps_the_lease_while_renewals_succeed() {
         let fake = FakeLeases::default();
-        let elector = leader(&fake, &Arc::new(Metrics::new())).await;
-        // Several renewal periods go by without leadership being lost.
-        let lost = tokio::time::timeout(Duration::from_millis(2500), elector.lost()).await;
+        let elector = elector(&fake, &Arc::new(Metrics::new()));
+        elector.acquire().await;
+        let lost = tokio::time::timeout(Duration::from_secs(120), elector.lost()).await;
         assert!(lost.is_err(), "lost leadership: {:#}", lost.unwrap());
         assert_eq!(fake.holder().as_deref(), Some(elector.identity.as_str()));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn losing_the_lease_to_another_replica_is_detected() {
         let fake = FakeLeases::default();
         let metrics = Arc::new(Metrics::new());
-        let elector = leader(&fake, &metrics).await;
-        fake.lease.lock().unwrap().as_mut().unwrap()["spec"]["holderIdentity"] = json!("other");
+        let elector = elector(&fake, &metrics);
+        elector.acquire().await;
+        fake.renew_as("other");
 
         let err = tokio::time::timeout(Duration::from_secs(5), elector.lost())
             .await
@@ -331,21 +537,37 @@ mod tests {
         assert!(!is_leader_metric(&metrics));
     }
 
-    #[tokio::test]
-    async fn failing_renewals_lose_leadership_before_the_lease_expires() {
+    #[tokio::test(start_paused = true)]
+    async fn an_outage_shorter_than_the_renew_deadline_is_ridden_out() {
         let fake = FakeLeases::default();
-        let elector = leader(&fake, &Arc::new(Metrics::new())).await;
+        let elector = elector(&fake, &Arc::new(Metrics::new()));
+        elector.acquire().await;
+        let outage = async {
+            fake.broken.store(true, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(7)).await;
+            fake.broken.store(false, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        };
+        tokio::select! {
+            err = elector.lost() => panic!("lost leadership: {err:#}"),
+            () = outage => {}
+        }
+        assert_eq!(fake.holder().as_deref(), Some(elector.identity.as_str()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failing_renewals_lose_leadership_before_a_standby_could_take_over() {
+        let fake = FakeLeases::default();
+        let elector = elector(&fake, &Arc::new(Metrics::new()));
+        elector.acquire().await;
         fake.broken.store(true, Ordering::SeqCst);
 
         let started = Instant::now();
-        let err = tokio::time::timeout(Duration::from_secs(5), elector.lost())
-            .await
-            .expect("loss not detected");
+        let err = elector.lost().await;
         assert!(format!("{err:#}").contains("failed to renew"), "{err:#}");
-        // Renewal starts failing one second in (duration minus grace); the deadline then allows
-        // half a second, well before the two-second Lease can expire.
+        // The last renewal happened when the outage started; a standby could take over 15 s later.
         assert!(
-            started.elapsed() < Duration::from_secs(2),
+            started.elapsed() <= Duration::from_secs(10),
             "{:?}",
             started.elapsed()
         );

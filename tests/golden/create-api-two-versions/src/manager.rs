@@ -4,8 +4,10 @@
 //! election when asked to, runs the controllers while it leads, and shuts everything down in order
 //! on SIGTERM or Ctrl-C: readiness drops, controllers finish their in-flight reconciliations, the
 //! Lease is released, and the servers stop last so that probes and scrapes keep working meanwhile.
-//! Any fatal condition (lost leadership, a controller or server that stops by itself) ends `run`
-//! with an error, so that the process exits non-zero and Kubernetes restarts the pod.
+//! The process exits 0 after such a drain. Only a real failure ends `run` with an error, so that
+//! the process exits non-zero and Kubernetes restarts the pod: lost leadership, a controller or
+//! server that stops before the shutdown signal, or a drain that outlasts
+//! `--graceful-shutdown-timeout`. A second signal exits at once, non-zero.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -21,14 +23,11 @@ use tracing::{error, info, warn};
 use crate::auth::KubeAuth;
 use crate::cli::Cli;
 use crate::context::{Context, Shutdown};
-use crate::leader::{self, LeaderElector, Timing};
+use crate::leader::{self, LeaderElector};
 use crate::metrics::Metrics;
 use crate::server::{self, Readiness};
 use crate::tls::{self, TlsListener};
 
-/// How long controllers get to finish in-flight reconciliations after a shutdown signal. It stays
-/// below Kubernetes' default 30 s termination grace period, leaving time to release the Lease.
-const GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(25);
 /// How long the servers get to answer the requests they are handling when the manager stops.
 const SERVER_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -76,17 +75,13 @@ async fn lead_and_run(
         let namespace = cli
             .lease_namespace()
             .map_or_else(|| leader::default_namespace(&client), str::to_owned);
-        let joining = LeaderElector::new(
+        Some(LeaderElector::new(
             client.clone(),
             &cli.leader_election_id,
             &namespace,
-            Timing::default(),
+            cli.leader_election_timing()?,
             metrics.clone(),
-        );
-        let Some(elector) = or_shutdown(shutdown, joining).await else {
-            return Ok(());
-        };
-        Some(elector)
+        ))
     } else {
         None
     };
@@ -96,6 +91,7 @@ async fn lead_and_run(
         readiness.set(true);
         info!("waiting to become the leader");
         if or_shutdown(shutdown, elector.acquire()).await.is_none() {
+            // The signal may have cut short an attempt that took the Lease: give it back if so.
             elector.release().await;
             return Ok(());
         }
@@ -115,24 +111,46 @@ async fn lead_and_run(
         info!("no controllers are registered yet; serving probes and metrics only");
     }
     readiness.set(true);
+    let result = supervise(
+        &mut controllers,
+        shutdown,
+        elector.as_ref(),
+        cli.graceful_shutdown_timeout,
+    )
+    .await;
+    readiness.set(false);
+    result
+}
 
+/// Runs the controllers until the shutdown signal or a failure, then drains them and releases the
+/// Lease. `Ok` means a clean stop: the signal came first and every controller drained in time.
+async fn supervise(
+    controllers: &mut Controllers,
+    shutdown: &Shutdown,
+    elector: Option<&LeaderElector>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
     let failure = tokio::select! {
         () = shutdown.signalled() => None,
-        err = leadership_lost(elector.as_ref()) => return Err(err),
+        err = leadership_lost(elector) => return Err(err),
         err = controllers.failure() => Some(err),
     };
 
-    readiness.set(false);
+    // After a controller failure the others are stopped the same way as on a signal.
     shutdown.trigger();
     info!("stopping controllers");
-    tokio::select! {
-        () = controllers.drain(GRACEFUL_SHUTDOWN_TIMEOUT) => {}
-        err = leadership_lost(elector.as_ref()) => return Err(err),
-    }
-    if let Some(elector) = &elector {
+    let drained = tokio::select! {
+        drained = controllers.drain(timeout) => drained,
+        err = leadership_lost(elector) => return Err(err),
+    };
+    if let Some(elector) = elector {
         elector.release().await;
     }
-    failure.map_or(Ok(()), Err)
+    match (failure, drained) {
+        (Some(err), _) => Err(err),
+        (None, Err(err)) => Err(err),
+        (None, Ok(())) => Ok(()),
+    }
 }
 
 /// Binds the enabled servers and starts serving; binding errors are returned at once.
@@ -272,19 +290,33 @@ impl Controllers {
     }
 
     /// Resolves when a controller stops before shutdown, which is a failure; never if none runs.
+    ///
+    /// A controller returns when the shutdown signal tells it to drain, and the task that waits
+    /// for the signal may learn of it later than this one learns of the return: a return after the
+    /// signal is the drain asked for, never a failure, whichever is seen first.
     async fn failure(&mut self) -> anyhow::Error {
-        match self.tasks.join_next_with_id().await {
-            None => std::future::pending().await,
-            Some(Ok((id, ()))) => anyhow!("controller {} stopped unexpectedly", self.name(id)),
-            Some(Err(err)) if err.is_panic() => {
-                anyhow!("controller {} panicked", self.name(err.id()))
+        loop {
+            match self.tasks.join_next_with_id().await {
+                None => std::future::pending().await,
+                Some(Ok((id, ()))) if self.ctx.is_shutting_down() => {
+                    info!(controller = self.name(id), "controller stopped");
+                }
+                Some(Ok((id, ()))) => {
+                    return anyhow!("controller {} stopped unexpectedly", self.name(id));
+                }
+                Some(Err(err)) if err.is_panic() => {
+                    return anyhow!("controller {} panicked", self.name(err.id()));
+                }
+                Some(Err(err)) => {
+                    return anyhow!("controller {} was cancelled", self.name(err.id()));
+                }
             }
-            Some(Err(err)) => anyhow!("controller {} was cancelled", self.name(err.id())),
         }
     }
 
-    /// Waits for the controllers to drain, aborting those still running after `timeout`.
-    async fn drain(&mut self, timeout: Duration) {
+    /// Waits for the controllers to drain, aborting those still running after `timeout`, which is
+    /// an error: their in-flight work was cut short.
+    async fn drain(&mut self, timeout: Duration) -> anyhow::Result<()> {
         let Self { tasks, names, .. } = self;
         let all_stopped = async {
             while let Some(result) = tasks.join_next_with_id().await {
@@ -297,12 +329,13 @@ impl Controllers {
             }
         };
         if tokio::time::timeout(timeout, all_stopped).await.is_err() {
-            warn!(
-                remaining = tasks.len(),
-                "controllers did not stop in time, aborting them"
-            );
+            let remaining = tasks.len();
             tasks.shutdown().await;
+            return Err(anyhow!(
+                "{remaining} controller(s) did not stop within --graceful-shutdown-timeout ({timeout:?}) and were aborted"
+            ));
         }
+        Ok(())
     }
 
     fn name(&self, id: Id) -> &'static str {
@@ -312,6 +345,8 @@ impl Controllers {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use super::*;
     use crate::context::tests::offline_client;
 
@@ -359,6 +394,7 @@ mod tests {
         shutdown.trigger();
         tokio::time::timeout(Duration::from_secs(1), set.drain(Duration::from_secs(5)))
             .await
+            .unwrap()
             .unwrap();
         assert!(set.tasks.is_empty());
     }
@@ -390,7 +426,73 @@ mod tests {
         set.start(hangs);
         set.start(well_behaved);
         shutdown.trigger();
-        set.drain(Duration::from_secs(25)).await;
+        let err = set.drain(Duration::from_secs(30)).await.unwrap_err();
+        assert!(
+            err.to_string().contains("1 controller(s) did not stop"),
+            "{err}"
+        );
         assert!(set.tasks.is_empty());
+    }
+
+    /// A reconciliation that is in flight when the signal comes: it finishes, then the controller
+    /// returns, as kube-runtime's `graceful_shutdown_on` does.
+    async fn drains_in_flight_work(ctx: Arc<Context>, finished: Arc<AtomicUsize>) {
+        ctx.shutdown_signal().await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        finished.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The race of a real stop: the signal reaches the controllers, which return at once, and the
+    /// manager, on other threads at the same time. Every run must end cleanly, after the drain.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_shutdown_signal_during_reconciliations_is_a_clean_stop_every_time() {
+        const RUNS: usize = 50;
+        let finished = Arc::new(AtomicUsize::new(0));
+        let mut clean = 0;
+        for _ in 0..RUNS {
+            let shutdown = Shutdown::new();
+            let mut set = controllers(&shutdown);
+            set.start(well_behaved);
+            set.start(well_behaved);
+            let counter = finished.clone();
+            set.start(move |ctx| drains_in_flight_work(ctx, counter));
+            let signal = shutdown.clone();
+            tokio::spawn(async move { signal.trigger() });
+            let stopped = supervise(&mut set, &shutdown, None, Duration::from_secs(30)).await;
+            if stopped.is_ok() && set.tasks.is_empty() {
+                clean += 1;
+            }
+        }
+        assert_eq!(clean, RUNS, "clean stops out of {RUNS}");
+        assert_eq!(finished.load(Ordering::SeqCst), RUNS);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_controller_that_returns_before_the_signal_fails_the_manager() {
+        let shutdown = Shutdown::new();
+        let mut set = controllers(&shutdown);
+        set.start(well_behaved);
+        set.start(quits_early);
+        let err = supervise(&mut set, &shutdown, None, Duration::from_secs(30))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("stopped unexpectedly"), "{err}");
+        // The others were still told to stop, and drained.
+        assert!(shutdown.is_triggered());
+        assert!(set.tasks.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_drain_that_outlasts_the_timeout_fails_the_manager() {
+        let shutdown = Shutdown::new();
+        let mut set = controllers(&shutdown);
+        set.start(hangs);
+        shutdown.trigger();
+        let started = tokio::time::Instant::now();
+        let err = supervise(&mut set, &shutdown, None, Duration::from_secs(30))
+            .await
+            .unwrap_err();
+        assert_eq!(started.elapsed(), Duration::from_secs(30));
+        assert!(err.to_string().contains("did not stop"), "{err}");
     }
 }

@@ -7,10 +7,12 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use clap::builder::BoolishValueParser;
 use clap::{ArgAction, Parser, value_parser};
 
+use crate::leader::Timing;
 use crate::logging::LogFormat;
 
 /// The Lease name: unique to this operator, so several operators can share a namespace.
@@ -72,6 +74,24 @@ pub struct Cli {
     #[arg(long, env = "POD_NAMESPACE", value_name = "NAMESPACE")]
     pub leader_election_namespace: Option<String>,
 
+    /// How long a standby waits, after it last saw the leader renew the Lease, before taking it over.
+    #[arg(long, default_value = "15s", value_parser = parse_duration, value_name = "DURATION")]
+    pub leader_elect_lease_duration: Duration,
+
+    /// How long the leader keeps trying to renew the Lease before it gives leadership up and exits;
+    /// an API server outage shorter than this is ridden out.
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    pub leader_elect_renew_deadline: Duration,
+
+    /// How often the leader renews the Lease, and a standby checks whether it is free.
+    #[arg(long, default_value = "2s", value_parser = parse_duration, value_name = "DURATION")]
+    pub leader_elect_retry_period: Duration,
+
+    /// How long in-flight reconciliations get to finish after SIGTERM before they are aborted and
+    /// the manager exits non-zero; keep it below the pod's terminationGracePeriodSeconds.
+    #[arg(long, default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    pub graceful_shutdown_timeout: Duration,
+
     /// Namespace the controllers watch; empty means all namespaces.
     #[arg(long, env = "WATCH_NAMESPACE", value_name = "NAMESPACE")]
     pub namespace: Option<String>,
@@ -102,6 +122,54 @@ impl Cli {
     pub fn lease_namespace(&self) -> Option<&str> {
         non_empty(self.leader_election_namespace.as_deref())
     }
+
+    /// The leader election timing the flags give, checked for consistency.
+    pub fn leader_election_timing(&self) -> anyhow::Result<Timing> {
+        Timing {
+            lease_duration: self.leader_elect_lease_duration,
+            renew_deadline: self.leader_elect_renew_deadline,
+            retry_period: self.leader_elect_retry_period,
+        }
+        .validate()
+    }
+}
+
+/// Parses a duration the way Go's `time.ParseDuration` does for the units a flag needs:
+/// `"30s"`, `"1m30s"`, `"1.5s"`, `"500ms"`, `"0"`.
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let invalid = || {
+        format!("invalid duration {s:?}: expected a number and a unit, e.g. \"30s\" or \"1m30s\"")
+    };
+    let s = s.trim();
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if s.is_empty() {
+        return Err(invalid());
+    }
+    let mut rest = s;
+    let mut total = Duration::ZERO;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(invalid)?;
+        let (number, tail) = rest.split_at(number_len);
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_len);
+        let value: f64 = number.parse().map_err(|_| invalid())?;
+        let unit_secs = match unit {
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(invalid()),
+        };
+        total += Duration::try_from_secs_f64(value * unit_secs).map_err(|_| invalid())?;
+        rest = tail;
+    }
+    Ok(total)
 }
 
 fn non_empty(value: Option<&str>) -> Option<&str> {
@@ -274,6 +342,47 @@ mod tests {
         assert_eq!(cli.max_concurrent_reconciles, 4);
         assert!(parse(&["--max-concurrent-reconciles=0"]).is_err());
         assert!(parse(&["--metrics-bind-address=nope"]).is_err());
+    }
+
+    #[test]
+    fn durations_take_go_syntax() {
+        let cli = parse(&[]).unwrap();
+        assert_eq!(cli.graceful_shutdown_timeout, Duration::from_secs(30));
+        assert_eq!(cli.leader_election_timing().unwrap(), Timing::default());
+        for (text, expected) in [
+            ("0", Duration::ZERO),
+            ("500ms", Duration::from_millis(500)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("1m30s", Duration::from_secs(90)),
+            ("2h", Duration::from_secs(7200)),
+        ] {
+            assert_eq!(parse_duration(text), Ok(expected), "{text}");
+        }
+        for bad in ["", "10", "s", "1x", "-1s", "1..5s"] {
+            let err = parse_duration(bad).unwrap_err();
+            assert!(err.contains("invalid duration"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn leader_election_timing_is_checked() {
+        let cli = parse(&["--leader-elect-renew-deadline=20s"]).unwrap();
+        let err = cli.leader_election_timing().unwrap_err().to_string();
+        assert!(err.contains("shorter than the lease duration"), "{err}");
+        let cli = parse(&[
+            "--leader-elect-lease-duration=30s",
+            "--leader-elect-renew-deadline=20s",
+            "--leader-elect-retry-period=4s",
+        ])
+        .unwrap();
+        assert_eq!(
+            cli.leader_election_timing().unwrap(),
+            Timing {
+                lease_duration: Duration::from_secs(30),
+                renew_deadline: Duration::from_secs(20),
+                retry_period: Duration::from_secs(4),
+            }
+        );
     }
 
     #[test]

@@ -24,8 +24,8 @@ use kube::core::Selector;
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::events::{EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use tracing::{error, info, instrument, warn};
@@ -35,6 +35,7 @@ use crate::api::v1alpha1::MemcachedStatus;
 use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
+use crate::controllers::watch;
 use crate::controllers::{log_result, reconcile_result};
 use crate::metrics::{ControllerMetrics, ReconcileResult};
 
@@ -122,8 +123,13 @@ pub async fn run(ctx: Arc<Context>) {
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
     ));
-    Controller::new(api, watcher::Config::default())
-        .owns(ctx.api::<Deployment>(), owned)
+    let (reader, writer) = reflector::store();
+    let objects = watch::resilient(watcher(api, watcher::Config::default()))
+        .reflect(writer)
+        .touched_objects();
+    let deployments = watch::resilient(watcher(ctx.api::<Deployment>(), owned)).touched_objects();
+    Controller::for_stream(objects, reader)
+        .owns_stream(deployments)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
         .run(reconcile, error_policy, state)
@@ -895,6 +901,19 @@ mod tests {
         for condition in deployment_conditions(&obj, &deployment(&obj, status)) {
             assert_eq!(event_type(&condition), EventType::Normal, "{condition:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_failing_object_is_retried_with_growing_delays() {
+        let (state, _server) = state();
+        let obj = Arc::new(object());
+        let err = Error::MissingMetadata("uid");
+        let delays: Vec<Action> = (0..3)
+            .map(|_| error_policy(obj.clone(), &err, state.clone()))
+            .collect();
+        let growing =
+            [500, 1000, 2000].map(|ms| Action::requeue(std::time::Duration::from_millis(ms)));
+        assert_eq!(delays, growing);
     }
 
     #[tokio::test]

@@ -5,6 +5,7 @@ pub mod apps;
 pub mod backoff;
 pub mod conditions;
 pub mod infra;
+pub mod watch;
 // +rsop:scaffold:controller-modules
 
 #[cfg(test)]

@@ -50,8 +50,8 @@ pub(crate) struct Request {
 }
 
 impl ApiServer {
-    /// The next request, failing the test if none comes in time.
-    async fn next(&mut self) -> Request {
+    /// The next request, whatever it is, failing the test if none comes in time.
+    pub async fn next_request(&mut self) -> Request {
         let (request, send) = tokio::time::timeout(TIMEOUT, self.0.next_request())
             .await
             .expect("timed out waiting for a request")
@@ -77,7 +77,7 @@ impl ApiServer {
 
     /// The next request, failing the test unless it has `method` and `uri` (path and query).
     pub async fn expect(&mut self, method: Method, uri: &str) -> Request {
-        let request = self.next().await;
+        let request = self.next_request().await;
         assert_eq!(
             (&request.method, request.uri.as_str()),
             (&method, uri),
@@ -100,11 +100,16 @@ impl ApiServer {
 impl Request {
     /// Answers with `status` and `body` as JSON.
     pub fn respond(self, status: StatusCode, body: &impl Serialize) {
-        let body = serde_json::to_vec(body).expect("response body");
+        let body = serde_json::to_string(body).expect("response body");
+        self.respond_raw(status, body);
+    }
+
+    /// Answers with `body` as it is, e.g. the newline-delimited events of a watch.
+    pub fn respond_raw(self, status: StatusCode, body: String) {
         let response = http::Response::builder()
             .status(status)
             .header(http::header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body))
+            .body(Body::from(body.into_bytes()))
             .expect("response");
         self.send.send_response(response);
     }

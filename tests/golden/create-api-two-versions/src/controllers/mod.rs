@@ -4,6 +4,7 @@
 pub mod backoff;
 pub mod conditions;
 pub mod memcached;
+pub mod watch;
 // +rsop:scaffold:controller-modules
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::events::{EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use serde_json::json;
 use tracing::{error, info, instrument, warn};
@@ -25,6 +25,7 @@ use crate::api::v1alpha1::MemcachedStatus;
 use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
+use crate::controllers::watch;
 use crate::controllers::{log_result, reconcile_result};
 use crate::metrics::{ControllerMetrics, ReconcileResult};
 
@@ -93,7 +94,11 @@ pub async fn run(ctx: Arc<Context>) {
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
     ));
-    Controller::new(api, watcher::Config::default())
+    let (reader, writer) = reflector::store();
+    let objects = watch::resilient(watcher(api, watcher::Config::default()))
+        .reflect(writer)
+        .touched_objects();
+    Controller::for_stream(objects, reader)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
         .run(reconcile, error_policy, state)

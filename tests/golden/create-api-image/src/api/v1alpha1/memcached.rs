@@ -50,6 +50,9 @@ pub struct MemcachedSpec {
 
     /// Container image the pods run.
     #[serde(default = "default_image")]
+    // An image reference is never empty and never holds whitespace: refused at admission rather
+    // than left to fail in the pods.
+    #[schemars(length(min = 1), regex(pattern = r"^\S+$"))]
     pub image: String,
 
     /// Port the container listens on, declared on the pods when set.
