@@ -8,9 +8,14 @@ use heck::ToSnakeCase;
 
 use crate::{Error, Result};
 
-/// Longest project name whose `<name>-system` namespace is still a valid
-/// DNS-1123 label (63 characters).
-pub const MAX_PROJECT_NAME_LEN: usize = 63 - "-system".len();
+/// Longest project name whose objects' names all stay valid. The longest is
+/// the metrics Service, `<name>-controller-manager-metrics-service`, and a
+/// Service name is a DNS-1035 label of at most 63 characters.
+pub const MAX_PROJECT_NAME_LEN: usize = 63 - METRICS_SERVICE_SUFFIX.len();
+
+/// What kustomize's name prefix puts the project name in front of, in the
+/// longest object name of `config/default`.
+const METRICS_SERVICE_SUFFIX: &str = "-controller-manager-metrics-service";
 
 /// Names Cargo refuses as package names, and the standard library crates a
 /// package must not shadow.
@@ -148,7 +153,7 @@ pub fn validate_project_name(value: &str) -> Result<()> {
         return Err(Error::user_with_help(
             format!(
                 "invalid project name `{value}`: it is {} characters long; the limit is \
-                 {MAX_PROJECT_NAME_LEN} so that the namespace `{value}-system` stays a valid name",
+                 {MAX_PROJECT_NAME_LEN} so that the metrics Service `{value}{METRICS_SERVICE_SUFFIX}` stays a valid name",
                 value.len()
             ),
             help,
@@ -295,11 +300,11 @@ mod tests {
             "test",
             "self",
             "std",
-            &"a".repeat(57),
+            &"a".repeat(29),
         ] {
             assert!(validate_project_name(bad).is_err(), "{bad}");
         }
-        assert!(validate_project_name(&"a".repeat(56)).is_ok());
+        assert!(validate_project_name(&"a".repeat(28)).is_ok());
     }
 
     #[test]

@@ -150,7 +150,16 @@ fn two_versions_of_a_kind() {
 #[test]
 fn rerun_is_refused_and_force_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = project(tmp.path(), "demo", &[], &[MEMCACHED]);
+    // Memcached is not the last kind, so a forced run must keep its place in PROJECT.
+    let guestbook: &[&str] = &[
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ];
+    let dir = project(tmp.path(), "demo", &[], &[MEMCACHED, guestbook]);
     let first = snapshot(&dir);
     let mut args = vec!["create", "api"];
     args.extend_from_slice(MEMCACHED);

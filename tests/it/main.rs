@@ -10,5 +10,6 @@ mod generated;
 mod helm;
 mod init;
 mod manifests;
+mod names;
 mod support;
 mod tutorial;

@@ -68,7 +68,8 @@ pub(crate) struct LayoutBounds {
 pub(crate) const LAYOUT_BOUNDS: LayoutBounds = LayoutBounds {
     kind: 20,
     plural: 40,
-    project_name: 40,
+    // Every project name rsop accepts.
+    project_name: names::MAX_PROJECT_NAME_LEN,
     group_full: 56,
     version: 12,
     image: 70,
@@ -381,10 +382,13 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
         plan.edit_toml("Cargo.toml", edit);
     }
     let mut project = opts.project.clone();
-    project
-        .resources
-        .retain(|x| !(x.group == r.group && x.version == r.version && x.kind == r.kind));
-    project.resources.push(r.clone());
+    // A kind made again with `--force` keeps its place, so that an unchanged
+    // project's PROJECT file stays byte for byte the same.
+    let same = |x: &Resource| x.group == r.group && x.version == r.version && x.kind == r.kind;
+    match project.resources.iter_mut().find(|x| same(x)) {
+        Some(existing) => *existing = r.clone(),
+        None => project.resources.push(r.clone()),
+    }
     plan.save_project(project);
     Ok((
         plan,

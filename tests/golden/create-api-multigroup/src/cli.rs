@@ -104,8 +104,9 @@ pub struct Cli {
     #[arg(long, default_value = "info", env = "LOG_LEVEL", value_name = "FILTER")]
     pub log_level: String,
 
-    /// Maximum number of objects each controller reconciles at the same time.
-    #[arg(long, default_value_t = 1, value_parser = value_parser!(u16).range(1..), value_name = "N")]
+    /// Maximum number of objects each controller reconciles at the same time; one object is never
+    /// reconciled twice at once.
+    #[arg(long, default_value_t = 10, value_parser = value_parser!(u16).range(1..), value_name = "N")]
     pub max_concurrent_reconciles: u16,
 }
 
@@ -300,7 +301,7 @@ mod tests {
         assert_eq!(cli.health_probe_bind_address, addr("0.0.0.0:8081"));
         assert!(!cli.leader_elect);
         assert_eq!(cli.leader_election_id, DEFAULT_LEADER_ELECTION_ID);
-        assert_eq!(cli.max_concurrent_reconciles, 1);
+        assert_eq!(cli.max_concurrent_reconciles, 10);
         // These flags fall back to environment variables, which a CI runner might set.
         if std::env::var_os("LOG_FORMAT").is_none() {
             assert_eq!(cli.log_format, LogFormat::Text);

@@ -1,12 +1,14 @@
 //! The controller of `Memcached` (`cache.example.com/v1alpha1`).
 //!
-//! A Memcached stands for a Deployment of its image. Each reconciliation applies the Deployment
-//! that [`desired_deployment`] derives from the spec, with server-side apply, which also restores it
-//! after someone changed or deleted it: the controller watches the Deployments it owns. It then
-//! reports what the Deployment shows in the `Available`, `Progressing` and `Degraded` conditions,
-//! the number of ready pods and their names, through the status subresource, and announces each
-//! condition transition with an event. Deleting a Memcached deletes its Deployment before the
-//! finalizer goes.
+//! A Memcached stands for a Deployment of its image. Each reconciliation compares the Deployment
+//! that [`desired_deployment`] derives from the spec with the one in the controller's cache, and
+//! applies it with server-side apply only when they differ, which also restores it after someone
+//! changed or deleted it: the controller watches the Deployments it owns. It then reports what
+//! the Deployment shows in the `Available`, `Progressing` and `Degraded` conditions, the number of
+//! ready pods and their names, through the status subresource when they changed, and announces
+//! each condition transition with an event. Everything it reads comes from its watch caches, so a
+//! reconciliation that finds nothing to change sends no request at all. The Deployment carries an
+//! owner reference, so deleting a Memcached deletes it too, without a finalizer.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,16 +21,15 @@ use k8s_openapi::api::core::v1::{
     SeccompProfile, SecurityContext,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, OwnerReference};
-use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams};
-use kube::core::Selector;
+use kube::api::{ListParams, ObjectMeta, Patch, PatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::events::{EventType, Recorder, Reporter};
-use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
-use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
-use serde_json::json;
-use tracing::{error, info, instrument, warn};
+use serde_json::{Value, json};
+use tracing::{error, instrument, warn};
 
 use crate::api::v1alpha1::Memcached;
 use crate::api::v1alpha1::MemcachedStatus;
@@ -41,8 +42,6 @@ use crate::metrics::{ControllerMetrics, ReconcileResult};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "memcached";
-/// The finalizer that holds a deleted Memcached until [`cleanup`] has run.
-pub const FINALIZER: &str = "cache.example.com/finalizer";
 /// The operator's name: the server-side apply field manager of everything this controller writes,
 /// and the `app.kubernetes.io/managed-by` label of what it creates.
 const FIELD_MANAGER: &str = "memcached-operator";
@@ -74,9 +73,6 @@ pub enum Error {
     /// The object lacks metadata the API server always sets: it cannot have come from a watch.
     #[error("the object has no metadata.{0}")]
     MissingMetadata(&'static str),
-    /// Adding or removing the finalizer failed, or the reconciliation it wrapped.
-    #[error(transparent)]
-    Finalizer(#[from] Box<finalizer::Error<Error>>),
 }
 
 /// What every reconciliation of this controller shares.
@@ -85,21 +81,33 @@ struct State {
     recorder: Recorder,
     metrics: ControllerMetrics,
     backoff: Backoff<Memcached>,
+    /// The Deployments this operator manages, as the watch last saw them.
+    deployments: Store<Deployment>,
+    /// The metadata of the pods of those Deployments, for the pod names in the status.
+    pods: Store<PartialObjectMeta<Pod>>,
 }
 
 impl State {
-    fn new(client: Client, metrics: ControllerMetrics) -> Self {
+    fn new(
+        client: Client,
+        metrics: ControllerMetrics,
+        deployments: Store<Deployment>,
+        pods: Store<PartialObjectMeta<Pod>>,
+    ) -> Self {
         Self {
             recorder: Recorder::new(client.clone(), Reporter::from(EVENT_REPORTER)),
             client,
             metrics,
             backoff: Backoff::default(),
+            deployments,
+            pods,
         }
     }
 }
 
 // +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=get;list;watch;create;update;patch;delete
 // +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=get;update;patch
+// The API server asks for this to set `blockOwnerDeletion` in the Deployment's owner reference.
 // +rsop:rbac:groups=cache.example.com,resources=memcacheds/finalizers,verbs=update
 // +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +rsop:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
@@ -116,20 +124,35 @@ pub async fn run(ctx: Arc<Context>) {
         );
         return;
     }
-    // Only the Deployments this operator manages are watched, which keeps the cache small on
-    // clusters with many Deployments; owner references route their changes to their Memcached.
-    let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={FIELD_MANAGER}"));
+    // Only the Deployments and pods this operator manages are watched, which keeps the caches
+    // small on clusters with many of them.
+    let managed = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={FIELD_MANAGER}"));
+    let (objects, objects_writer) = reflector::store();
+    let (deployments, deployments_writer) = reflector::store();
+    let (pods, pods_writer) = reflector::store();
     let state = Arc::new(State::new(
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
+        deployments,
+        pods,
     ));
-    let (reader, writer) = reflector::store();
-    let objects = watch::resilient(watcher(api, watcher::Config::default()))
-        .reflect(writer)
+
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
+        .reflect(objects_writer)
         .touched_objects();
-    let deployments = watch::resilient(watcher(ctx.api::<Deployment>(), owned)).touched_objects();
-    Controller::for_stream(objects, reader)
-        .owns_stream(deployments)
+    // Owner references route a Deployment's changes to its Memcached.
+    let deployment_events = watch::resilient(watcher(ctx.api::<Deployment>(), managed.clone()))
+        .reflect(deployments_writer)
+        .touched_objects();
+    // Names are all the status needs from a pod, so only their metadata is watched. A pod is
+    // owned by a ReplicaSet, not by the Memcached: its instance label leads back to it.
+    let pod_events = watch::resilient(watcher(ctx.api::<PartialObjectMeta<Pod>>(), managed))
+        .reflect(pods_writer)
+        .touched_objects();
+    let owners = objects.clone();
+    Controller::for_stream(object_events, objects)
+        .owns_stream(deployment_events)
+        .watches_stream(pod_events, move |pod| owner_of_pod(&owners, &pod))
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
         .run(reconcile, error_policy, state)
@@ -137,12 +160,30 @@ pub async fn run(ctx: Arc<Context>) {
         .await;
 }
 
+/// The Memcached whose pods carry the instance label of `pod`, if it is still there.
+fn owner_of_pod(
+    object_cache: &Store<Memcached>,
+    pod_metadata: &PartialObjectMeta<Pod>,
+) -> Option<ObjectRef<Memcached>> {
+    let namespace = pod_metadata.namespace();
+    let instance = pod_metadata.labels().get(INSTANCE_LABEL)?;
+    object_cache
+        .find(|obj| obj.namespace() == namespace && instance_label(obj) == *instance)
+        .map(|obj| ObjectRef::from(&*obj))
+}
+
 /// Reconciles one Memcached, recording the outcome in the controller metrics.
 #[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
 async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Error> {
     let started = Instant::now();
     let object = ObjectRef::from(&*obj);
-    let result = apply_or_cleanup(obj, &state).await;
+    // A Memcached being deleted takes its Deployment with it: the garbage collector deletes what
+    // it owns.
+    let result = if obj.metadata.deletion_timestamp.is_some() {
+        Ok(Action::await_change())
+    } else {
+        apply(&obj, &state).await
+    };
     let outcome = match &result {
         Ok(action) => {
             state.backoff.succeeded(&object);
@@ -154,33 +195,19 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
     result
 }
 
-/// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
-async fn apply_or_cleanup(obj: Arc<Memcached>, state: &State) -> Result<Action, Error> {
+/// Brings the Deployment of `obj` in line with its spec and reports its state in the status.
+async fn apply(obj: &Memcached, state: &State) -> Result<Action, Error> {
     let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
-    let api = Api::namespaced(state.client.clone(), &ns);
-    finalizer(&api, FINALIZER, obj, |event| async {
-        match event {
-            Finalizer::Apply(obj) => apply(&obj, &ns, state).await,
-            Finalizer::Cleanup(obj) => cleanup(&obj, &ns, state).await,
-        }
-    })
-    .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))
-}
-
-/// Applies the Deployment of `obj` and reports its state in the status.
-async fn apply(obj: &Memcached, ns: &str, state: &State) -> Result<Action, Error> {
     let current = obj.status.clone().unwrap_or_default();
     let owner = obj
         .controller_owner_ref(&())
         .ok_or(Error::MissingMetadata("uid"))?;
-    let (status, failure) = match apply_deployment(obj, owner, ns, state).await {
+    let (status, failure) = match apply_deployment(obj, owner, &ns, state).await {
         Ok(deployment) => {
-            let pods = Api::namespaced(state.client.clone(), ns);
             let status = MemcachedStatus {
                 conditions: deployment_conditions(obj, &deployment),
                 ready_replicas: ready_replicas(&deployment),
-                pod_names: pod_names(obj, &pods).await?,
+                pod_names: pod_names(obj, &state.pods),
                 observed_generation: obj.metadata.generation,
             };
             (status, None)
@@ -198,32 +225,62 @@ async fn apply(obj: &Memcached, ns: &str, state: &State) -> Result<Action, Error
             (status, Some(err))
         }
     };
-    let api = Api::namespaced(state.client.clone(), ns);
+    let api = Api::namespaced(state.client.clone(), &ns);
     write_status(obj, status, &api, state).await?;
-    // The Deployment's changes, its status included, trigger the next reconciliation.
+    // The Deployment's and the pods' changes trigger the next reconciliation.
     failure.map_or(Ok(Action::await_change()), Err)
 }
 
-/// Applies the Deployment [`desired_deployment`] derives from `obj` and returns it as stored.
+/// The Deployment of `obj` as it is once it matches [`desired_deployment`]: the cached one when it
+/// already does, else the one server-side apply returns.
 ///
 /// `force` takes back the fields someone else changed since, such as the replicas after a
 /// `kubectl scale`, so the Deployment always ends up as the spec says. Fields this controller does
-/// not set stay as others left them.
+/// not set stay as others left them, and are not compared.
 async fn apply_deployment(
     obj: &Memcached,
     owner: OwnerReference,
     ns: &str,
     state: &State,
-) -> Result<Deployment, Error> {
+) -> Result<Arc<Deployment>, Error> {
+    let desired = desired_deployment(obj, owner);
+    let name = obj.name_any();
+    let cached = state.deployments.get(&ObjectRef::new(&name).within(ns));
+    if let Some(cached) = cached
+        && is_applied(&desired, &cached)
+    {
+        return Ok(cached);
+    }
     let deployments: Api<Deployment> = Api::namespaced(state.client.clone(), ns);
     let deployment = deployments
         .patch(
-            &obj.name_any(),
+            &name,
             &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(desired_deployment(obj, owner)),
+            &Patch::Apply(desired),
         )
         .await?;
-    Ok(deployment)
+    Ok(Arc::new(deployment))
+}
+
+/// Whether `actual` holds every field of `desired` with its value, lists element by element: what
+/// applying `desired` would not change. Fields the API server defaults are only in `actual`.
+fn is_applied(desired: &Deployment, actual: &Deployment) -> bool {
+    fn contains(actual: &Value, desired: &Value) -> bool {
+        match (actual, desired) {
+            (Value::Object(actual), Value::Object(desired)) => desired
+                .iter()
+                .all(|(key, value)| actual.get(key).is_some_and(|a| contains(a, value))),
+            (Value::Array(actual), Value::Array(desired)) => {
+                actual.len() == desired.len()
+                    && actual.iter().zip(desired).all(|(a, d)| contains(a, d))
+            }
+            _ => actual == desired,
+        }
+    }
+    match (serde_json::to_value(actual), serde_json::to_value(desired)) {
+        (Ok(actual), Ok(desired)) => contains(&actual, &desired),
+        _ => false,
+    }
 }
 
 /// The Deployment that runs `obj`, owned by `owner` (the controller reference to `obj`).
@@ -304,8 +361,27 @@ fn desired_deployment(obj: &Memcached, owner: OwnerReference) -> Deployment {
 fn selector_labels(obj: &Memcached) -> BTreeMap<String, String> {
     BTreeMap::from([
         (NAME_LABEL.to_owned(), APP_NAME.to_owned()),
-        (INSTANCE_LABEL.to_owned(), obj.name_any()),
+        (INSTANCE_LABEL.to_owned(), instance_label(obj)),
     ])
+}
+
+/// The `app.kubernetes.io/instance` label of the objects of `obj`: its name, which may have up to
+/// 253 characters where a label value may have 63, so a longer one is cut to its first 52 and a
+/// hash of the whole. The hash is FNV-1a, fixed by its definition, so the label never changes
+/// between reconciliations or versions of the operator: a Deployment's selector cannot.
+fn instance_label(obj: &Memcached) -> String {
+    const MAX_LEN: usize = 63;
+    let name = obj.name_any();
+    if name.len() <= MAX_LEN {
+        return name;
+    }
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    // Object names are ASCII, so any byte index is a character boundary. A label value must
+    // start and end with an alphanumeric character.
+    let prefix = name[..MAX_LEN - 11].trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    format!("{prefix}-{:010x}", hash & 0xff_ffff_ffff)
 }
 
 /// The labels of the Deployment of `obj` and of its pods.
@@ -315,20 +391,20 @@ fn labels(obj: &Memcached) -> BTreeMap<String, String> {
     labels
 }
 
-/// The names of the pods of `obj`, sorted so that the status changes only when they do.
-async fn pod_names(obj: &Memcached, pods: &Api<Pod>) -> Result<Vec<String>, Error> {
-    let selector: Selector = selector_labels(obj).into_iter().collect();
-    // Names are all the status needs, so only metadata is fetched.
-    let list = pods
-        .list_metadata(&ListParams::default().labels_from(&selector))
-        .await?;
-    let mut names: Vec<String> = list
-        .items
-        .into_iter()
-        .filter_map(|pod| pod.metadata.name)
+/// The names of the pods of `obj` in the cache, sorted so that the status changes only when they do.
+fn pod_names(obj: &Memcached, pods: &Store<PartialObjectMeta<Pod>>) -> Vec<String> {
+    let selector = selector_labels(obj);
+    let mut names: Vec<String> = pods
+        .state_filter(|pod| {
+            let labels = pod.labels();
+            pod.namespace() == obj.namespace()
+                && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+        })
+        .iter()
+        .map(|pod| pod.name_any())
         .collect();
     names.sort();
-    Ok(names)
+    names
 }
 
 /// The pods of `deployment` that are ready, as the Deployment controller last counted them.
@@ -503,25 +579,6 @@ async fn write_status(
     Ok(())
 }
 
-/// Deletes the Deployment of a deleted Memcached; the finalizer goes once this succeeds.
-///
-/// The garbage collector would delete the Deployment too, through its owner reference, but only
-/// after the Memcached is gone; deleting it here first means a Memcached re-created under the same
-/// name never meets the old Deployment.
-async fn cleanup(obj: &Memcached, ns: &str, state: &State) -> Result<Action, Error> {
-    // TODO(user): release what lives outside the cluster, too.
-    let deployments: Api<Deployment> = Api::namespaced(state.client.clone(), ns);
-    match deployments
-        .delete(&obj.name_any(), &DeleteParams::default())
-        .await
-    {
-        Ok(_) => info!("deleted the Deployment"),
-        Err(kube::Error::Api(status)) if status.is_not_found() => {}
-        Err(err) => return Err(err.into()),
-    }
-    Ok(Action::await_change())
-}
-
 /// Schedules the retry of a failed reconciliation with a per-object exponential backoff.
 fn error_policy(obj: Arc<Memcached>, _err: &Error, state: Arc<State>) -> Action {
     Action::requeue(state.backoff.failed(ObjectRef::from(&*obj)))
@@ -533,7 +590,10 @@ mod tests {
     use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
-    use serde_json::Value;
+    use kube::core::PartialObjectMetaExt;
+    use kube::runtime::reflector::store::Writer;
+    use kube::runtime::watcher::Event;
+    use tokio::task::JoinHandle;
 
     use super::*;
     use crate::api::v1alpha1::MemcachedSpec;
@@ -546,24 +606,26 @@ mod tests {
         format!("{collection}/test")
     }
 
+    /// Where the controller applies the test object's Deployment.
+    fn apply_url() -> String {
+        format!("{DEPLOYMENT_URL}?&force=true&fieldManager={FIELD_MANAGER}")
+    }
+
     /// Where the controller applies the test object's status.
     fn status_url() -> String {
         format!("{}/status?&force=true&fieldManager={FIELD_MANAGER}", url())
     }
     const DEPLOYMENT_URL: &str = "/apis/apps/v1/namespaces/default/deployments/test";
     const EVENTS_URL: &str = "/apis/events.k8s.io/v1/namespaces/default/events?";
-    /// The pods of the test object, listed by their selector labels.
-    const PODS_URL: &str = "/api/v1/namespaces/default/pods?&labelSelector=app.kubernetes.io%2Finstance%3Dtest%2Capp.kubernetes.io%2Fname%3D";
     const UID: &str = "6ac0d01a-8fda-4b94-a8ec-6b8e0e4a39f2";
 
-    /// A Memcached of 3 pods as the API server returns it, with its finalizer and no status.
+    /// A new Memcached of 3 pods as the API server returns it: no status yet.
     fn object() -> Memcached {
         let spec: MemcachedSpec = serde_json::from_value(json!({ "size": 3 })).unwrap();
         let mut obj = Memcached::new("test", spec);
         obj.metadata.namespace = Some("default".into());
         obj.metadata.uid = Some(UID.into());
         obj.metadata.generation = Some(1);
-        obj.metadata.finalizers = Some(vec![FINALIZER.into()]);
         obj
     }
 
@@ -613,44 +675,68 @@ mod tests {
             .collect()
     }
 
-    fn state() -> (Arc<State>, ApiServer) {
+    /// The controller's state on a mock API server, with the writers that fill its caches as its
+    /// watches would.
+    struct Fixture {
+        state: Arc<State>,
+        server: ApiServer,
+        deployments: Writer<Deployment>,
+        pods: Writer<PartialObjectMeta<Pod>>,
+    }
+
+    fn fixture() -> Fixture {
         let (client, server) = mock_client();
-        let state = State::new(client, Metrics::new().controller(CONTROLLER_NAME));
-        (Arc::new(state), server)
+        let (deployments_reader, deployments) = reflector::store();
+        let (pods_reader, pods) = reflector::store();
+        let metrics = Metrics::new().controller(CONTROLLER_NAME);
+        let state = State::new(client, metrics, deployments_reader, pods_reader);
+        Fixture {
+            state: Arc::new(state),
+            server,
+            deployments,
+            pods,
+        }
     }
 
-    /// Runs `reconcile` on its own task, so the test can play the API server meanwhile.
-    fn spawn_reconcile(
-        obj: Memcached,
-        state: &Arc<State>,
-    ) -> tokio::task::JoinHandle<Result<Action, Error>> {
-        tokio::spawn(reconcile(Arc::new(obj), state.clone()))
-    }
+    impl Fixture {
+        /// The Deployment watch sees `deployment`.
+        fn deployment_seen(&mut self, deployment: Deployment) {
+            self.deployments
+                .apply_watcher_event(&Event::Apply(deployment));
+        }
 
-    /// Drops the state, and with it every client, then checks the script is complete.
-    async fn finish(state: Arc<State>, server: ApiServer) {
-        drop(state);
-        server.assert_no_more_requests().await;
-    }
+        /// The pod watch sees a pod of `obj` called `name`.
+        fn pod_seen(&mut self, obj: &Memcached, name: &str) {
+            let pod = ObjectMeta {
+                name: Some(name.into()),
+                namespace: obj.metadata.namespace.clone(),
+                labels: Some(labels(obj)),
+                ..ObjectMeta::default()
+            }
+            .into_response_partial();
+            self.pods.apply_watcher_event(&Event::Apply(pod));
+        }
 
-    /// Answers the metadata-only list of the pods of `test` with `names`.
-    async fn answer_pods(server: &mut ApiServer, names: &[&str]) {
-        let items: Vec<Value> = names
-            .iter()
-            .map(|name| json!({ "apiVersion": "v1", "kind": "Pod", "metadata": { "name": name } }))
-            .collect();
-        server
-            .expect(Method::GET, &format!("{PODS_URL}{APP_NAME}"))
-            .await
-            .respond(
-                StatusCode::OK,
-                &json!({
-                    "apiVersion": "meta.k8s.io/v1",
-                    "kind": "PartialObjectMetadataList",
-                    "metadata": { "resourceVersion": "1" },
-                    "items": items,
-                }),
-            );
+        /// Runs `reconcile` on its own task, so the test can play the API server meanwhile.
+        fn spawn_reconcile(&self, obj: &Memcached) -> JoinHandle<Result<Action, Error>> {
+            tokio::spawn(reconcile(Arc::new(obj.clone()), self.state.clone()))
+        }
+
+        /// Expects the status of `obj` to be applied and answers it; returns `obj` as now stored.
+        async fn answer_status(&mut self, obj: &Memcached) -> Memcached {
+            let request = self.server.expect(Method::PATCH, &status_url()).await;
+            assert_eq!(request.body["kind"], "Memcached");
+            let mut stored = obj.clone();
+            stored.status = Some(serde_json::from_value(request.body["status"].clone()).unwrap());
+            request.respond(StatusCode::OK, &stored);
+            stored
+        }
+
+        /// Drops the state, and with it every client, then checks the script is complete.
+        async fn finish(self) {
+            drop(self.state);
+            self.server.assert_no_more_requests().await;
+        }
     }
 
     /// Answers the event for each `(type, reason)`, in order.
@@ -905,7 +991,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_failing_object_is_retried_with_growing_delays() {
-        let (state, _server) = state();
+        let state = fixture().state;
         let obj = Arc::new(object());
         let err = Error::MissingMetadata("uid");
         let delays: Vec<Action> = (0..3)
@@ -916,73 +1002,168 @@ mod tests {
         assert_eq!(delays, growing);
     }
 
-    #[tokio::test]
-    async fn first_reconcile_adds_the_finalizer() {
-        let (state, mut server) = state();
-        let mut obj = object();
-        obj.metadata.finalizers = None;
-        let reconciling = spawn_reconcile(obj.clone(), &state);
-
-        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
-        assert_eq!(
-            request.body,
-            json!([
-                { "op": "test", "path": "/metadata/finalizers", "value": null },
-                { "op": "add", "path": "/metadata/finalizers", "value": [FINALIZER] },
-            ])
-        );
-        request.respond(StatusCode::OK, &object());
-
-        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
-        finish(state, server).await;
+    /// A Deployment of `obj` on its way: `updated` pods up to date, `ready` of them ready.
+    fn rolling(pods: i32, updated: i32, ready: i32) -> DeploymentStatus {
+        DeploymentStatus {
+            observed_generation: Some(1),
+            replicas: Some(pods),
+            updated_replicas: Some(updated),
+            ready_replicas: Some(ready),
+            ..DeploymentStatus::default()
+        }
     }
 
+    /// One new Memcached from creation to steady state, every request counted: the Deployment is
+    /// applied once, the status written when it changed, and nothing is read from the API server.
     #[tokio::test]
-    async fn reconcile_applies_the_deployment_and_reports_it() {
-        let (state, mut server) = state();
-        let obj = object();
-        let reconciling = spawn_reconcile(obj.clone(), &state);
+    async fn a_new_object_reaches_steady_state_in_four_requests() {
+        let mut f = fixture();
+        let mut requests = 0;
+        let mut obj = object();
 
-        let request = server
-            .expect(
-                Method::PATCH,
-                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager={FIELD_MANAGER}"),
-            )
-            .await;
+        // Nothing is cached yet: the Deployment is applied, the first status written.
+        let reconciling = f.spawn_reconcile(&obj);
+        let request = f.server.expect(Method::PATCH, &apply_url()).await;
         assert_eq!(
             request.content_type.as_deref(),
             Some("application/apply-patch+yaml")
         );
         let desired = serde_json::to_value(desired_deployment(&obj, owner(&obj))).unwrap();
         assert_eq!(request.body, desired);
-        assert_eq!(request.body["apiVersion"], "apps/v1");
-        assert_eq!(request.body["kind"], "Deployment");
-        request.respond(StatusCode::OK, &deployment(&obj, rolled_out(3)));
-
-        answer_pods(&mut server, &["test-b", "test-a", "test-c"]).await;
-
-        let request = server.expect(Method::PATCH, &status_url()).await;
-        let status = &request.body["status"];
-        assert_eq!(request.body["kind"], "Memcached");
-        assert_eq!(status["readyReplicas"], 3);
-        assert_eq!(status["podNames"], json!(["test-a", "test-b", "test-c"]));
-        assert_eq!(status["observedGeneration"], 1);
-        let conditions: Vec<Condition> =
-            serde_json::from_value(status["conditions"].clone()).unwrap();
+        request.respond(
+            StatusCode::OK,
+            &deployment(&obj, DeploymentStatus::default()),
+        );
+        obj = f.answer_status(&obj).await;
+        requests += 2;
+        let status = obj.status.clone().unwrap();
         assert_eq!(
-            summary(&conditions),
+            summary(&status.conditions),
+            [
+                ("Available", "False", "PodsNotReady"),
+                ("Progressing", "True", "RollingOut"),
+                ("Degraded", "False", "Healthy"),
+            ]
+        );
+        answer_events(
+            &mut f.server,
+            &[
+                ("Normal", "PodsNotReady"),
+                ("Normal", "RollingOut"),
+                ("Normal", "Healthy"),
+            ],
+        )
+        .await;
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+
+        // The Deployment controller creates the pods: the watches fill the caches. The counts
+        // change, no condition does, so the status is written and nothing announced.
+        f.deployment_seen(deployment(&obj, rolling(3, 3, 0)));
+        for pod in ["test-c", "test-a", "test-b"] {
+            f.pod_seen(&obj, pod);
+        }
+        let reconciling = f.spawn_reconcile(&obj);
+        obj = f.answer_status(&obj).await;
+        requests += 1;
+        let status = obj.status.clone().unwrap();
+        assert_eq!(status.pod_names, ["test-a", "test-b", "test-c"]);
+        assert_eq!(status.ready_replicas, 0);
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+
+        // The pods are ready.
+        f.deployment_seen(deployment(&obj, rolled_out(3)));
+        let reconciling = f.spawn_reconcile(&obj);
+        obj = f.answer_status(&obj).await;
+        requests += 1;
+        let status = obj.status.clone().unwrap();
+        assert_eq!(status.ready_replicas, 3);
+        assert_eq!(
+            summary(&status.conditions),
             [
                 ("Available", "True", "PodsReady"),
                 ("Progressing", "False", "RolloutComplete"),
                 ("Degraded", "False", "Healthy"),
             ]
         );
-        let mut stored = obj.clone();
-        stored.status = Some(serde_json::from_value(status.clone()).unwrap());
-        request.respond(StatusCode::OK, &stored);
-
         answer_events(
-            &mut server,
+            &mut f.server,
+            &[("Normal", "PodsReady"), ("Normal", "RolloutComplete")],
+        )
+        .await;
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+        assert_eq!(requests, 4, "requests from creation to steady state");
+
+        // A resync that finds nothing to change sends nothing.
+        let reconciling = f.spawn_reconcile(&obj);
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+        f.finish().await;
+    }
+
+    /// Scaling: the spec asks for 5 pods; the cached Deployment runs 3, so it is applied again.
+    #[tokio::test]
+    async fn scaling_applies_the_deployment_once_and_reports_the_rollout() {
+        let mut f = fixture();
+        let mut obj = object();
+        let running = deployment(&obj, rolled_out(3));
+        obj.status = Some(MemcachedStatus {
+            conditions: deployment_conditions(&obj, &running),
+            ready_replicas: 3,
+            pod_names: vec!["test-a".into(), "test-b".into(), "test-c".into()],
+            observed_generation: Some(1),
+        });
+        f.deployment_seen(running);
+        for pod in ["test-a", "test-b", "test-c"] {
+            f.pod_seen(&obj, pod);
+        }
+        obj.spec.size = 5;
+        obj.metadata.generation = Some(2);
+
+        let reconciling = f.spawn_reconcile(&obj);
+        let request = f.server.expect(Method::PATCH, &apply_url()).await;
+        assert_eq!(request.body["spec"]["replicas"], 5);
+        let mut scaled = deployment(&obj, rolling(3, 3, 3));
+        scaled.metadata.generation = Some(2);
+        request.respond(StatusCode::OK, &scaled);
+        obj = f.answer_status(&obj).await;
+        let status = obj.status.clone().unwrap();
+        assert_eq!(
+            summary(&status.conditions)[..2],
+            [
+                ("Available", "False", "PodsNotReady"),
+                ("Progressing", "True", "RollingOut"),
+            ]
+        );
+        answer_events(
+            &mut f.server,
+            &[("Normal", "PodsNotReady"), ("Normal", "RollingOut")],
+        )
+        .await;
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+
+        // Once the cache has the scaled Deployment, reconciling sends nothing.
+        f.deployment_seen(scaled);
+        let reconciling = f.spawn_reconcile(&obj);
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+        f.finish().await;
+    }
+
+    /// Someone ran `kubectl scale` on the Deployment: the cache shows it, and it is taken back.
+    #[tokio::test]
+    async fn a_changed_deployment_is_applied_again() {
+        let mut f = fixture();
+        let mut obj = object();
+        let mut drifted = deployment(&obj, rolled_out(3));
+        drifted.spec.as_mut().unwrap().replicas = Some(1);
+        f.deployment_seen(drifted);
+        obj.status = Some(MemcachedStatus::default());
+
+        let reconciling = f.spawn_reconcile(&obj);
+        let request = f.server.expect(Method::PATCH, &apply_url()).await;
+        assert_eq!(request.body["spec"]["replicas"], 3);
+        request.respond(StatusCode::OK, &deployment(&obj, rolled_out(3)));
+        f.answer_status(&obj).await;
+        answer_events(
+            &mut f.server,
             &[
                 ("Normal", "PodsReady"),
                 ("Normal", "RolloutComplete"),
@@ -990,35 +1171,95 @@ mod tests {
             ],
         )
         .await;
-
         assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+        f.finish().await;
+    }
 
-        // Reconciling again with nothing changed re-applies the Deployment, to undo any drift, and
-        // writes nothing else.
-        let reconciling = spawn_reconcile(stored.clone(), &state);
-        server
-            .expect(
-                Method::PATCH,
-                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager={FIELD_MANAGER}"),
-            )
-            .await
-            .respond(StatusCode::OK, &deployment(&obj, rolled_out(3)));
-        answer_pods(&mut server, &["test-a", "test-b", "test-c"]).await;
-        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
-        finish(state, server).await;
+    #[test]
+    fn defaulted_fields_do_not_count_as_changes() {
+        let obj = object();
+        let desired = desired_deployment(&obj, owner(&obj));
+        let mut stored = deployment(&obj, rolled_out(3));
+        let spec = stored.spec.as_mut().unwrap();
+        spec.revision_history_limit = Some(10);
+        let pod = spec.template.spec.as_mut().unwrap();
+        pod.containers[0].termination_message_path = Some("/dev/termination-log".into());
+        assert!(is_applied(&desired, &stored));
+
+        let mut scaled = stored.clone();
+        scaled.spec.as_mut().unwrap().replicas = Some(1);
+        assert!(!is_applied(&desired, &scaled));
+    }
+
+    #[test]
+    fn pods_are_mapped_to_their_object_by_the_instance_label() {
+        let (reader, mut writer) = reflector::store();
+        let obj = object();
+        let mut long = object();
+        long.metadata.name = Some("a".repeat(253));
+        for o in [&obj, &long] {
+            writer.apply_watcher_event(&Event::Apply(o.clone()));
+        }
+        let pod = |obj: &Memcached| {
+            ObjectMeta {
+                namespace: Some("default".into()),
+                labels: Some(labels(obj)),
+                ..ObjectMeta::default()
+            }
+            .into_response_partial::<Pod>()
+        };
+        assert_eq!(
+            owner_of_pod(&reader, &pod(&obj)),
+            Some(ObjectRef::from(&obj))
+        );
+        assert_eq!(
+            owner_of_pod(&reader, &pod(&long)),
+            Some(ObjectRef::from(&long))
+        );
+        assert_eq!(owner_of_pod(&reader, &PartialObjectMeta::default()), None);
+    }
+
+    #[test]
+    fn instance_labels_fit_a_label_value_and_stay_distinct() {
+        let label = |name: &str| {
+            let mut obj = object();
+            obj.metadata.name = Some(name.into());
+            instance_label(&obj)
+        };
+        assert_eq!(label("test"), "test");
+        let exactly = "a".repeat(63);
+        assert_eq!(label(&exactly), exactly);
+        let long = format!("{}-x", "a".repeat(250));
+        let other = format!("{}-y", "a".repeat(250));
+        for name in [&long, &other] {
+            let value = label(name);
+            assert!(value.len() <= 63, "{value}");
+            assert!(
+                value.chars().next().unwrap().is_ascii_alphanumeric(),
+                "{value}"
+            );
+            assert!(
+                value.chars().last().unwrap().is_ascii_alphanumeric(),
+                "{value}"
+            );
+            assert_eq!(value, label(name), "stable");
+        }
+        assert_ne!(label(&long), label(&other));
+        // A name cut right after a dash keeps the label's last character alphanumeric.
+        let dashed = format!("{}-{}", "a".repeat(51), "b".repeat(100));
+        assert!(label(&dashed).starts_with(&format!("{}-", "a".repeat(51))));
     }
 
     #[tokio::test]
     async fn rejected_deployment_is_reported_as_degraded() {
-        let (state, mut server) = state();
+        let Fixture {
+            state, mut server, ..
+        } = fixture();
         let obj = object();
-        let reconciling = spawn_reconcile(obj.clone(), &state);
+        let reconciling = tokio::spawn(reconcile(Arc::new(obj.clone()), state.clone()));
 
         server
-            .expect(
-                Method::PATCH,
-                &format!("{DEPLOYMENT_URL}?&force=true&fieldManager={FIELD_MANAGER}"),
-            )
+            .expect(Method::PATCH, &apply_url())
             .await
             .respond_error(
                 StatusCode::FORBIDDEN,
@@ -1046,86 +1287,19 @@ mod tests {
 
         let err = finished(reconciling).await.unwrap_err();
         assert!(err.to_string().contains("is forbidden"), "{err}");
-        finish(state, server).await;
+        drop(state);
+        server.assert_no_more_requests().await;
     }
 
-    /// A Memcached being deleted.
-    fn deleted() -> Memcached {
+    /// A Memcached being deleted: the garbage collector deletes its Deployment, nothing to send.
+    #[tokio::test]
+    async fn a_deleted_memcached_is_left_to_the_garbage_collector() {
+        let f = fixture();
         let mut obj = object();
         obj.metadata.deletion_timestamp =
             Some(Time(Timestamp::from_second(1_700_000_000).unwrap()));
-        obj
-    }
-
-    /// Expects the removal of the finalizer from `obj`, and answers it.
-    async fn answer_finalizer_removal(server: &mut ApiServer, mut obj: Memcached) {
-        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
-        assert_eq!(
-            request.body,
-            json!([
-                { "op": "test", "path": "/metadata/finalizers/0", "value": FINALIZER },
-                { "op": "remove", "path": "/metadata/finalizers/0" },
-            ])
-        );
-        obj.metadata.finalizers = None;
-        request.respond(StatusCode::OK, &obj);
-    }
-
-    #[tokio::test]
-    async fn deleted_memcached_deletes_its_deployment_then_is_released() {
-        let (state, mut server) = state();
-        let obj = deleted();
-        let reconciling = spawn_reconcile(obj.clone(), &state);
-
-        server
-            .expect(Method::DELETE, &format!("{DEPLOYMENT_URL}?"))
-            .await
-            .respond(StatusCode::OK, &deployment(&obj, rolled_out(3)));
-        answer_finalizer_removal(&mut server, obj).await;
-
+        let reconciling = f.spawn_reconcile(&obj);
         assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
-        finish(state, server).await;
-    }
-
-    #[tokio::test]
-    async fn deleted_memcached_without_deployment_is_released() {
-        let (state, mut server) = state();
-        let obj = deleted();
-        let reconciling = spawn_reconcile(obj.clone(), &state);
-
-        server
-            .expect(Method::DELETE, &format!("{DEPLOYMENT_URL}?"))
-            .await
-            .respond_error(
-                StatusCode::NOT_FOUND,
-                "NotFound",
-                "deployments.apps \"test\" not found",
-            );
-        answer_finalizer_removal(&mut server, obj).await;
-
-        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
-        finish(state, server).await;
-    }
-
-    #[tokio::test]
-    async fn failed_deletion_keeps_the_finalizer() {
-        let (state, mut server) = state();
-        let mut obj = object();
-        obj.metadata.deletion_timestamp =
-            Some(Time(Timestamp::from_second(1_700_000_000).unwrap()));
-        let reconciling = spawn_reconcile(obj, &state);
-
-        server
-            .expect(Method::DELETE, &format!("{DEPLOYMENT_URL}?"))
-            .await
-            .respond_error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "InternalError",
-                "etcd is down",
-            );
-
-        let err = finished(reconciling).await.unwrap_err();
-        assert!(err.to_string().contains("etcd is down"), "{err}");
-        finish(state, server).await;
+        f.finish().await;
     }
 }
