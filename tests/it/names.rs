@@ -237,7 +237,7 @@ fn check_sources(project: &Path, problems: &mut Vec<String>) -> usize {
         checked += constants.len() + reasons.len();
         for (name, value) in constants {
             let ok = match name.as_str() {
-                "FINALIZER" => qualified_name(&value),
+                "FINALIZER" | "HASH_ANNOTATION" => qualified_name(&value),
                 "DEFAULT_LEADER_ELECTION_ID" => dns_subdomain(&value),
                 "FIELD_MANAGER" | "EVENT_REPORTER" => !value.is_empty() && value.len() <= 128,
                 "APP_NAME" => dns_label(&value),

@@ -61,6 +61,13 @@ impl Timing {
         if self.retry_period.is_zero() {
             anyhow::bail!("the leader election retry period must be positive");
         }
+        // The Lease records its duration in whole seconds.
+        if self.lease_duration.subsec_nanos() != 0 || self.lease_duration.is_zero() {
+            anyhow::bail!(
+                "the leader election lease duration ({:?}) must be a whole number of seconds",
+                self.lease_duration
+            );
+        }
         if self.renew_deadline >= self.lease_duration {
             anyhow::bail!(
                 "the leader election renew deadline ({:?}) must be shorter than the lease duration ({:?})",
@@ -200,11 +207,13 @@ impl LeaderElector {
     /// One round of client-go's `tryAcquireOrRenew`: `Ok(true)` when this replica holds the Lease
     /// afterwards, `Ok(false)` when another one does.
     async fn try_acquire_or_renew(&self) -> anyhow::Result<bool> {
+        let lease_seconds = i32::try_from(self.timing.lease_duration.as_secs()).unwrap_or(i32::MAX);
+        let current = self.api.get_opt(&self.name).await?;
+        // Observed once the answer is in: a slow read must not make the holder's last renewal
+        // look older than it is.
         let now = Instant::now();
         let wall = MicroTime(Timestamp::now());
-        let lease_seconds = i32::try_from(self.timing.lease_duration.as_secs()).unwrap_or(i32::MAX);
-
-        let Some(current) = self.api.get_opt(&self.name).await? else {
+        let Some(current) = current else {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.name.clone()),
@@ -274,7 +283,9 @@ impl LeaderElector {
                 self.observe(written, now);
                 Ok(true)
             }
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(false),
+            // Someone wrote the Lease since it was read: another replica took a free Lease, or,
+            // for the holder, a write raced with its own renewal, which the next round retries.
+            Err(kube::Error::Api(status)) if status.code == 409 && !held_by_me => Ok(false),
             Err(err) => Err(err).context("failed to update the Lease"),
         }
     }
@@ -445,6 +456,11 @@ mod tests {
         assert!(bad.validate().is_err());
         let bad = Timing {
             retry_period: Duration::from_secs(10),
+            ..Timing::default()
+        };
+        assert!(bad.validate().is_err());
+        let bad = Timing {
+            lease_duration: Duration::from_millis(15_500),
             ..Timing::default()
         };
         assert!(bad.validate().is_err());

@@ -167,7 +167,8 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
             "h" => 3600.0,
             _ => return Err(invalid()),
         };
-        total += Duration::try_from_secs_f64(value * unit_secs).map_err(|_| invalid())?;
+        let part = Duration::try_from_secs_f64(value * unit_secs).map_err(|_| invalid())?;
+        total = total.checked_add(part).ok_or_else(invalid)?;
         rest = tail;
     }
     Ok(total)
@@ -359,7 +360,8 @@ mod tests {
         ] {
             assert_eq!(parse_duration(text), Ok(expected), "{text}");
         }
-        for bad in ["", "10", "s", "1x", "-1s", "1..5s"] {
+        let huge = "10000000000000000000s10000000000000000000s";
+        for bad in ["", "10", "s", "1x", "-1s", "1..5s", huge] {
             let err = parse_duration(bad).unwrap_err();
             assert!(err.contains("invalid duration"), "{bad}: {err}");
         }

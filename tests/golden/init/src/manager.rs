@@ -129,9 +129,13 @@ async fn supervise(
     elector: Option<&LeaderElector>,
     timeout: Duration,
 ) -> anyhow::Result<()> {
+    // One renewal loop across both phases: a new one would restart the renew deadline, and a
+    // leader whose renewals were already failing could drain past the time a standby may take over.
+    let lost = leadership_lost(elector);
+    tokio::pin!(lost);
     let failure = tokio::select! {
         () = shutdown.signalled() => None,
-        err = leadership_lost(elector) => return Err(err),
+        err = &mut lost => return Err(err),
         err = controllers.failure() => Some(err),
     };
 
@@ -140,7 +144,7 @@ async fn supervise(
     info!("stopping controllers");
     let drained = tokio::select! {
         drained = controllers.drain(timeout) => drained,
-        err = leadership_lost(elector) => return Err(err),
+        err = &mut lost => return Err(err),
     };
     if let Some(elector) = elector {
         elector.release().await;

@@ -56,6 +56,10 @@ const RUN_AS_USER: i64 = 1001;
 const NAME_LABEL: &str = "app.kubernetes.io/name";
 const INSTANCE_LABEL: &str = "app.kubernetes.io/instance";
 const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// A hash of the Deployment as last applied. Comparing with the cache tells whether someone changed
+/// a field this controller sets, but not whether the controller stopped setting one, such as the
+/// ports once `containerPort` is removed from the spec: a new hash tells that.
+const HASH_ANNOTATION: &str = "cache.example.com/spec-hash";
 
 /// The condition that is `True` when every pod asked for is ready.
 pub const AVAILABLE: &str = "Available";
@@ -198,6 +202,12 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
 /// Brings the Deployment of `obj` in line with its spec and reports its state in the status.
 async fn apply(obj: &Memcached, state: &State) -> Result<Action, Error> {
     let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
+    // The caches start empty: wait for their first list, so that an object not listed yet is not
+    // taken for a missing one. They fail to get ready only once the controller is stopping.
+    let _ = tokio::join!(
+        state.deployments.wait_until_ready(),
+        state.pods.wait_until_ready()
+    );
     let current = obj.status.clone().unwrap_or_default();
     let owner = obj
         .controller_owner_ref(&())
@@ -243,7 +253,7 @@ async fn apply_deployment(
     ns: &str,
     state: &State,
 ) -> Result<Arc<Deployment>, Error> {
-    let desired = desired_deployment(obj, owner);
+    let desired = stamped(desired_deployment(obj, owner));
     let name = obj.name_any();
     let cached = state.deployments.get(&ObjectRef::new(&name).within(ns));
     if let Some(cached) = cached
@@ -260,6 +270,27 @@ async fn apply_deployment(
         )
         .await?;
     Ok(Arc::new(deployment))
+}
+
+/// `deployment` with the hash of its content in [`HASH_ANNOTATION`].
+fn stamped(mut deployment: Deployment) -> Deployment {
+    // Serializing an API type cannot fail; an empty hash input would only cost an extra apply.
+    let content = serde_json::to_vec(&deployment).unwrap_or_default();
+    let hash = format!("{:016x}", fnv1a(&content));
+    deployment
+        .metadata
+        .annotations
+        .get_or_insert_with(BTreeMap::new)
+        .insert(HASH_ANNOTATION.to_owned(), hash);
+    deployment
+}
+
+/// 64-bit FNV-1a: fixed by its definition, so the same in every build and version of the operator,
+/// unlike std's hashers.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// Whether `actual` holds every field of `desired` with its value, lists element by element: what
@@ -367,17 +398,15 @@ fn selector_labels(obj: &Memcached) -> BTreeMap<String, String> {
 
 /// The `app.kubernetes.io/instance` label of the objects of `obj`: its name, which may have up to
 /// 253 characters where a label value may have 63, so a longer one is cut to its first 52 and a
-/// hash of the whole. The hash is FNV-1a, fixed by its definition, so the label never changes
-/// between reconciliations or versions of the operator: a Deployment's selector cannot.
+/// hash of the whole. The hash never changes between reconciliations or versions of the operator:
+/// a Deployment's selector cannot.
 fn instance_label(obj: &Memcached) -> String {
     const MAX_LEN: usize = 63;
     let name = obj.name_any();
     if name.len() <= MAX_LEN {
         return name;
     }
-    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
+    let hash = fnv1a(name.as_bytes());
     // Object names are ASCII, so any byte index is a character boundary. A label value must
     // start and end with an alphanumeric character.
     let prefix = name[..MAX_LEN - 11].trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
@@ -635,7 +664,7 @@ mod tests {
 
     /// The Deployment of `obj` as the Deployment controller reports it.
     fn deployment(obj: &Memcached, status: DeploymentStatus) -> Deployment {
-        let mut deployment = desired_deployment(obj, owner(obj));
+        let mut deployment = stamped(desired_deployment(obj, owner(obj)));
         deployment.metadata.generation = Some(1);
         deployment.status = Some(status);
         deployment
@@ -686,8 +715,13 @@ mod tests {
 
     fn fixture() -> Fixture {
         let (client, server) = mock_client();
-        let (deployments_reader, deployments) = reflector::store();
-        let (pods_reader, pods) = reflector::store();
+        let (deployments_reader, mut deployments) = reflector::store();
+        let (pods_reader, mut pods) = reflector::store();
+        // Both caches have had their first list.
+        deployments.apply_watcher_event(&Event::Init);
+        deployments.apply_watcher_event(&Event::InitDone);
+        pods.apply_watcher_event(&Event::Init);
+        pods.apply_watcher_event(&Event::InitDone);
         let metrics = Metrics::new().controller(CONTROLLER_NAME);
         let state = State::new(client, metrics, deployments_reader, pods_reader);
         Fixture {
@@ -1028,8 +1062,8 @@ mod tests {
             request.content_type.as_deref(),
             Some("application/apply-patch+yaml")
         );
-        let desired = serde_json::to_value(desired_deployment(&obj, owner(&obj))).unwrap();
-        assert_eq!(request.body, desired);
+        let desired = stamped(desired_deployment(&obj, owner(&obj)));
+        assert_eq!(request.body, serde_json::to_value(desired).unwrap());
         request.respond(
             StatusCode::OK,
             &deployment(&obj, DeploymentStatus::default()),
@@ -1178,7 +1212,7 @@ mod tests {
     #[test]
     fn defaulted_fields_do_not_count_as_changes() {
         let obj = object();
-        let desired = desired_deployment(&obj, owner(&obj));
+        let desired = stamped(desired_deployment(&obj, owner(&obj)));
         let mut stored = deployment(&obj, rolled_out(3));
         let spec = stored.spec.as_mut().unwrap();
         spec.revision_history_limit = Some(10);
@@ -1189,6 +1223,20 @@ mod tests {
         let mut scaled = stored.clone();
         scaled.spec.as_mut().unwrap().replicas = Some(1);
         assert!(!is_applied(&desired, &scaled));
+    }
+
+    #[test]
+    fn a_field_no_longer_desired_counts_as_a_change() {
+        let mut obj = object();
+        obj.spec.container_port = Some(8080);
+        let running = deployment(&obj, rolled_out(3));
+        let desired = stamped(desired_deployment(&obj, owner(&obj)));
+        assert!(is_applied(&desired, &running));
+        // Without a port the desired Deployment is a subset of the running one: only the hash
+        // tells them apart.
+        obj.spec.container_port = None;
+        let desired = stamped(desired_deployment(&obj, owner(&obj)));
+        assert!(!is_applied(&desired, &running));
     }
 
     #[test]

@@ -27,26 +27,38 @@ pub const MAX_DELAY: Duration = Duration::from_secs(4);
 pub fn resilient<T: Send + 'static>(
     watch: impl Stream<Item = watcher::Result<Event<T>>> + Send + 'static,
 ) -> impl Stream<Item = watcher::Result<Event<T>>> + Send {
-    let state = (watch.boxed(), WatchBackoff::default());
-    stream::unfold(state, |(mut watch, mut backoff)| async move {
+    // Whether the last list followed an expiry and the watch started from it has neither
+    // delivered an event nor failed since: an expiry then is no longer the normal signal but a
+    // loop, and backs off like any error.
+    let relisted = false;
+    let state = (watch.boxed(), WatchBackoff::default(), relisted);
+    stream::unfold(state, |(mut watch, mut backoff, mut relisted)| async move {
         loop {
             match watch.next().await? {
                 // The watcher has already gone back to listing: waiting would only delay that.
-                Err(watcher::Error::WatchError(status)) if status.code == 410 => {
+                Err(watcher::Error::WatchError(status)) if status.code == 410 && !relisted => {
                     debug!("watch expired, listing again");
+                    relisted = true;
                 }
                 Err(err) => {
+                    if !matches!(&err, watcher::Error::WatchError(status) if status.code == 410) {
+                        relisted = false;
+                    }
                     let delay = backoff.next_delay();
                     warn!(error = %err, retry_in = ?delay, "watch failed");
                     tokio::time::sleep(delay).await;
                 }
                 Ok(event) => {
-                    // `Init` only announces a list, which may still fail; anything else is data
-                    // the API server sent, proof that it is back.
-                    if !matches!(event, Event::Init) {
-                        backoff.reset();
+                    match event {
+                        // `Init` only announces a list, which may still fail.
+                        Event::Init => {}
+                        Event::InitApply(_) | Event::InitDone => backoff.reset(),
+                        Event::Apply(_) | Event::Delete(_) => {
+                            backoff.reset();
+                            relisted = false;
+                        }
                     }
-                    return Some((Ok(event), (watch, backoff)));
+                    return Some((Ok(event), (watch, backoff, relisted)));
                 }
             }
         }
@@ -170,6 +182,25 @@ mod tests {
             .respond(StatusCode::OK, &list("5", &["b"]));
         assert_eq!(names.recv().await.unwrap(), "b");
         assert_eq!(expired_at.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_expiry_right_after_a_list_backs_off() {
+        let (mut server, mut names) = watch_config_maps();
+        for version in ["1", "2"] {
+            expect_list(&mut server)
+                .await
+                .respond(StatusCode::OK, &list(version, &["a"]));
+            assert_eq!(names.recv().await.unwrap(), "a");
+            let watch = server.next_request().await;
+            watch.respond_raw(StatusCode::OK, expired());
+        }
+        // The second expiry came with no watch event since the first: the list waits.
+        let expired_at = Instant::now();
+        let request = expect_list(&mut server).await;
+        let waited = expired_at.elapsed();
+        assert!(in_range(waited, BASE_DELAY), "{waited:?}");
+        drop(request);
     }
 
     #[tokio::test(start_paused = true)]
