@@ -31,16 +31,12 @@ pub fn run(args: &CreateApiArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
 /// Validates the arguments against the project at `root`.
 fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
     let project = Project::load(root, "create api")?;
-    names::validate_kind(&args.kind)?;
-    names::validate_version(&args.version)?;
-    names::validate_dns1123_label("group", &args.group)?;
-    let plural = match &args.plural {
-        Some(p) => {
-            names::validate_dns1123_label("plural", p)?;
-            p.clone()
-        }
-        None => names::to_plural(&args.kind.to_ascii_lowercase()),
-    };
+    let plural = names::validate_kind_names(
+        &args.group,
+        &args.version,
+        &args.kind,
+        args.plural.as_deref(),
+    )?;
     if !args.resource && !args.controller {
         return Err(Error::user_with_help(
             "`--resource=false` and `--controller=false` together leave nothing to create",
@@ -76,9 +72,7 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
         namespaced: args.namespaced,
         controller: args.controller,
     };
-    let existing = project.resources.iter().find(|r| {
-        r.group == resource.group && r.version == resource.version && r.kind == resource.kind
-    });
+    let existing = project.resources.iter().find(|r| r.same_kind(&resource));
     // `--resource=false`: a controller for a kind whose types the project
     // already has (made with `--controller=false`).
     let mut resource = resource;

@@ -73,6 +73,13 @@ pub struct Resource {
     pub controller: bool,
 }
 
+impl Resource {
+    /// Whether `other` is the same kind: same group, version and kind name.
+    pub fn same_kind(&self, other: &Resource) -> bool {
+        self.group == other.group && self.version == other.version && self.kind == other.kind
+    }
+}
+
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
 fn is_false(b: &bool) -> bool {
     !*b

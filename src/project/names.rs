@@ -235,6 +235,26 @@ pub fn validate_version(version: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks the group, version and kind of a new API kind, and returns its
+/// plural: `plural` when one is given (checked too), else kube-derive's.
+pub fn validate_kind_names(
+    group: &str,
+    version: &str,
+    kind: &str,
+    plural: Option<&str>,
+) -> Result<String> {
+    validate_kind(kind)?;
+    validate_version(version)?;
+    validate_dns1123_label("group", group)?;
+    match plural {
+        Some(plural) => {
+            validate_dns1123_label("plural", plural)?;
+            Ok(plural.to_owned())
+        }
+        None => Ok(to_plural(&kind.to_ascii_lowercase())),
+    }
+}
+
 /// A kind's full API group: `<group>.<domain>`.
 pub fn group_full(group: &str, domain: &str) -> String {
     format!("{group}.{domain}")

@@ -207,12 +207,6 @@ fn condition_reasons(source: &str) -> Vec<String> {
             reasons.push(reason.to_owned());
         }
     }
-    reasons.extend(
-        source
-            .split("\"DeploymentNotApplied\"")
-            .skip(1)
-            .map(|_| "DeploymentNotApplied".to_owned()),
-    );
     reasons
 }
 

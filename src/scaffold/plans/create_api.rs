@@ -384,8 +384,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     let mut project = opts.project.clone();
     // A kind made again with `--force` keeps its place, so that an unchanged
     // project's PROJECT file stays byte for byte the same.
-    let same = |x: &Resource| x.group == r.group && x.version == r.version && x.kind == r.kind;
-    match project.resources.iter_mut().find(|x| same(x)) {
+    match project.resources.iter_mut().find(|x| x.same_kind(r)) {
         Some(existing) => *existing = r.clone(),
         None => project.resources.push(r.clone()),
     }

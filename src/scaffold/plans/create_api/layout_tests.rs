@@ -49,16 +49,12 @@ impl Sample {
     /// fresh project at `root`, the names checked as it checks them.
     fn options(&self, root: &Path) -> Result<CreateApiOptions> {
         let project = Project::load(root, "create api")?;
-        names::validate_kind(&self.kind)?;
-        names::validate_version(&self.version)?;
-        names::validate_dns1123_label("group", &self.group)?;
-        let plural = match &self.plural {
-            Some(plural) => {
-                names::validate_dns1123_label("plural", plural)?;
-                plural.clone()
-            }
-            None => names::to_plural(&self.kind.to_ascii_lowercase()),
-        };
+        let plural = names::validate_kind_names(
+            &self.group,
+            &self.version,
+            &self.kind,
+            self.plural.as_deref(),
+        )?;
         let resource = Resource {
             group: self.group.clone(),
             version: self.version.clone(),

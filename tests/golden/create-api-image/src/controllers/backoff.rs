@@ -65,8 +65,13 @@ where
 
 /// The retry delay after `failures` consecutive failures.
 fn delay(failures: u32) -> Duration {
+    exponential(BASE, MAX, failures)
+}
+
+/// `base` doubled for each failure after the first, up to `max`; `base` for none or one.
+pub fn exponential(base: Duration, max: Duration, failures: u32) -> Duration {
     let exponent = failures.saturating_sub(1).min(31);
-    BASE.saturating_mul(1 << exponent).min(MAX)
+    base.saturating_mul(1 << exponent).min(max)
 }
 
 #[cfg(test)]

@@ -16,6 +16,8 @@ use futures::{Stream, StreamExt, stream};
 use kube::runtime::watcher::{self, Event};
 use tracing::{debug, warn};
 
+use crate::controllers::backoff;
+
 /// Delay before the first retry of a failed watch; it doubles with each further failure.
 const BASE_DELAY: Duration = Duration::from_millis(500);
 /// Longest delay between retries: the most a watch lags behind an API server that is back.
@@ -76,10 +78,8 @@ pub struct WatchBackoff {
 impl WatchBackoff {
     /// Counts one more failure and returns how long to wait before retrying.
     pub fn next_delay(&mut self) -> Duration {
-        let delay = BASE_DELAY
-            .saturating_mul(1 << self.failures.min(16))
-            .min(MAX_DELAY);
         self.failures = self.failures.saturating_add(1);
+        let delay = backoff::exponential(BASE_DELAY, MAX_DELAY, self.failures);
         // RandomState's keys come from the OS's randomness: enough for jitter, without a
         // dependency on a random number crate.
         let random = RandomState::new().hash_one(self.failures) % 1024;
