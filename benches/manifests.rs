@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use rsop::manifests::{self, ManifestsOptions};
+use rsop::manifests::{self, Derivation, ManifestsOptions};
 
 /// One kind: a spec with scalars, options, collections, a nested struct, an
 /// enum and a k8s-openapi type; a status with conditions.
@@ -104,7 +104,11 @@ fn options(root: &Path, cargo: bool) -> ManifestsOptions {
         crd_dir: "config/crd/bases".into(),
         rbac_dir: "config/rbac".into(),
         namespaced: false,
-        cargo,
+        derivation: if cargo {
+            Derivation::Cargo
+        } else {
+            Derivation::Static
+        },
     }
 }
 
@@ -141,8 +145,8 @@ fn main() {
         write_crate(&dir, kinds);
         let opts = options(&dir, false);
         let times = measure(runs, || {
-            let generated =
-                manifests::generate(&opts).expect("the synthetic crate derives cleanly");
+            let generated = manifests::generate(&opts, &mut std::io::sink())
+                .expect("the synthetic crate derives cleanly");
             assert_eq!(generated.files.len(), kinds + 1);
         });
         medians.push(report(&format!("manifests, {kinds} kinds"), &times));
@@ -155,7 +159,7 @@ fn main() {
     let dir = tmp.path().join("bench-10");
     let cargo_opts = options(&dir, true);
     // First build: compiles kube-rs and the crate; not what is compared.
-    manifests::generate(&cargo_opts).expect("the crdgen program builds");
+    manifests::generate(&cargo_opts, &mut std::io::sink()).expect("the crdgen program builds");
     // A one-line change to one kind, then the rebuild the user would wait for.
     let file = dir.join("src/kinds/app0.rs");
     let text = std::fs::read_to_string(&file).unwrap();
@@ -168,7 +172,7 @@ fn main() {
     )
     .unwrap();
     let start = Instant::now();
-    manifests::generate(&cargo_opts).expect("the crdgen program rebuilds");
+    manifests::generate(&cargo_opts, &mut std::io::sink()).expect("the crdgen program rebuilds");
     let rebuild = start.elapsed();
     println!(
         "{:<32} {rebuild:>10.2?}",

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::Result;
 use crate::cli::ManifestsArgs;
-use crate::manifests::{self, ManifestsOptions};
+use crate::manifests::{self, Derivation, ManifestsOptions};
 use crate::output::{self, Mode, Outcome};
 use crate::project::Project;
 
@@ -19,9 +19,16 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
         crd_dir: args.crd_dir.clone(),
         rbac_dir: args.rbac_dir.clone(),
         namespaced: project.is_some_and(|p| p.namespaced),
-        cargo: args.cargo,
+        derivation: if args.cargo {
+            Derivation::Cargo
+        } else if args.r#static {
+            Derivation::Static
+        } else {
+            Derivation::Hybrid
+        },
     };
-    let generated = manifests::generate(&opts)?;
+    // Notes go to stderr: stdout carries the diff of `--check` and `--diff`.
+    let generated = manifests::generate(&opts, &mut anstream::stderr())?;
     let changes = manifests::changes(&generated, &root)?;
     let mode = if args.check {
         Mode::Check

@@ -1,22 +1,27 @@
-//! `rsop manifests --cargo`: the exact fallback. A throwaway `crdgen`
-//! program, written outside the user's tree, depends on the project as a
-//! library and prints what `K::crd()` returns for every kind rsop found;
-//! rsop then writes those schemas through the same writer and modes.
+//! The crdgen build: what `K::crd()` returns, for the kinds whose schema
+//! needs code to run (or for every kind with `--cargo`), taken from the
+//! project's own kube-derive, schemars and k8s-openapi.
 //!
-//! It compiles the project, so it takes as long as a build; it exists for
-//! the constructs static derivation refuses (a hand-written `JsonSchema`,
-//! `schema_with`, foreign types).
+//! The project is compiled as it is, not as a library seen from outside, so
+//! that binary crates, private modules and workspace members all work: the
+//! workspace is mirrored under the target directory (symbolic links, except
+//! for the manifests and the files that declare the kinds, which are
+//! copied), each such file gets a `#[cfg(test)]` module that prints its
+//! kinds' CRDs, and `cargo test` runs just those tests. The mirror, the
+//! project's `Cargo.lock` and its target directory are reused from run to
+//! run, so a second build is incremental; nothing is written into the
+//! project's own files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 use super::crd::Version;
-use crate::versions;
+use super::source;
 use crate::{Error, Result};
 
 /// The package name and library name of the project, from Cargo.toml.
@@ -28,100 +33,462 @@ pub struct Package {
     pub version: Option<String>,
 }
 
-/// Builds and runs the crdgen program; returns each version's
-/// `openAPIV3Schema`, keyed like [`Version::key`].
-pub fn schemas(
-    root: &Path,
-    package: &Package,
-    versions: &[Version],
-) -> Result<BTreeMap<String, Value>> {
-    let dir = crdgen_dir(root);
-    std::fs::create_dir_all(dir.join("src")).map_err(|e| Error::io("create directory", &dir, e))?;
-    let root_abs = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
-    let manifest = format!(
-        "# Written by `rsop manifests --cargo`; safe to delete.\n\
-         [package]\nname = \"rsop-crdgen\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [dependencies]\n{} = {{ path = {} }}\n\
-         kube = {{ version = \"{}\", default-features = false, features = [\"derive\"] }}\n\
-         serde_json = \"1.0\"\n\n[workspace]\n",
-        package.name,
-        toml_edit::Value::from(root_abs.display().to_string()),
-        versions::KUBE
-    );
-    let mut main = String::from(
-        "//! Written by `rsop manifests --cargo`: prints each kind's `crd()`.\n\
-         use kube::CustomResourceExt;\n\nfn main() {\n    let mut crds = serde_json::Map::new();\n",
-    );
+/// The name of the test module added to each file that declares a kind,
+/// and the test filter that runs only those tests.
+const MODULE: &str = "__rsop_crdgen";
+/// The prefix of each line the tests print: `RSOP-CRDGEN <key> <crd json>`.
+const MARKER: &str = "RSOP-CRDGEN ";
+
+/// Builds the project with a crdgen test next to each of `versions`, runs
+/// it, and returns each version's `schema` entry, keyed like [`Version::key`].
+pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Value>> {
+    let meta = Metadata::read(root)?;
+    let overlay = meta.overlay_dir();
+    let mut copies: BTreeMap<PathBuf, String> = BTreeMap::new();
+
+    // One test module per file, naming each kind by its path from there.
+    let mut by_file: BTreeMap<&Path, Vec<&Version>> = BTreeMap::new();
     for v in versions {
-        let _ = writeln!(
-            main,
-            "    crds.insert({:?}.into(), serde_json::to_value({}::{}::crd()).unwrap());",
-            v.key(),
-            package.lib,
-            v.root_path
+        by_file
+            .entry(v.location.file.as_path())
+            .or_default()
+            .push(v);
+    }
+    for (file, kinds) in by_file {
+        let original = meta.package_dir.join(file);
+        let text =
+            std::fs::read_to_string(&original).map_err(|e| Error::io("read", &original, e))?;
+        copies.insert(original, text + &test_module(file, &kinds));
+    }
+    for manifest in &meta.manifests {
+        let text = std::fs::read_to_string(manifest).map_err(|e| Error::io("read", manifest, e))?;
+        let is_root = manifest.parent() == Some(meta.workspace_root.as_path());
+        copies.insert(
+            manifest.clone(),
+            rewrite_manifest(
+                &text,
+                manifest,
+                &meta.workspace_root,
+                is_root && meta.single,
+            )
+            .map_err(|e| Error::Parse {
+                path: manifest.clone(),
+                help: Some("fix the TOML syntax error".into()),
+                source: Box::new(e),
+            })?,
         );
     }
-    main.push_str("    println!(\"{}\", serde_json::Value::Object(crds));\n}\n");
-    write(&dir.join("Cargo.toml"), &manifest)?;
-    write(&dir.join("src/main.rs"), &main)?;
-    // The project's lock file pins the same dependency versions it builds with.
-    if let Ok(lock) = std::fs::read_to_string(root.join("Cargo.lock")) {
-        write(&dir.join("Cargo.lock"), &lock)?;
+    let lock = meta.workspace_root.join("Cargo.lock");
+    if let Ok(text) = std::fs::read_to_string(&lock) {
+        copies.insert(lock, text);
     }
+    let skip: Vec<PathBuf> = vec![meta.target_directory.clone()];
+    std::fs::create_dir_all(&overlay).map_err(|e| Error::io("create directory", &overlay, e))?;
+    mirror(&meta.workspace_root, &overlay, &copies, &skip)?;
 
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root_abs.join("target"), PathBuf::from);
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(&cargo)
-        .args(["run", "--quiet", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .map_err(|e| Error::io("run", "cargo", e))?;
-    if !output.status.success() {
+    let member = overlay.join(
+        meta.package_dir
+            .strip_prefix(&meta.workspace_root)
+            .unwrap_or(Path::new("")),
+    );
+    let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cargo
+        .arg("test")
+        .arg("--quiet")
+        .arg("--manifest-path")
+        .arg(member.join("Cargo.toml"));
+    if meta.has_lib {
+        cargo.arg("--lib");
+    }
+    if meta.has_bins {
+        cargo.arg("--bins");
+    }
+    // cargo's own output is kept for a failure: on success it would only
+    // repeat the warnings of a test build (where everything looks unused).
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        cargo.arg("--color=always");
+    }
+    cargo
+        .args(["--", MODULE, "--nocapture", "--test-threads=1"])
+        .env("CARGO_TARGET_DIR", &meta.target_directory)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let output = run_killing_on_signal(&mut cargo)?;
+    let success = output.status.success();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+
+    let mut out = BTreeMap::new();
+    let mut other = String::new();
+    for line in stdout.lines() {
+        // The test harness writes its progress on the same lines.
+        if let Some(at) = line.find(MARKER)
+            && let Some((key, json)) = line[at + MARKER.len()..].split_once(' ')
+            && let Ok(crd) = serde_json::from_str::<Value>(json)
+        {
+            out.insert(
+                key.to_string(),
+                crd["spec"]["versions"][0]["schema"].clone(),
+            );
+        } else if !line.starts_with("running ") && !line.trim().is_empty() {
+            other.push_str(line);
+            other.push('\n');
+        }
+    }
+    let missing: Vec<&&Version> = versions
+        .iter()
+        .filter(|v| !out.contains_key(&v.key()))
+        .collect();
+    if !success || !missing.is_empty() {
+        let kinds: Vec<String> = versions
+            .iter()
+            .map(|v| format!("`{}`", v.attrs.kind))
+            .collect();
+        let why = versions
+            .iter()
+            .find_map(|v| v.needs_code.first())
+            .map_or_else(
+                || "`--cargo` builds every kind".to_string(),
+                |d| format!("{}: {}", d.location, d.message),
+            );
+        if !success {
+            let mut err = std::io::stderr();
+            let _ = std::io::Write::write_all(&mut err, &output.stderr);
+        }
+        let message = if success {
+            format!(
+                "the crdgen build printed no CRD for {}: its file is not compiled into the crate's library or binaries",
+                missing
+                    .iter()
+                    .map(|v| format!("`{}` ({})", v.attrs.kind, v.location.file.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            format!(
+                "the crdgen build of {} failed{}",
+                kinds.join(", "),
+                if other.is_empty() {
+                    "; cargo's output is above".to_string()
+                } else {
+                    format!(":\n{}", other.trim_end())
+                }
+            )
+        };
         return Err(Error::User {
-            message: format!(
-                "building the crdgen program against the project failed:\n{}",
-                String::from_utf8_lossy(&output.stderr).trim_end()
-            ),
-            help: Some(
-                "`--cargo` needs the project to compile, and every CustomResource type to be \
-                 reachable from the library root through public modules"
-                    .into(),
-            ),
+            message,
+            help: Some(format!(
+                "rsop builds these kinds because their schema needs code to run ({why}); fix the build, or make that construct static"
+            )),
         });
     }
-    let crds: BTreeMap<String, Value> =
-        serde_json::from_slice(&output.stdout).map_err(|e| Error::Parse {
-            path: dir.join("src/main.rs"),
-            help: Some(
-                "the crdgen program printed something other than JSON; rerun to see its output"
-                    .into(),
-            ),
+    Ok(out)
+}
+
+/// The test module appended to `file` (relative to the package root): it
+/// prints the CRD of each kind the file declares, through the derive's own
+/// `CustomResourceExt` and k8s-openapi's `serde_json`.
+fn test_module(file: &Path, kinds: &[&Version]) -> String {
+    let file_module = source::module_path_of(file).unwrap_or_default();
+    let mut body = String::new();
+    for v in kinds {
+        let within = v
+            .root_path
+            .split("::")
+            .skip(file_module.len())
+            .collect::<Vec<_>>()
+            .join("::");
+        let _ = writeln!(
+            body,
+            "        println!(\"{MARKER}{{}} {{}}\", {:?}, {}::serde_json::to_string(&<super::{within} as {}::CustomResourceExt>::crd()).unwrap());",
+            v.key(),
+            v.attrs.crate_path("k8s_openapi"),
+            v.attrs.crate_path("kube_core"),
+        );
+    }
+    format!(
+        "\n// Added by `rsop manifests` to this copy under the target directory.\n\
+         #[cfg(test)]\n#[doc(hidden)]\n#[allow(warnings, clippy::all, clippy::pedantic)]\n\
+         mod {MODULE} {{\n    #[test]\n    fn crds() {{\n{body}    }}\n}}\n"
+    )
+}
+
+/// What `cargo metadata` says about the project.
+#[derive(Debug)]
+struct Metadata {
+    workspace_root: PathBuf,
+    target_directory: PathBuf,
+    package_dir: PathBuf,
+    /// Every workspace member's Cargo.toml, and the root's.
+    manifests: BTreeSet<PathBuf>,
+    has_lib: bool,
+    has_bins: bool,
+    /// The package is not part of a workspace.
+    single: bool,
+}
+
+impl Metadata {
+    fn read(root: &Path) -> Result<Self> {
+        let manifest = std::fs::canonicalize(root.join("Cargo.toml"))
+            .map_err(|e| Error::io("resolve", root.join("Cargo.toml"), e))?;
+        let output = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .args([
+                "metadata",
+                "--no-deps",
+                "--format-version",
+                "1",
+                "--manifest-path",
+            ])
+            .arg(&manifest)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| Error::io("run", "cargo metadata", e))?;
+        if !output.status.success() {
+            return Err(Error::user_with_help(
+                format!(
+                    "`cargo metadata` failed on `{}`:\n{}",
+                    manifest.display(),
+                    String::from_utf8_lossy(&output.stderr).trim_end()
+                ),
+                "the crdgen build needs a manifest cargo accepts; fix it, or run with `--static`",
+            ));
+        }
+        let meta: Value = serde_json::from_slice(&output.stdout).map_err(|e| Error::Parse {
+            path: manifest.clone(),
+            help: Some("`cargo metadata` printed something other than JSON".into()),
             source: Box::new(e),
         })?;
-    Ok(crds
-        .into_iter()
-        .map(|(key, crd)| {
-            let schema = crd["spec"]["versions"][0]["schema"].clone();
-            (key, schema)
+        let path = |v: &Value| v.as_str().map(PathBuf::from);
+        let (Some(workspace_root), Some(target_directory)) = (
+            path(&meta["workspace_root"]),
+            path(&meta["target_directory"]),
+        ) else {
+            return Err(Error::user(
+                "`cargo metadata` gave no workspace root or target directory",
+            ));
+        };
+        let packages = meta["packages"].as_array().cloned().unwrap_or_default();
+        let Some(package) = packages
+            .iter()
+            .find(|p| path(&p["manifest_path"]).as_deref() == Some(manifest.as_path()))
+        else {
+            return Err(Error::user(format!(
+                "`cargo metadata` does not list the package of `{}`",
+                manifest.display()
+            )));
+        };
+        let kinds = |t: &Value| -> Vec<String> {
+            t["kind"]
+                .as_array()
+                .map(|k| {
+                    k.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let targets = package["targets"].as_array().cloned().unwrap_or_default();
+        let has_lib = targets.iter().any(|t| {
+            kinds(t).iter().any(|k| {
+                matches!(
+                    k.as_str(),
+                    "lib" | "rlib" | "dylib" | "cdylib" | "staticlib"
+                )
+            })
+        });
+        let has_bins = targets.iter().any(|t| kinds(t).iter().any(|k| k == "bin"));
+        let mut manifests: BTreeSet<PathBuf> = packages
+            .iter()
+            .filter_map(|p| path(&p["manifest_path"]))
+            .collect();
+        let root_manifest = workspace_root.join("Cargo.toml");
+        let single = packages.len() == 1 && manifests.contains(&root_manifest);
+        if root_manifest.is_file() {
+            manifests.insert(root_manifest);
+        }
+        Ok(Metadata {
+            package_dir: manifest.parent().unwrap_or(root).to_path_buf(),
+            workspace_root,
+            target_directory,
+            manifests,
+            has_lib,
+            has_bins,
+            single,
         })
-        .collect())
-}
-
-/// A per-project directory under the system's temporary directory, kept
-/// between runs so that rebuilds are incremental.
-fn crdgen_dir(root: &Path) -> PathBuf {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::fs::canonicalize(root)
-        .unwrap_or_else(|_| root.to_path_buf())
-        .hash(&mut hasher);
-    std::env::temp_dir().join(format!("rsop-crdgen-{:016x}", hasher.finish()))
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
-        return Ok(()); // keep the mtime, so cargo does not rebuild for nothing
     }
-    std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
+
+    /// The mirror of the workspace: under the target directory, one per
+    /// workspace (a target directory may be shared), kept between runs.
+    fn overlay_dir(&self) -> PathBuf {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.workspace_root.hash(&mut hasher);
+        self.target_directory
+            .join("rsop-crdgen")
+            .join(format!("{:016x}", hasher.finish()))
+    }
+}
+
+/// The manifest as the mirror needs it: relative `path`s that leave the
+/// workspace made absolute (the mirror lives elsewhere), and a package that
+/// belongs to no workspace made its own root, so that cargo does not look
+/// for one above the target directory.
+fn rewrite_manifest(
+    text: &str,
+    manifest: &Path,
+    workspace_root: &Path,
+    standalone: bool,
+) -> std::result::Result<String, toml_edit::TomlError> {
+    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    absolutize_paths(doc.as_item_mut(), dir, workspace_root);
+    if standalone && doc.get("workspace").is_none() {
+        doc.insert("workspace", toml_edit::table());
+    }
+    Ok(doc.to_string())
+}
+
+fn absolutize_paths(item: &mut toml_edit::Item, dir: &Path, workspace_root: &Path) {
+    let fix = |value: &mut toml_edit::Value| {
+        if let Some(p) = value.as_str() {
+            let joined = dir.join(p);
+            let resolved = std::fs::canonicalize(&joined).unwrap_or(joined);
+            if Path::new(p).is_relative() && !resolved.starts_with(workspace_root) {
+                *value = toml_edit::Value::from(resolved.display().to_string());
+            }
+        }
+    };
+    match item {
+        toml_edit::Item::Table(table) => {
+            for (key, child) in table.iter_mut() {
+                if key == "path" {
+                    if let Some(v) = child.as_value_mut() {
+                        fix(v);
+                    }
+                } else {
+                    absolutize_paths(child, dir, workspace_root);
+                }
+            }
+        }
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(table)) => {
+            for (key, v) in table.iter_mut() {
+                if key == "path" {
+                    fix(v);
+                } else if let toml_edit::Value::InlineTable(_) = v {
+                    let mut child = toml_edit::Item::Value(v.clone());
+                    absolutize_paths(&mut child, dir, workspace_root);
+                    if let toml_edit::Item::Value(new) = child {
+                        *v = new;
+                    }
+                }
+            }
+        }
+        toml_edit::Item::ArrayOfTables(tables) => {
+            for table in tables.iter_mut() {
+                for (key, child) in table.iter_mut() {
+                    if key == "path" {
+                        if let Some(v) = child.as_value_mut() {
+                            fix(v);
+                        }
+                    } else {
+                        absolutize_paths(child, dir, workspace_root);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Makes `dst` mirror `src`: each file in `copies` (keyed by its path under
+/// `src`) is written with the given text, each directory on the way to one
+/// is a real directory, and everything else is a symbolic link to the
+/// original. Entries of `dst` that `src` no longer has are removed. Copies
+/// are written only when they change, so cargo's fingerprints stay valid.
+fn mirror(
+    src: &Path,
+    dst: &Path,
+    copies: &BTreeMap<PathBuf, String>,
+    skip: &[PathBuf],
+) -> Result<()> {
+    let entries = std::fs::read_dir(src).map_err(|e| Error::io("read directory", src, e))?;
+    let mut kept = BTreeSet::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io("read directory", src, e))?;
+        let name = entry.file_name();
+        let from = entry.path();
+        if name == ".git" || skip.contains(&from) || from.join("CACHEDIR.TAG").is_file() {
+            continue;
+        }
+        let to = dst.join(&name);
+        kept.insert(name);
+        if let Some(text) = copies.get(&from) {
+            if to.is_symlink() || to.is_dir() {
+                remove(&to)?;
+            }
+            if std::fs::read_to_string(&to).is_ok_and(|old| old == *text) {
+                continue;
+            }
+            std::fs::write(&to, text).map_err(|e| Error::io("write", &to, e))?;
+        } else if copies.keys().any(|c| c.starts_with(&from)) {
+            if to.is_symlink() || to.is_file() {
+                remove(&to)?;
+            }
+            std::fs::create_dir_all(&to).map_err(|e| Error::io("create directory", &to, e))?;
+            mirror(&from, &to, copies, skip)?;
+        } else {
+            if std::fs::read_link(&to).is_ok_and(|target| target == from) {
+                continue;
+            }
+            if to.exists() || to.is_symlink() {
+                remove(&to)?;
+            }
+            std::os::unix::fs::symlink(&from, &to).map_err(|e| Error::io("link", &to, e))?;
+        }
+    }
+    for entry in std::fs::read_dir(dst).map_err(|e| Error::io("read directory", dst, e))? {
+        let entry = entry.map_err(|e| Error::io("read directory", dst, e))?;
+        if !kept.contains(&entry.file_name()) {
+            remove(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+fn remove(path: &Path) -> Result<()> {
+    let result = if path.is_dir() && !path.is_symlink() {
+        std::fs::remove_dir_all(path)
+    } else {
+        std::fs::remove_file(path)
+    };
+    result.map_err(|e| Error::io("remove", path, e))
+}
+
+/// Runs the build in its own process group, its output captured; SIGINT, SIGTERM or SIGHUP to rsop stop the whole group
+/// (cargo, rustc, the test binary) before rsop exits, so that no process
+/// outlives an interrupted run.
+fn run_killing_on_signal(command: &mut Command) -> Result<std::process::Output> {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use std::os::unix::process::CommandExt as _;
+
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .map_err(|e| Error::io("listen for", "signals", e))?;
+    let child = command
+        .process_group(0)
+        .spawn()
+        .map_err(|e| Error::io("run", "cargo", e))?;
+    let group = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let handle = signals.handle();
+    let watcher = std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let _ = killpg(group, Signal::SIGKILL);
+            // The conventional exit status of a process ended by a signal.
+            std::process::exit(128 + signal);
+        }
+    });
+    let output = child.wait_with_output();
+    handle.close();
+    let _ = watcher.join();
+    output.map_err(|e| Error::io("wait for", "cargo", e))
 }

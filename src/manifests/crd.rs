@@ -25,8 +25,11 @@ pub struct Version {
     pub entry: Value,
     pub location: Location,
     /// The Rust path of the type kube-derive generates, from the crate root
-    /// (`api::v1::Guestbook`), for `--cargo`'s crdgen program.
+    /// (`api::v1::Guestbook`), for the crdgen build.
     pub root_path: String,
+    /// Why the schema needs the code to run (empty when rsop derived it):
+    /// such a version's schema comes from a crdgen build.
+    pub needs_code: Vec<Diagnostic>,
 }
 
 impl Version {
@@ -71,7 +74,8 @@ fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
 }
 
 /// Every CRD version of the crate. With `derive_schemas` false (for
-/// `--cargo`), the schemas are left empty to be filled in by kube-derive.
+/// `--cargo`), the schemas are left empty to be filled in by kube-derive;
+/// so are those of versions whose schema needs code ([`Version::needs_code`]).
 pub fn versions<'a>(
     krate: &'a Crate,
     builder: &mut Builder<'a>,
@@ -137,11 +141,12 @@ fn version<'a>(
         .unwrap_or_else(|| names::to_plural(&singular));
     let path = attrs.kind.clone();
 
+    let mut needs_code = Vec::new();
     let schema = match attrs.schema {
         SchemaMode::Disabled => None,
         _ if !derive_schemas => Some(json!({})),
         SchemaMode::Manual => {
-            builder.diagnostics.push(
+            needs_code.push(
                 Diagnostic::new(
                     location.clone(),
                     format!(
@@ -149,25 +154,32 @@ fn version<'a>(
                         attrs.kind
                     ),
                 )
-                .with_help("run `rsop manifests --cargo` to build the CRDs with kube-derive"),
+                .needs_code(),
             );
-            return None;
+            Some(json!({}))
         }
         SchemaMode::Derived => {
             let before = builder.diagnostics.len();
             let raw = root_schema(module, s, &attrs, &root_name, builder, &path);
             if builder.diagnostics.len() > before {
-                return None;
-            }
-            match transform::finalize(raw) {
-                Ok(schema) => Some(schema),
-                Err(e) => {
-                    builder.diagnostics.push(
+                // Constructs that need code make the version a crdgen
+                // build's; anything else is an error kube-derive shares.
+                if builder.diagnostics[before..].iter().any(|d| !d.needs_code) {
+                    return None;
+                }
+                needs_code = builder.diagnostics.split_off(before);
+                Some(json!({}))
+            } else {
+                match transform::finalize(raw) {
+                    Ok(schema) => Some(schema),
+                    Err(e) => {
+                        builder.diagnostics.push(
                         Diagnostic::new(location.clone(), e.to_string())
                             .with_field_path(e.field_path(&path))
                             .with_help("kube-derive's `crd()` panics on this; change the type so that it has a structural schema"),
                     );
-                    return None;
+                        return None;
+                    }
                 }
             }
         }
@@ -252,6 +264,7 @@ fn version<'a>(
         singular,
         entry: Value::Object(entry),
         location,
+        needs_code,
     })
 }
 

@@ -46,6 +46,10 @@ pub struct Diagnostic {
     pub field_path: Option<String>,
     /// What to do about it.
     pub help: Option<String>,
+    /// The construct is valid Rust whose schema only running code can give
+    /// (a hand `JsonSchema` impl, a function, a foreign type): rsop builds
+    /// the kind with cargo instead of refusing it, unless `--static` is set.
+    pub needs_code: bool,
 }
 
 impl Diagnostic {
@@ -55,7 +59,14 @@ impl Diagnostic {
             message: message.into(),
             field_path: None,
             help: None,
+            needs_code: false,
         }
+    }
+
+    #[must_use]
+    pub fn needs_code(mut self) -> Self {
+        self.needs_code = true;
+        self
     }
 
     #[must_use]

@@ -37,8 +37,24 @@ pub struct ManifestsOptions {
     pub rbac_dir: PathBuf,
     /// The project was made with `rsop init --namespaced`.
     pub namespaced: bool,
-    /// Take the schemas from kube-derive by building a crdgen program.
-    pub cargo: bool,
+    pub derivation: Derivation,
+}
+
+/// Where the schemas come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Derivation {
+    /// From the sources wherever rsop can read them; the kinds whose schema
+    /// needs code to run come from one crdgen build of just those kinds.
+    Hybrid,
+    /// From the sources only: a kind that needs code is an error
+    /// (`--static`, for CI jobs that must stay fast).
+    Static,
+    /// From a crdgen build, for every kind (`--cargo`, the exact reference).
+    Cargo,
+    /// From the sources only, and the CRDs of kinds that need code are left
+    /// as they are on disk, with a note (for `create api`, whose new files
+    /// cannot be built before they are written).
+    Deferred,
 }
 
 /// The generated documents, before they are compared with the disk.
@@ -50,12 +66,14 @@ pub struct Generated {
 
 /// Reads the project and generates every manifest; problems in the sources
 /// come back as one [`Error::Diagnostics`].
-pub fn generate(opts: &ManifestsOptions) -> Result<Generated> {
+///
+/// Notes on how the result is made (the constructs that need a build, how
+/// long it took) go to `notes` as they happen.
+pub fn generate(opts: &ManifestsOptions, notes: &mut dyn std::io::Write) -> Result<Generated> {
     let package = package(&opts.root)?;
     let mut diagnostics = Diagnostics::default();
     let krate = Crate::load(&opts.root, Some(package.lib.clone()), &mut diagnostics)?;
-    let cargo = opts.cargo.then_some(&package);
-    generate_from(&krate, opts, diagnostics, cargo)
+    generate_from(&krate, opts, diagnostics, notes)
 }
 
 /// [`generate`] on an already loaded crate.
@@ -65,22 +83,99 @@ pub fn generate(opts: &ManifestsOptions) -> Result<Generated> {
 pub fn generate_from(
     krate: &Crate,
     opts: &ManifestsOptions,
-    mut diagnostics: Diagnostics,
-    cargo: Option<&cargo::Package>,
+    diagnostics: Diagnostics,
+    notes: &mut dyn std::io::Write,
 ) -> Result<Generated> {
     let mut builder = Builder::new(krate);
-    let mut versions = crd::versions(krate, &mut builder, cargo.is_none());
-    if let Some(package) = cargo
-        && builder.diagnostics.is_empty()
-        && diagnostics.is_empty()
-    {
-        let mut schemas = cargo::schemas(&opts.root, package, &versions)?;
-        for v in &mut versions {
-            if let Some(schema) = schemas.remove(&v.key()) {
-                v.entry["schema"] = schema;
+    let mut versions = crd::versions(krate, &mut builder, opts.derivation != Derivation::Cargo);
+    let mut deferred: Vec<(String, String)> = Vec::new();
+    let needing_code: Vec<usize> = (0..versions.len())
+        .filter(|&i| opts.derivation == Derivation::Cargo || !versions[i].needs_code.is_empty())
+        .collect();
+    match opts.derivation {
+        Derivation::Static => {
+            for v in &mut versions {
+                for d in v.needs_code.drain(..) {
+                    builder.diagnostics.push(static_refusal(d));
+                }
+            }
+        }
+        Derivation::Deferred => {
+            for &i in &needing_code {
+                let v = &versions[i];
+                deferred.push((v.attrs.group.clone(), v.attrs.kind.clone()));
+                let _ = writeln!(
+                    notes,
+                    "note: the CRD of `{}` was left as it was: its schema needs code to run ({}); run `rsop manifests` to update it",
+                    v.attrs.kind, v.needs_code[0].location
+                );
+            }
+        }
+        Derivation::Hybrid | Derivation::Cargo => {
+            if !needing_code.is_empty() && builder.diagnostics.is_empty() && diagnostics.is_empty()
+            {
+                let pending: Vec<&crd::Version> =
+                    needing_code.iter().map(|&i| &versions[i]).collect();
+                for v in &pending {
+                    for d in &v.needs_code {
+                        let _ = writeln!(
+                            notes,
+                            "note: {}: {} (`{}` is built with cargo)",
+                            d.location, d.message, v.attrs.kind
+                        );
+                    }
+                }
+                let started = std::time::Instant::now();
+                let mut schemas = cargo::schemas(&opts.root, &pending)?;
+                let _ = writeln!(
+                    notes,
+                    "note: built the schema of {} with cargo in {:.1} s{}",
+                    plural_kinds(pending.len()),
+                    started.elapsed().as_secs_f64(),
+                    if opts.derivation == Derivation::Hybrid {
+                        "; make the constructs above static to skip the build"
+                    } else {
+                        ""
+                    }
+                );
+                for &i in &needing_code {
+                    let v = &mut versions[i];
+                    if let Some(schema) = schemas.remove(&v.key()) {
+                        v.entry["schema"] = schema;
+                    }
+                }
             }
         }
     }
+    versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
+    generate_rest(krate, opts, diagnostics, builder, versions)
+}
+
+fn plural_kinds(n: usize) -> String {
+    if n == 1 {
+        "1 kind".into()
+    } else {
+        format!("{n} kinds")
+    }
+}
+
+/// A construct that needs code, refused because `--static` forbids the build.
+fn static_refusal(mut d: Diagnostic) -> Diagnostic {
+    let drop = "or drop `--static` to let rsop build this kind with cargo";
+    d.help = Some(match d.help.take() {
+        Some(h) => format!("{h}, {drop}"),
+        None => drop.to_string(),
+    });
+    d
+}
+
+fn generate_rest<'a>(
+    krate: &'a Crate,
+    opts: &ManifestsOptions,
+    mut diagnostics: Diagnostics,
+    mut builder: Builder<'a>,
+    versions: Vec<crd::Version>,
+) -> Result<Generated> {
     let mut found: Vec<Diagnostic> = std::mem::take(&mut builder.diagnostics);
     let crds = crd::merge(versions, &mut found);
 

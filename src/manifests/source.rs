@@ -507,7 +507,7 @@ fn glob_imports(module: &Module) -> Vec<Vec<String>> {
 /// The module path of a file under `src/` by Rust's default layout:
 /// `src/lib.rs` and `src/main.rs` are the root, `src/a/b.rs` and
 /// `src/a/b/mod.rs` are `a::b`. Files under `src/bin/` are other crates.
-fn module_path_of(rel: &Path) -> Option<Vec<String>> {
+pub(crate) fn module_path_of(rel: &Path) -> Option<Vec<String>> {
     let rel = rel.strip_prefix("src").ok()?;
     let mut parts: Vec<String> = rel
         .iter()

@@ -8,6 +8,7 @@ mod create_api;
 mod generate;
 mod generated;
 mod helm;
+mod hybrid;
 mod init;
 mod manifests;
 mod names;

@@ -198,7 +198,7 @@ const BAD: &[Bad] = &[
             "rsop cannot derive a schema for the external type `chrono::DateTime`",
             "src/lib.rs:8:15",
             "App.spec.when",
-            "--cargo",
+            "drop `--static`",
         ],
     },
     Bad {
@@ -207,7 +207,7 @@ const BAD: &[Bad] = &[
         expect: &[
             "`Custom` implements `JsonSchema` by hand",
             "src/lib.rs:10:1",
-            "--cargo",
+            "drop `--static`",
         ],
     },
     Bad {
@@ -216,7 +216,7 @@ const BAD: &[Bad] = &[
         expect: &[
             "`schema_with` runs a function rsop cannot evaluate",
             "App.spec.x",
-            "--cargo",
+            "drop `--static`",
         ],
     },
     Bad {
@@ -273,7 +273,10 @@ fn problems_in_sources_are_reported_with_location_and_nothing_is_written() {
         .unwrap();
         let mut needles = case.expect.to_vec();
         needles.push("nothing was written");
-        if let Some(problems) = refusal_problems(tmp.path(), &["manifests"], 1, &needles) {
+        // `--static`: the constructs that need code are refused, not built.
+        if let Some(problems) =
+            refusal_problems(tmp.path(), &["manifests", "--static"], 1, &needles)
+        {
             failures.push(format!("{}: {problems}", case.name));
         }
     }
@@ -301,64 +304,4 @@ fn all_problems_are_reported_at_once() {
         "{}",
         run.stderr
     );
-}
-
-/// `--cargo` builds a crdgen program with kube-derive: on derivable types it
-/// agrees with the static derivation, and it covers what rsop refuses.
-#[test]
-fn cargo_fallback_agrees_and_covers_custom_schemas() {
-    use crate::support::{generated_target_dir, rsop_with_env};
-
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            "[package]\nname = \"fallback\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\n\
-             k8s-openapi = {{ version = \"{}\", default-features = false, features = [\"{}\"] }}\n\
-             kube = {{ version = \"{}\", default-features = false, features = [\"derive\"] }}\n\
-             schemars = \"{}\"\nserde = {{ version = \"1.0\", features = [\"derive\"] }}\nserde_json = \"1.0\"\n",
-            rsop::versions::K8S_OPENAPI,
-            rsop::versions::context().k8s_openapi_feature,
-            rsop::versions::KUBE,
-            rsop::versions::SCHEMARS,
-        ),
-    )
-    .unwrap();
-    std::fs::create_dir(dir.join("src")).unwrap();
-    std::fs::write(dir.join("src/lib.rs"), GUESTBOOK).unwrap();
-    let target = generated_target_dir();
-    let envs = [("CARGO_TARGET_DIR", target.as_path())];
-
-    rsop(dir, &["manifests"]).success();
-    let check = rsop_with_env(dir, &["manifests", "--cargo", "--check"], &envs);
-    assert_eq!(
-        (check.code, check.stdout.as_str()),
-        (0, ""),
-        "static and kube-derive disagree:\n{}{}",
-        check.stdout,
-        check.stderr
-    );
-
-    let custom = GUESTBOOK.replace("pub size: i32,", "pub size: i32,\n    pub custom: Custom,")
-        + "\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom(String);\n\
-         impl JsonSchema for Custom {\n    fn schema_name() -> std::borrow::Cow<'static, str> { \"Custom\".into() }\n    \
-         fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n        \
-         schemars::json_schema!({\"type\": \"string\", \"pattern\": \"^custom-\"})\n    }\n}\n";
-    std::fs::write(dir.join("src/lib.rs"), custom).unwrap();
-    let refused = rsop(dir, &["manifests"]);
-    assert_eq!(refused.code, 1);
-    assert!(
-        refused
-            .stderr
-            .contains("`Custom` implements `JsonSchema` by hand")
-            && refused.stderr.contains("--cargo"),
-        "{}",
-        refused.stderr
-    );
-    rsop_with_env(dir, &["manifests", "--cargo"], &envs).success();
-    let crd =
-        std::fs::read_to_string(dir.join("config/crd/bases/webapp.example.com_guestbooks.yaml"))
-            .unwrap();
-    assert!(crd.contains("pattern: ^custom-"), "{crd}");
 }

@@ -74,6 +74,21 @@ pub struct KubeAttrs {
     pub storage: bool,
     pub served: bool,
     pub deprecated: Option<Deprecated>,
+    /// `crates(kube_core = "...", k8s_openapi = "...", ...)`: the paths the
+    /// generated code uses, which a crdgen build must use too.
+    pub crates: Vec<(String, String)>,
+}
+
+impl KubeAttrs {
+    /// The path of a crate the derive's code names, such as `kube_core`
+    /// (default `::kube::core`) or `k8s_openapi` (default `::k8s_openapi`).
+    pub fn crate_path(&self, name: &str) -> String {
+        match self.crates.iter().find(|(k, _)| k == name) {
+            Some((_, path)) => path.clone(),
+            None if name == "kube_core" => "::kube::core".into(),
+            None => format!("::{name}"),
+        }
+    }
 }
 
 pub const KEYS: &[&str] = &[
@@ -162,6 +177,7 @@ pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> 
         storage: true,
         served: true,
         deprecated: None,
+        crates: Vec::new(),
     };
     for item in &items {
         let key = item.key.as_str();
@@ -198,7 +214,17 @@ pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> 
             "no_spec" => out.no_spec = flag(item, errors),
             "storage" => out.storage = flag(item, errors),
             "served" => out.served = flag(item, errors),
-            "cel" | "derive" | "attr" | "crates" => {}
+            "cel" | "derive" | "attr" => {}
+            "crates" => {
+                if let AttrValue::List(tokens) = &item.value
+                    && let Ok(items) = parse_items(tokens.clone())
+                {
+                    out.crates = items
+                        .iter()
+                        .filter_map(|i| Some((i.key.clone(), i.str_value()?)))
+                        .collect();
+                }
+            }
             "schema" => match string(item, errors).as_deref() {
                 Some("derived") => out.schema = SchemaMode::Derived,
                 Some("manual") => out.schema = SchemaMode::Manual,

@@ -255,6 +255,9 @@ impl Validation {
 /// attributes: serde's effective view and schemars' own keys.
 #[derive(Debug, Clone, Default)]
 pub struct ItemAttrs {
+    /// Attributes only compiled code can read (span, message, help): valid
+    /// Rust, so the kind is built with cargo rather than refused.
+    pub unreadable: Vec<(Span, String, String)>,
     pub rename: Option<String>,
     pub rename_all: Option<RenameRule>,
     pub rename_all_fields: Option<RenameRule>,
@@ -364,12 +367,11 @@ pub fn read(
             out.doc_span.get_or_insert(attr.span());
             match expr_str(&nv.value) {
                 Some(s) => docs.push(s.strip_prefix(' ').map(str::to_string).unwrap_or(s)),
-                None => errors.push((
+                None => out.unreadable.push((
                     attr.span(),
                     "a doc attribute that is not a string literal cannot be read without compiling"
                         .into(),
-                    "write the documentation as `///` comments, or run `rsop manifests --cargo`"
-                        .into(),
+                    "write the documentation as `///` comments".into(),
                 )),
             }
         }
@@ -404,7 +406,7 @@ pub fn read(
     }
     for attr in attrs {
         if attr.path().is_ident("validate") || attr.path().is_ident("garde") {
-            errors.push((
+            out.unreadable.push((
                 attr.span(),
                 format!(
                     "`#[{}(...)]` validations are not evaluated by rsop",
@@ -413,9 +415,7 @@ pub fn read(
                         .map(ToString::to_string)
                         .unwrap_or_default()
                 ),
-                "express the bound with `#[schemars(...)]` (length, range, regex), or run \
-                 `rsop manifests --cargo`"
-                    .into(),
+                "express the bound with `#[schemars(...)]` (length, range, regex)".into(),
             ));
         }
     }

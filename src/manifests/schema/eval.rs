@@ -317,11 +317,11 @@ impl<'a> Builder<'a> {
         if let Some(n @ Value::Number(_)) = v {
             Some(n)
         } else {
-            self.error(
+            self.unsupported(
                 scope.module,
                 e.span(),
                 "rsop can only read a number literal here",
-                "write the bound as a literal, or run `rsop manifests --cargo`",
+                "write the bound as a literal",
                 path,
             );
             None
@@ -336,11 +336,11 @@ impl<'a> Builder<'a> {
     ) -> Option<Value> {
         let v = const_expr(e);
         if v.is_none() {
-            self.error(
+            self.unsupported(
                 scope.module,
                 e.span(),
                 "rsop cannot evaluate this example",
-                "write the example as a literal, or run `rsop manifests --cargo`",
+                "write the example as a literal",
                 path,
             );
         }
@@ -377,7 +377,7 @@ impl<'a> Builder<'a> {
                 Some(true) => return None,
                 Some(false) => {}
                 None => {
-                    self.error(scope.module, field.span(), format!("rsop cannot evaluate `skip_serializing_if = \"{pred}\"` on the default value"), "use `Option::is_none`, `Vec::is_empty`, `String::is_empty` or a map's `is_empty`, or run `rsop manifests --cargo`", path);
+                    self.unsupported(scope.module, field.span(), format!("rsop cannot evaluate `skip_serializing_if = \"{pred}\"` on the default value"), "use `Option::is_none`, `Vec::is_empty`, `String::is_empty` or a map's `is_empty`", path);
                     return None;
                 }
             }
@@ -398,11 +398,11 @@ impl<'a> Builder<'a> {
                 syn::Type::Tuple(t) if t.elems.is_empty() => Some(Value::Null),
                 syn::Type::Reference(r) => self.type_default(&r.elem, scope, span, path),
                 _ => {
-                    self.error(
+                    self.unsupported(
                         scope.module,
                         span,
                         "rsop cannot compute the default of this type",
-                        "run `rsop manifests --cargo`",
+                        "give the field an explicit `#[serde(default = \"...\")]` function returning a literal",
                         path,
                     );
                     None
@@ -431,7 +431,7 @@ impl<'a> Builder<'a> {
                         return self.type_default(&inner, scope, span, path);
                     }
                     _ => {
-                        self.error(scope.module, span, format!("rsop cannot compute `{}::default()`", full.join("::")), "give the field an explicit `#[serde(default = \"...\")]` function returning a literal, or run `rsop manifests --cargo`", path);
+                        self.unsupported(scope.module, span, format!("rsop cannot compute `{}::default()`", full.join("::")), "give the field an explicit `#[serde(default = \"...\")]` function returning a literal", path);
                         return None;
                     }
                 };
@@ -444,7 +444,16 @@ impl<'a> Builder<'a> {
                 }
                 syn::Item::Enum(e) => {
                     if self.krate.has_manual_default(&e.ident.to_string()) {
-                        self.error(item.module, e.ident.span(), format!("`{}` implements `Default` by hand; rsop cannot evaluate it", e.ident), "derive `Default` with a `#[default]` variant, or run `rsop manifests --cargo`", path);
+                        self.unsupported(
+                            item.module,
+                            e.ident.span(),
+                            format!(
+                                "`{}` implements `Default` by hand; rsop cannot evaluate it",
+                                e.ident
+                            ),
+                            "derive `Default` with a `#[default]` variant",
+                            path,
+                        );
                         return None;
                     }
                     let variant = e
@@ -490,25 +499,25 @@ impl<'a> Builder<'a> {
                 })
         });
         if !derives_default {
-            self.error(
+            self.unsupported(
                 scope.module,
                 s.ident.span(),
                 format!(
                     "`{}` implements `Default` by hand; rsop cannot evaluate it",
                     s.ident
                 ),
-                "derive `Default`, or run `rsop manifests --cargo`",
+                "derive `Default`",
                 path,
             );
             return None;
         }
         let cattrs = self.read_attrs(scope.module, &s.attrs, ItemKind::Container, path);
         let syn::Fields::Named(named) = &s.fields else {
-            self.error(
+            self.unsupported(
                 scope.module,
                 s.ident.span(),
                 "rsop computes defaults of structs with named fields only",
-                "run `rsop manifests --cargo`",
+                "give the field an explicit `#[serde(default = \"...\")]` function returning a literal",
                 path,
             );
             return None;
@@ -566,7 +575,16 @@ impl<'a> Builder<'a> {
             if let Some(v) = body.and_then(|b| struct_literal_field(b, field)) {
                 return Some(v);
             }
-            self.error(module, imp.span(), format!("rsop cannot evaluate `{}`'s `Default` impl", container.ident), "make `default()` a struct literal of literal values, or run `rsop manifests --cargo`", path);
+            self.unsupported(
+                module,
+                imp.span(),
+                format!(
+                    "rsop cannot evaluate `{}`'s `Default` impl",
+                    container.ident
+                ),
+                "make `default()` a struct literal of literal values",
+                path,
+            );
             return None;
         }
         self.type_default(&field.ty, scope, field.ty.span(), path)
@@ -585,11 +603,11 @@ impl<'a> Builder<'a> {
         {
             return Some(v);
         }
-        self.error(
+        self.unsupported(
             scope.module,
             field.span(),
             format!("rsop cannot evaluate the container default `{fn_path}`"),
-            "make it return a struct literal of literal values, or run `rsop manifests --cargo`",
+            "make it return a struct literal of literal values",
             path,
         );
         None
@@ -616,11 +634,11 @@ impl<'a> Builder<'a> {
         if let Some(v) = body.as_ref().and_then(block_value) {
             return Some(v);
         }
-        self.error(
+        self.unsupported(
             scope.module,
             span,
             format!("rsop cannot evaluate the default function `{fn_path}`"),
-            "make it a function of this crate whose body is a literal (such as `3`, `\"text\".into()`, `Some(1)`, `vec![...]`), or run `rsop manifests --cargo`",
+            "make it a function of this crate whose body is a literal (such as `3`, `\"text\".into()`, `Some(1)`, `vec![...]`)",
             path,
         );
         None

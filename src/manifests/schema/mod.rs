@@ -79,6 +79,29 @@ impl<'a> Builder<'a> {
         self.diagnostics.push(d);
     }
 
+    /// Records a construct whose schema needs the code to run (a hand
+    /// `JsonSchema` impl, a function, a foreign type): `help` says how to
+    /// make it static, if there is a way. The kind is then built with cargo,
+    /// unless `--static` forbids it.
+    pub fn unsupported(
+        &mut self,
+        module: &Module,
+        span: Span,
+        message: impl Into<String>,
+        help: &str,
+        path: &str,
+    ) {
+        let file = &self.krate.file_of(module).path;
+        let mut d = Diagnostic::new(Location::of_span(file, span), message).needs_code();
+        if !help.is_empty() {
+            d = d.with_help(help);
+        }
+        if !path.is_empty() {
+            d = d.with_field_path(path);
+        }
+        self.diagnostics.push(d);
+    }
+
     fn attr_errors(&mut self, module: &Module, errors: Vec<(Span, String, String)>, path: &str) {
         let file = self.krate.file_of(module).path.clone();
         let p = (!path.is_empty()).then_some(path);
@@ -95,8 +118,11 @@ impl<'a> Builder<'a> {
         path: &str,
     ) -> ItemAttrs {
         let mut errors = Vec::new();
-        let a = attrs::read(attrs, kind, &mut errors);
+        let mut a = attrs::read(attrs, kind, &mut errors);
         self.attr_errors(module, errors, path);
+        for (span, message, help) in std::mem::take(&mut a.unreadable) {
+            self.unsupported(module, span, message, &help, path);
+        }
         a
     }
 
@@ -117,7 +143,13 @@ impl<'a> Builder<'a> {
                         json!({"type": "array", "items": items, "minItems": n, "maxItems": n})
                     }
                     None => {
-                        self.error(scope.module, a.len.span(), "the array length is not a literal", "write the length as an integer literal, or run `rsop manifests --cargo`", path);
+                        self.unsupported(
+                            scope.module,
+                            a.len.span(),
+                            "the array length is not a literal",
+                            "write the length as an integer literal",
+                            path,
+                        );
                         json!({})
                     }
                 }
@@ -134,11 +166,11 @@ impl<'a> Builder<'a> {
             }
             syn::Type::Path(p) if p.qself.is_none() => self.path_schema(&p.path, scope, path),
             other => {
-                self.error(
+                self.unsupported(
                     scope.module,
                     other.span(),
                     "rsop cannot derive a schema for this kind of type",
-                    "use a named type, or run `rsop manifests --cargo`",
+                    "use a named type",
                     path,
                 );
                 json!({})
@@ -163,11 +195,11 @@ impl<'a> Builder<'a> {
             }
             None => {
                 let shown = path_string(p);
-                self.error(
+                self.unsupported(
                     scope.module,
                     p.span(),
                     format!("cannot resolve the type `{shown}`"),
-                    "rsop follows `use` declarations and modules under src/; check the path, or run `rsop manifests --cargo`",
+                    "rsop follows `use` declarations and modules under src/; check the path",
                     path,
                 );
                 json!({})
@@ -238,11 +270,11 @@ impl<'a> Builder<'a> {
             if let Some(s) = k8s::schema(&key) {
                 return s;
             }
-            self.error(
+            self.unsupported(
                 scope.module,
                 span,
                 format!("rsop has no schema for the k8s-openapi type `{}`", full.join("::")),
-                "rsop records the types of the core, apps, batch, networking, policy, rbac, autoscaling/v2 and storage groups and apimachinery; run `rsop manifests --cargo` for others",
+                "rsop records the types of the core, apps, batch, networking, policy, rbac, autoscaling/v2 and storage groups and apimachinery",
                 path,
             );
             return json!({});
@@ -250,11 +282,11 @@ impl<'a> Builder<'a> {
         if first == "kube" && name == "Duration" {
             return json!({"type": "string"});
         }
-        self.error(
+        self.unsupported(
             scope.module,
             span,
             format!("rsop cannot derive a schema for the external type `{}`", full.join("::")),
-            "rsop knows std, serde_json and k8s-openapi types and the types of this crate; give the field `#[schemars(with = \"...\")]` with a type it knows, or run `rsop manifests --cargo`",
+            "rsop knows std, serde_json and k8s-openapi types and the types of this crate; give the field `#[schemars(with = \"...\")]` with a type it knows",
             path,
         );
         json!({})
@@ -292,11 +324,11 @@ impl<'a> Builder<'a> {
             let pattern = if unsigned { "^\\d+$" } else { "^-?\\d+$" };
             return json!({"type": "object", "patternProperties": {pattern: value_schema}, "additionalProperties": false});
         }
-        self.error(
+        self.unsupported(
             scope.module,
             span,
             "rsop supports maps keyed by strings, string enums or integers",
-            "use `BTreeMap<String, _>`, or run `rsop manifests --cargo`",
+            "use `BTreeMap<String, _>`",
             path,
         );
         json!({})
@@ -321,11 +353,13 @@ impl<'a> Builder<'a> {
         }
         let id = format!("{}::{ident}", item.module.path.join("::"));
         if let Some((module, imp)) = self.krate.manual_impl_of(&ident.to_string(), "JsonSchema") {
-            self.error(
+            self.unsupported(
                 module,
                 imp.span(),
-                format!("`{ident}` implements `JsonSchema` by hand; rsop cannot evaluate that code"),
-                "derive `JsonSchema` instead, or run `rsop manifests --cargo` to build the CRDs with kube-derive",
+                format!(
+                    "`{ident}` implements `JsonSchema` by hand; rsop cannot evaluate that code"
+                ),
+                "derive `JsonSchema` instead",
                 path,
             );
             return json!({});
@@ -465,7 +499,7 @@ impl<'a> Builder<'a> {
                 .unwrap_or_default();
             let raw = ident.strip_prefix("r#").unwrap_or(&ident).to_string();
             let mut attr_errors = Vec::new();
-            let fattrs = attrs::read(&field.attrs, ItemKind::Field, &mut attr_errors);
+            let mut fattrs = attrs::read(&field.attrs, ItemKind::Field, &mut attr_errors);
             if fattrs.skip_deserializing {
                 continue;
             }
@@ -475,6 +509,9 @@ impl<'a> Builder<'a> {
                 .unwrap_or_else(|| rename_all.map_or(raw.clone(), |r| r.apply_to_field(&raw)));
             let field_path = format!("{path}.{name}");
             self.attr_errors(scope.module, attr_errors, &field_path);
+            for (span, message, help) in std::mem::take(&mut fattrs.unreadable) {
+                self.unsupported(scope.module, span, message, &help, &field_path);
+            }
             self.check_unsupported_field(&fattrs, scope, &field_path);
             if fattrs.flatten {
                 let child = self.flatten_schema(field, &fattrs, scope, &field_path);
@@ -599,20 +636,20 @@ impl<'a> Builder<'a> {
 
     fn check_unsupported_container(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
         if let Some(span) = a.schema_with {
-            self.error(
+            self.unsupported(
                 scope.module,
                 span,
                 "`schema_with` runs a function rsop cannot evaluate",
-                "run `rsop manifests --cargo` to build the CRDs with kube-derive",
+                "describe the field with `#[schemars(with = \"...\")]` and a type rsop reads",
                 path,
             );
         }
         if let Some(span) = a.transform {
-            self.error(
+            self.unsupported(
                 scope.module,
                 span,
                 "`transform` runs a function rsop cannot evaluate",
-                "run `rsop manifests --cargo` to build the CRDs with kube-derive",
+                "",
                 path,
             );
         }
@@ -712,11 +749,11 @@ impl<'a> Builder<'a> {
     fn eval_string(&mut self, e: &syn::Expr, scope: &Scope<'a>, path: &str) -> Option<String> {
         let s = attrs::expr_str(e);
         if s.is_none() {
-            self.error(
+            self.unsupported(
                 scope.module,
                 e.span(),
                 "rsop can only read a string literal here",
-                "write the text as a string literal, or run `rsop manifests --cargo`",
+                "write the text as a string literal",
                 path,
             );
         }
@@ -810,7 +847,13 @@ impl<'a> Builder<'a> {
                 Some(v) => {
                     ensure_object(schema).insert(key.clone(), v);
                 }
-                None => self.error(scope.module, *span, format!("rsop cannot evaluate the value of `extend(\"{key}\" = ...)`"), "use JSON literals (`true`, `\"text\"`, `[...]`, `{...}`), or run `rsop manifests --cargo`", path),
+                None => self.unsupported(
+                    scope.module,
+                    *span,
+                    format!("rsop cannot evaluate the value of `extend(\"{key}\" = ...)`"),
+                    "use JSON literals (`true`, `\"text\"`, `[...]`, `{...}`)",
+                    path,
+                ),
             }
         }
     }
@@ -820,7 +863,13 @@ impl<'a> Builder<'a> {
         for rule in &a.kube_validations {
             match eval::cel_rule(rule) {
                 Some(r) => push_validation(schema, r),
-                None => self.error(scope.module, rule.span(), "rsop cannot evaluate this validation rule", "write a string literal, a `(rule, message)` pair or a `Rule::new(..)` chain, or run `rsop manifests --cargo`", path),
+                None => self.unsupported(
+                    scope.module,
+                    rule.span(),
+                    "rsop cannot evaluate this validation rule",
+                    "write a string literal, a `(rule, message)` pair or a `Rule::new(..)` chain",
+                    path,
+                ),
             }
         }
         if let Some(strategy) = &a.merge_strategy {

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use heck::ToSnakeCase;
 
-use crate::manifests::{self, ManifestsOptions, diagnostics::Diagnostics, source::Crate};
+use crate::manifests::{
+    self, Derivation, ManifestsOptions, diagnostics::Diagnostics, source::Crate,
+};
 use crate::output::{Disk, FileChange};
 use crate::project::{Project, Resource, names};
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
@@ -469,9 +471,9 @@ pub fn resolve_with_manifests(opts: &CreateApiOptions, plan: &Plan) -> Result<Ve
         crd_dir: "config/crd/bases".into(),
         rbac_dir: "config/rbac".into(),
         namespaced: opts.project.namespaced,
-        cargo: false,
+        derivation: Derivation::Deferred,
     };
-    let generated = manifests::generate_from(&krate, &mopts, diagnostics, None)?;
+    let generated = manifests::generate_from(&krate, &mopts, diagnostics, &mut anstream::stderr())?;
     for change in manifests::changes(&generated, &opts.root)? {
         changes.retain(|c| c.path != change.path);
         changes.push(change);

@@ -1,0 +1,381 @@
+//! Hybrid derivation: `rsop manifests` derives statically what it can and
+//! builds just the kinds whose schema needs code with the project's own
+//! kube-derive, in a library with a private module, a binary-only crate and
+//! a workspace member; `--cargo` (every kind from `K::crd()`) agrees with
+//! it; `--static` refuses with the list; `--check` sees drift in built
+//! kinds; an interrupted build leaves no process behind.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::support::{generated_target_dir, refusal_problems_with_env, rsop_with_env, snapshot};
+
+/// A kind rsop derives from the sources.
+const PLAIN: &str = r#"use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A kind rsop reads statically.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[kube(group = "hybrid.example.com", version = "v1", kind = "Plain", namespaced)]
+pub struct PlainSpec {
+    /// How many.
+    pub size: i32,
+}
+"#;
+
+/// A kind whose schema only running code gives: a hand `JsonSchema` impl
+/// that builds its enum in a loop over a constant.
+const CODED: &str = r#"use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub const LEVELS: [&str; 3] = ["low", "mid", "high"];
+
+/// A kind whose schema is code.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[kube(group = "hybrid.example.com", version = "v1", kind = "Coded", namespaced)]
+pub struct CodedSpec {
+    pub level: Level,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug)]
+pub struct Level(String);
+
+impl JsonSchema for Level {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Level".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut values = Vec::new();
+        for level in LEVELS {
+            values.push(serde_json::Value::from(level));
+        }
+        schemars::json_schema!({ "type": "string", "enum": values })
+    }
+}
+"#;
+
+/// The line of `impl JsonSchema for Level` in [`CODED`].
+fn coded_impl_line() -> usize {
+    CODED
+        .lines()
+        .position(|l| l.starts_with("impl JsonSchema"))
+        .unwrap()
+        + 1
+}
+
+fn dependencies(workspace: bool) -> String {
+    let spec = |name: &str, version: &str, features: &str| {
+        if workspace {
+            format!("{name} = {{ workspace = true }}\n")
+        } else {
+            format!("{name} = {{ version = \"{version}\"{features} }}\n")
+        }
+    };
+    [
+        spec(
+            "k8s-openapi",
+            rsop::versions::K8S_OPENAPI,
+            &format!(
+                ", default-features = false, features = [\"{}\", \"schemars\"]",
+                rsop::versions::context().k8s_openapi_feature
+            ),
+        ),
+        spec(
+            "kube",
+            rsop::versions::KUBE,
+            ", default-features = false, features = [\"derive\"]",
+        ),
+        spec("schemars", rsop::versions::SCHEMARS, ""),
+        spec("serde", "1.0", ", features = [\"derive\"]"),
+        spec("serde_json", "1.0", ""),
+    ]
+    .concat()
+}
+
+fn package(name: &str, workspace: bool) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\n{}",
+        dependencies(workspace)
+    )
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The conformance fixture's lock file pins the dependency versions the
+/// shared target directory already has built.
+fn write_lock(dir: &Path) {
+    let lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance/Cargo.lock");
+    std::fs::copy(lock, dir.join("Cargo.lock")).unwrap();
+}
+
+/// A library whose kinds live in a private module tree.
+fn library(root: &Path) -> PathBuf {
+    write(&root.join("Cargo.toml"), &package("hybrid-lib", false));
+    write(
+        &root.join("src/lib.rs"),
+        "mod kinds;\n\npub use kinds::{coded::Coded, plain::Plain};\n",
+    );
+    write(
+        &root.join("src/kinds/mod.rs"),
+        "pub mod coded;\npub mod plain;\n",
+    );
+    write(&root.join("src/kinds/plain.rs"), PLAIN);
+    write(&root.join("src/kinds/coded.rs"), CODED);
+    write_lock(root);
+    root.to_path_buf()
+}
+
+/// A binary-only crate: the kinds are in modules of `main.rs`.
+fn binary(root: &Path) -> PathBuf {
+    write(&root.join("Cargo.toml"), &package("hybrid-bin", false));
+    write(
+        &root.join("src/main.rs"),
+        "mod coded;\nmod plain;\n\nfn main() {\n    println!(\"{:?}\", coded::LEVELS);\n}\n",
+    );
+    write(&root.join("src/plain.rs"), PLAIN);
+    write(&root.join("src/coded.rs"), CODED);
+    write_lock(root);
+    root.to_path_buf()
+}
+
+/// A workspace whose `types` member holds the kinds (dependencies inherited
+/// from the workspace) and whose `app` member uses it by path.
+fn workspace(root: &Path) -> PathBuf {
+    write(
+        &root.join("Cargo.toml"),
+        &format!(
+            "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"3\"\n\n[workspace.dependencies]\n{}",
+            dependencies(false)
+        ),
+    );
+    let types = root.join("crates/types");
+    write(&types.join("Cargo.toml"), &package("hybrid-types", true));
+    write(
+        &types.join("src/lib.rs"),
+        "pub mod coded;\nmod plain;\n\npub use plain::Plain;\n",
+    );
+    write(&types.join("src/plain.rs"), PLAIN);
+    write(&types.join("src/coded.rs"), CODED);
+    write(
+        &root.join("crates/app/Cargo.toml"),
+        "[package]\nname = \"hybrid-app\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[dependencies]\nhybrid-types = { path = \"../types\" }\n",
+    );
+    write(
+        &root.join("crates/app/src/main.rs"),
+        "fn main() {\n    println!(\"{:?}\", hybrid_types::coded::LEVELS);\n}\n",
+    );
+    write_lock(root);
+    types
+}
+
+/// Writes a project under the given directory; returns the package's root.
+type Layout = fn(&Path) -> PathBuf;
+
+#[test]
+fn kinds_that_need_code_are_built_with_the_projects_own_kube_derive() {
+    let target = generated_target_dir();
+    let envs = [("CARGO_TARGET_DIR", target.as_path())];
+    let layouts: [(&str, Layout, &str); 3] = [
+        ("library, private modules", library, "src/kinds/coded.rs"),
+        ("binary-only crate", binary, "src/coded.rs"),
+        ("workspace member", workspace, "src/coded.rs"),
+    ];
+    for (name, make, coded_file) in layouts {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = make(tmp.path());
+        let crd = |kind: &str| {
+            std::fs::read_to_string(
+                dir.join(format!("config/crd/bases/hybrid.example.com_{kind}.yaml")),
+            )
+            .unwrap()
+        };
+
+        // `--static` refuses, naming the construct, and writes nothing.
+        let construct = format!("{coded_file}:{}:1", coded_impl_line());
+        if let Some(problems) = refusal_problems_with_env(
+            &dir,
+            &["manifests", "--static"],
+            &envs,
+            1,
+            &[
+                "`Level` implements `JsonSchema` by hand",
+                &construct,
+                "drop `--static`",
+                "nothing was written",
+            ],
+        ) {
+            panic!("{name}: {problems}");
+        }
+
+        // Hybrid: one note per construct, one build for the kind that needs it.
+        let run = rsop_with_env(&dir, &["manifests"], &envs).success();
+        assert!(
+            run.stderr.contains(&format!(
+                "note: {construct}: `Level` implements `JsonSchema` by hand"
+            )) && run
+                .stderr
+                .contains("built the schema of 1 kind with cargo in"),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(crd("codeds").contains("- mid"), "{name}: {}", crd("codeds"));
+        assert!(crd("plains").contains("description: How many."), "{name}");
+
+        // Every kind from `K::crd()` gives the same files.
+        let exact = rsop_with_env(&dir, &["manifests", "--cargo", "--check"], &envs);
+        assert_eq!(
+            (exact.code, exact.stdout.as_str()),
+            (0, ""),
+            "{name}: hybrid and kube-derive disagree:\n{}",
+            exact.stderr
+        );
+
+        // Drift in a built kind is caught by `--check`, which writes nothing.
+        let coded = dir.join(coded_file);
+        let source = std::fs::read_to_string(&coded).unwrap();
+        write(
+            &coded,
+            &source.replace(
+                "[&str; 3] = [\"low\", \"mid\", \"high\"]",
+                "[&str; 4] = [\"low\", \"mid\", \"high\", \"max\"]",
+            ),
+        );
+        let before = snapshot(&dir);
+        let check = rsop_with_env(&dir, &["manifests", "--check"], &envs);
+        assert_eq!(check.code, 1, "{name}: {}{}", check.stdout, check.stderr);
+        assert!(
+            check.stdout.contains("+                - max"),
+            "{name}: {}",
+            check.stdout
+        );
+        assert_eq!(snapshot(&dir), before, "{name}: --check wrote");
+        assert!(
+            !dir.join("target").exists(),
+            "{name}: the build wrote into the project"
+        );
+    }
+}
+
+/// A compile error in the user's crate is shown as cargo reports it, under
+/// rsop's summary of why a build was needed; nothing is written.
+#[test]
+fn a_compile_error_in_a_built_kind_is_reported_as_cargo_reports_it() {
+    let target = generated_target_dir();
+    let envs = [("CARGO_TARGET_DIR", target.as_path())];
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = library(tmp.path());
+    let coded = dir.join("src/kinds/coded.rs");
+    let source = std::fs::read_to_string(&coded).unwrap();
+    write(&coded, &source.replace("values.push(", "values.push_it("));
+    if let Some(problems) = refusal_problems_with_env(
+        &dir,
+        &["manifests"],
+        &envs,
+        1,
+        &[
+            "no method named `push_it` found",
+            "the crdgen build of `Coded` failed",
+            "`Level` implements `JsonSchema` by hand",
+        ],
+    ) {
+        panic!("{problems}");
+    }
+}
+
+/// SIGINT during the build stops cargo and everything it started.
+#[test]
+fn an_interrupted_build_leaves_no_process_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("slow");
+    // No dependencies, and a build script that outlasts the test: the build
+    // is certainly running when the signal comes.
+    write(
+        &dir.join("Cargo.toml"),
+        "[package]\nname = \"slow\"\nversion = \"0.1.0\"\nedition = \"2024\"\nbuild = \"build.rs\"\n",
+    );
+    write(
+        &dir.join("build.rs"),
+        "fn main() {\n    std::thread::sleep(std::time::Duration::from_secs(300));\n}\n",
+    );
+    write(
+        &dir.join("src/lib.rs"),
+        "#[derive(CustomResource)]\n#[kube(group = \"slow.example.com\", version = \"v1\", kind = \"Slow\")]\npub struct SlowSpec {\n    pub x: i32,\n}\n",
+    );
+    let target = tmp.path().join("target");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rsop"))
+        .args(["manifests", "--cargo"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+
+    let marker = target.display().to_string();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !processes_using(&marker)
+        .iter()
+        .any(|cmd| cmd.contains("build-script-build"))
+    {
+        assert!(Instant::now() < deadline, "the build script never started");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "rsop ended before the build ran"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "rsop's exit after SIGINT");
+
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_using(&marker);
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "processes left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The command lines of the processes whose command line or working
+/// directory mentions `marker`.
+fn processes_using(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+        {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        let cwd = std::fs::read_link(entry.path().join("cwd"))
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        });
+        if !zombie && (cmdline.contains(marker) || cwd.contains(marker)) {
+            found.push(format!("{cmdline} (in {cwd})"));
+        }
+    }
+    found
+}
