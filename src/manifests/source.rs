@@ -395,6 +395,140 @@ impl Crate {
         }
         None
     }
+
+    /// The value expression of a `const` or `static` of this crate that
+    /// `path` names in `module`: an item of a module (through `use`,
+    /// `crate::`, `self::`, `super::` and re-exports) or an associated
+    /// constant `Type::NAME` of a local type.
+    pub fn resolve_const<'a>(
+        &'a self,
+        module: &'a Module,
+        path: &syn::Path,
+    ) -> Option<(&'a Module, &'a syn::Expr)> {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.const_in(module, &segments, 0)
+    }
+
+    fn const_in<'a>(
+        &'a self,
+        module: &'a Module,
+        segments: &[String],
+        depth: usize,
+    ) -> Option<(&'a Module, &'a syn::Expr)> {
+        if depth > 32 {
+            return None;
+        }
+        let (last, parent) = segments.split_last()?;
+        if parent.is_empty() {
+            if let Some(expr) = find_const(module, last) {
+                return Some((module, expr));
+            }
+            if let Some(target) = find_import(module, last) {
+                return self
+                    .is_local_path(module, &target)
+                    .then(|| self.const_in(module, &target, depth + 1))
+                    .flatten();
+            }
+            return glob_imports(module)
+                .into_iter()
+                .filter(|g| self.is_local_path(module, g))
+                .find_map(|mut glob| {
+                    glob.push(last.clone());
+                    self.const_in(module, &glob, depth + 1)
+                });
+        }
+        if let Some(target) = self.module_in(module, parent, depth) {
+            return self.const_in(target, std::slice::from_ref(last), depth + 1);
+        }
+        // `Type::NAME`: an associated constant of a local type.
+        let type_path = syn::Path {
+            leading_colon: None,
+            segments: parent
+                .iter()
+                .map(|s| syn::PathSegment::from(syn::Ident::new(s, proc_macro2::Span::call_site())))
+                .collect(),
+        };
+        let Some(Resolved::Local(found)) = self.resolve(module, &type_path) else {
+            return None;
+        };
+        let ty = match found.item {
+            syn::Item::Struct(s) => &s.ident,
+            syn::Item::Enum(e) => &e.ident,
+            _ => return None,
+        };
+        self.modules.iter().find_map(|m| {
+            m.items.iter().find_map(|item| match item {
+                syn::Item::Impl(imp) if imp.trait_.is_none() => {
+                    let syn::Type::Path(p) = imp.self_ty.as_ref() else {
+                        return None;
+                    };
+                    if p.path.segments.last().is_none_or(|s| s.ident != *ty) {
+                        return None;
+                    }
+                    imp.items.iter().find_map(|it| match it {
+                        syn::ImplItem::Const(c) if c.ident == last => Some((m, &c.expr)),
+                        _ => None,
+                    })
+                }
+                _ => None,
+            })
+        })
+    }
+
+    /// The module of this crate that `segments` names in `module`'s scope.
+    fn module_in<'a>(
+        &'a self,
+        module: &'a Module,
+        segments: &[String],
+        depth: usize,
+    ) -> Option<&'a Module> {
+        if depth > 32 {
+            return None;
+        }
+        let (first, rest) = segments.split_first()?;
+        let base: Vec<String> = match first.as_str() {
+            "crate" => Vec::new(),
+            "self" => module.path.clone(),
+            "super" => {
+                let mut base = module.path.clone();
+                base.pop()?;
+                let mut rest = rest;
+                while rest.first().map(String::as_str) == Some("super") {
+                    base.pop()?;
+                    rest = &rest[1..];
+                }
+                base.extend(rest.iter().cloned());
+                return self.module(&base);
+            }
+            name if self.crate_name.as_deref() == Some(name) => Vec::new(),
+            name => {
+                let mut child = module.path.clone();
+                child.push(name.to_string());
+                if self.by_path.contains_key(&child) {
+                    child
+                } else {
+                    let mut target = find_import(module, name)?;
+                    if !self.is_local_path(module, &target) {
+                        return None;
+                    }
+                    target.extend(rest.iter().cloned());
+                    return self.module_in(module, &target, depth + 1);
+                }
+            }
+        };
+        let mut full = base;
+        full.extend(rest.iter().cloned());
+        self.module(&full)
+    }
+}
+
+/// The value of a `const` or `static` item named `name` in `module`.
+fn find_const<'a>(module: &'a Module, name: &str) -> Option<&'a syn::Expr> {
+    module.items.iter().find_map(|item| match item {
+        syn::Item::Const(c) if c.ident == name => Some(c.expr.as_ref()),
+        syn::Item::Static(s) if s.ident == name => Some(s.expr.as_ref()),
+        _ => None,
+    })
 }
 
 /// syn's message, with its lexer failure made readable.

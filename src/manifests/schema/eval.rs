@@ -11,7 +11,7 @@ use syn::{Expr, Lit};
 
 use super::{Builder, Scope};
 use crate::manifests::attrs::{DefaultAttr, ItemAttrs, ItemKind};
-use crate::manifests::source::Resolved;
+use crate::manifests::source::{Crate, Module, Resolved};
 
 /// An array length literal.
 pub fn usize_of(e: &Expr) -> Option<usize> {
@@ -44,44 +44,81 @@ fn literal(lit: &Lit) -> Option<Value> {
 
 /// Evaluates an expression made of literals and the common constructors.
 pub fn const_expr(e: &Expr) -> Option<Value> {
+    const_expr_in(e, &mut |_| None)
+}
+
+/// [`const_expr`], with `resolve` giving the value of a path that is not a
+/// std constant (a `const` or `static` of the crate).
+pub fn const_expr_in(
+    e: &Expr,
+    resolve: &mut dyn FnMut(&syn::Path) -> Option<Value>,
+) -> Option<Value> {
+    let mut eval = |e: &Expr| const_expr_in(e, resolve);
     match e {
         Expr::Lit(l) => literal(&l.lit),
-        Expr::Paren(p) => const_expr(&p.expr),
-        Expr::Group(g) => const_expr(&g.expr),
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match const_expr(&u.expr)? {
+        Expr::Paren(p) => eval(&p.expr),
+        Expr::Group(g) => eval(&g.expr),
+        Expr::Reference(r) => eval(&r.expr),
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match eval(&u.expr)? {
             Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
-                    Some(Value::from(-i))
+                    Some(Value::from(i.checked_neg()?))
                 } else {
                     Some(Value::Number(Number::from_f64(-n.as_f64()?)?))
                 }
             }
             _ => None,
         },
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => match eval(&u.expr)? {
+            Value::Bool(b) => Some(Value::Bool(!b)),
+            _ => None,
+        },
+        Expr::Binary(b) => binary(&b.op, &eval(&b.left)?, &eval(&b.right)?),
+        Expr::Cast(c) => cast(eval(&c.expr)?, &c.ty),
         Expr::Path(p) if p.path.is_ident("None") => Some(Value::Null),
-        Expr::Call(c) => {
-            let Expr::Path(f) = c.func.as_ref() else {
+        Expr::Path(p) => std_constant(&p.path).or_else(|| resolve(&p.path)),
+        Expr::Tuple(t) => t
+            .elems
+            .iter()
+            .map(&mut eval)
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
+        Expr::Call(call) => {
+            let Expr::Path(func) = call.func.as_ref() else {
                 return None;
             };
-            let name: Vec<String> = f
+            let name: Vec<String> = func
                 .path
                 .segments
                 .iter()
                 .map(|s| s.ident.to_string())
                 .collect();
-            let args: Vec<&Expr> = c.args.iter().collect();
-            match (
-                name.iter()
-                    .map(String::as_str)
-                    .collect::<Vec<_>>()
-                    .as_slice(),
-                args.as_slice(),
-            ) {
-                (["Some"], [x]) => const_expr(x),
-                (["String" | "From", "from"], [x]) => const_expr(x),
-                (["Vec" | "BTreeSet" | "HashSet", "new"], []) => Some(json!([])),
-                (["BTreeMap" | "HashMap", "new"], []) => Some(json!({})),
-                (["String", "new"], []) => Some(json!("")),
+            let args: Vec<&Expr> = call.args.iter().collect();
+            let name: Vec<&str> = name.iter().map(String::as_str).collect();
+            let type_name = name.len().checked_sub(2).map(|i| name[i]);
+            match (name.last().copied(), type_name, args.as_slice()) {
+                (Some("Some"), None, [x]) => eval(x),
+                (Some("from"), Some("String" | "From"), [x]) => eval(x),
+                (Some("new"), Some("Vec" | "BTreeSet" | "HashSet" | "IndexSet"), []) => {
+                    Some(json!([]))
+                }
+                (Some("new"), Some("BTreeMap" | "HashMap" | "IndexMap"), []) => Some(json!({})),
+                (Some("new"), Some("String"), []) => Some(json!("")),
+                // `BTreeMap::from([("a", 1), ...])`: serde writes a map.
+                (Some("from" | "from_iter"), Some("BTreeMap" | "HashMap" | "IndexMap"), [x]) => {
+                    pairs_to_map(eval(x)?)
+                }
+                (
+                    Some("from" | "from_iter"),
+                    Some("Vec" | "BTreeSet" | "HashSet" | "IndexSet"),
+                    [x],
+                ) => match eval(x)? {
+                    a @ Value::Array(_) => Some(a),
+                    _ => None,
+                },
+                // A function of the crate without arguments, such as another
+                // default function.
+                (_, _, []) => resolve(&func.path),
                 _ => None,
             }
         }
@@ -89,10 +126,22 @@ pub fn const_expr(e: &Expr) -> Option<Value> {
             if m.args.is_empty()
                 && matches!(
                     m.method.to_string().as_str(),
-                    "to_string" | "to_owned" | "into" | "clone"
+                    "to_string"
+                        | "to_owned"
+                        | "into"
+                        | "clone"
+                        | "into_iter"
+                        | "iter"
+                        | "to_vec"
+                        | "cloned"
+                        | "copied"
+                        | "collect"
                 ) =>
         {
-            const_expr(&m.receiver)
+            // A `collect()` into a map cannot be told from one into a Vec
+            // without the target type; pairs stay pairs (the caller that
+            // knows the type turns them into a map).
+            eval(&m.receiver)
         }
         Expr::Macro(m) if m.mac.path.is_ident("vec") => {
             let items = syn::parse::Parser::parse2(
@@ -102,25 +151,258 @@ pub fn const_expr(e: &Expr) -> Option<Value> {
             .ok()?;
             items
                 .iter()
-                .map(const_expr)
+                .map(&mut eval)
                 .collect::<Option<Vec<_>>>()
                 .map(Value::Array)
+        }
+        Expr::Macro(m) if m.mac.path.is_ident("format") => {
+            let items = syn::parse::Parser::parse2(
+                syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                m.mac.tokens.clone(),
+            )
+            .ok()?;
+            let mut items = items.iter();
+            let Some(Value::String(template)) = eval(items.next()?) else {
+                return None;
+            };
+            let args = items.map(&mut eval).collect::<Option<Vec<_>>>()?;
+            format_literal(&template, &args).map(Value::String)
         }
         Expr::Array(a) => a
             .elems
             .iter()
-            .map(const_expr)
+            .map(&mut eval)
             .collect::<Option<Vec<_>>>()
             .map(Value::Array),
-        Expr::Block(b) => block_value(&b.block),
+        Expr::Repeat(r) => {
+            let item = eval(&r.expr)?;
+            let n = usize::try_from(eval(&r.len)?.as_u64()?).ok()?;
+            (n <= 4096).then(|| Value::Array(vec![item; n]))
+        }
+        Expr::Block(b) => block_value_in(&b.block, resolve),
+        _ => None,
+    }
+}
+
+/// `MAX` and `MIN` of the primitive numbers (`u16::MAX`, `std::i32::MIN`).
+fn std_constant(path: &syn::Path) -> Option<Value> {
+    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let tail: Vec<&str> = names.iter().map(String::as_str).collect();
+    let tail = match tail.as_slice() {
+        ["std" | "core", rest @ ..] => rest,
+        rest => rest,
+    };
+    let [ty, name] = tail else { return None };
+    Some(match (*ty, *name) {
+        ("u8", "MAX") => Value::from(u8::MAX),
+        ("u16", "MAX") => Value::from(u16::MAX),
+        ("u32", "MAX") => Value::from(u32::MAX),
+        ("u64" | "usize", "MAX") => Value::from(u64::MAX),
+        ("u8" | "u16" | "u32" | "u64" | "usize", "MIN") => Value::from(0),
+        ("i8", "MAX") => Value::from(i8::MAX),
+        ("i8", "MIN") => Value::from(i8::MIN),
+        ("i16", "MAX") => Value::from(i16::MAX),
+        ("i16", "MIN") => Value::from(i16::MIN),
+        ("i32", "MAX") => Value::from(i32::MAX),
+        ("i32", "MIN") => Value::from(i32::MIN),
+        ("i64" | "isize", "MAX") => Value::from(i64::MAX),
+        ("i64" | "isize", "MIN") => Value::from(i64::MIN),
+        _ => return None,
+    })
+}
+
+/// Integer arithmetic (checked, in i128) and float arithmetic, comparisons,
+/// boolean logic; the rest is not a constant rsop evaluates.
+fn binary(op: &syn::BinOp, left: &Value, right: &Value) -> Option<Value> {
+    use syn::BinOp as B;
+    if let (Value::Bool(a), Value::Bool(b)) = (left, right) {
+        return match op {
+            B::And(_) => Some(Value::Bool(*a && *b)),
+            B::Or(_) => Some(Value::Bool(*a || *b)),
+            B::Eq(_) => Some(Value::Bool(a == b)),
+            B::Ne(_) => Some(Value::Bool(a != b)),
+            _ => None,
+        };
+    }
+    let (Value::Number(a), Value::Number(b)) = (left, right) else {
+        return None;
+    };
+    let int = |n: &Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    if let (Some(a), Some(b)) = (int(a), int(b)) {
+        let shift = || u32::try_from(b).ok();
+        let v = match op {
+            B::Add(_) => a.checked_add(b)?,
+            B::Sub(_) => a.checked_sub(b)?,
+            B::Mul(_) => a.checked_mul(b)?,
+            B::Div(_) => a.checked_div(b)?,
+            B::Rem(_) => a.checked_rem(b)?,
+            B::Shl(_) => a.checked_shl(shift()?)?,
+            B::Shr(_) => a.checked_shr(shift()?)?,
+            B::BitAnd(_) => a & b,
+            B::BitOr(_) => a | b,
+            B::BitXor(_) => a ^ b,
+            B::Lt(_) => return Some(Value::Bool(a < b)),
+            B::Le(_) => return Some(Value::Bool(a <= b)),
+            B::Gt(_) => return Some(Value::Bool(a > b)),
+            B::Ge(_) => return Some(Value::Bool(a >= b)),
+            B::Eq(_) => return Some(Value::Bool(a == b)),
+            B::Ne(_) => return Some(Value::Bool(a != b)),
+            _ => return None,
+        };
+        return i64::try_from(v)
+            .map(Value::from)
+            .ok()
+            .or_else(|| u64::try_from(v).ok().map(Value::from));
+    }
+    let (a, b) = (a.as_f64()?, b.as_f64()?);
+    let v = match op {
+        B::Add(_) => a + b,
+        B::Sub(_) => a - b,
+        B::Mul(_) => a * b,
+        B::Div(_) => a / b,
+        _ => return None,
+    };
+    Number::from_f64(v).map(Value::Number)
+}
+
+/// `value as ty` for the numeric primitives.
+fn cast(value: Value, ty: &syn::Type) -> Option<Value> {
+    let syn::Type::Path(p) = ty else { return None };
+    let name = p.path.get_ident()?.to_string();
+    let Value::Number(n) = value else { return None };
+    match name.as_str() {
+        "f32" | "f64" => Number::from_f64(n.as_f64()?).map(Value::Number),
+        "u8" | "u16" | "u32" | "u64" | "usize" | "i8" | "i16" | "i32" | "i64" | "isize" => {
+            if n.is_f64() {
+                // `as` truncates toward zero.
+                #[allow(clippy::cast_possible_truncation)]
+                let t = n.as_f64()?.trunc() as i64;
+                Some(Value::from(t))
+            } else {
+                Some(Value::Number(n))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `[(k, v), ...]` as the JSON object serde writes for a map: keys that are
+/// numbers or booleans become their text, as `serde_json` does.
+fn pairs_to_map(pairs: Value) -> Option<Value> {
+    let Value::Array(pairs) = pairs else {
+        return None;
+    };
+    let mut map = Map::new();
+    for pair in pairs {
+        let Value::Array(kv) = pair else { return None };
+        let [k, v] = <[Value; 2]>::try_from(kv).ok()?;
+        let key = match k {
+            Value::String(s) => s,
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => return None,
+        };
+        map.insert(key, v);
+    }
+    Some(Value::Object(map))
+}
+
+/// `format!` of literal arguments: `{}` and `{N}` placeholders with no
+/// format spec, and `{{`/`}}` escapes.
+fn format_literal(template: &str, args: &[Value]) -> Option<String> {
+    let text = |v: &Value| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    };
+    let mut out = String::new();
+    let mut next = 0;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut inner = String::new();
+                for c in chars.by_ref() {
+                    if c == '}' {
+                        break;
+                    }
+                    inner.push(c);
+                }
+                let index = if inner.is_empty() {
+                    next += 1;
+                    next - 1
+                } else {
+                    inner.parse().ok()?
+                };
+                out.push_str(&text(args.get(index)?)?);
+            }
+            '}' => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// The value of `e` written in `module`: [`const_expr`], with the crate's
+/// constants, statics and argument-less functions evaluated where named
+/// (to a bounded depth, so that cycles end).
+pub fn value_in(krate: &Crate, module: &Module, e: &Expr) -> Option<Value> {
+    value_at_depth(krate, module, e, 0)
+}
+
+fn value_at_depth(krate: &Crate, module: &Module, e: &Expr, depth: usize) -> Option<Value> {
+    const_expr_in(e, &mut |path| {
+        if depth >= 16 {
+            return None;
+        }
+        if let Some((m, expr)) = krate.resolve_const(module, path) {
+            return value_at_depth(krate, m, expr, depth + 1);
+        }
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some((m, f)) = krate.resolve_fn(module, &segments) {
+            return block_at_depth(krate, m, &f.block, depth + 1);
+        }
+        if let [ty, name] = segments.as_slice()
+            && let Some((m, f)) = krate.resolve_assoc_fn(ty, name)
+        {
+            return block_at_depth(krate, m, &f.block, depth + 1);
+        }
+        None
+    })
+}
+
+fn block_at_depth(
+    krate: &Crate,
+    module: &Module,
+    block: &syn::Block,
+    depth: usize,
+) -> Option<Value> {
+    match block.stmts.as_slice() {
+        [syn::Stmt::Expr(e, None)] => value_at_depth(krate, module, e, depth),
         _ => None,
     }
 }
 
 /// The value of a block whose only statement is an expression.
-fn block_value(block: &syn::Block) -> Option<Value> {
+fn block_value_in(
+    block: &syn::Block,
+    resolve: &mut dyn FnMut(&syn::Path) -> Option<Value>,
+) -> Option<Value> {
     match block.stmts.as_slice() {
-        [syn::Stmt::Expr(e, None)] => const_expr(e),
+        [syn::Stmt::Expr(e, None)] => const_expr_in(e, resolve),
         _ => None,
     }
 }
@@ -310,8 +592,10 @@ pub fn merge_strategy(e: &Expr) -> Option<Vec<(String, Value)>> {
 impl<'a> Builder<'a> {
     /// A numeric bound (`min = 1`, `max = "10"`).
     pub(super) fn eval_number(&mut self, e: &Expr, scope: &Scope<'a>, path: &str) -> Option<Value> {
-        let v = match const_expr(e) {
-            Some(Value::String(s)) => syn::parse_str::<Expr>(&s).ok().and_then(|e| const_expr(&e)),
+        let v = match value_in(self.krate, scope.module, e) {
+            Some(Value::String(s)) => syn::parse_str::<Expr>(&s)
+                .ok()
+                .and_then(|e| value_in(self.krate, scope.module, &e)),
             other => other,
         };
         if let Some(n @ Value::Number(_)) = v {
@@ -334,7 +618,7 @@ impl<'a> Builder<'a> {
         scope: &Scope<'a>,
         path: &str,
     ) -> Option<Value> {
-        let v = const_expr(e);
+        let v = value_in(self.krate, scope.module, e);
         if v.is_none() {
             self.unsupported(
                 scope.module,
@@ -572,7 +856,7 @@ impl<'a> Builder<'a> {
                 syn::ImplItem::Fn(f) if f.sig.ident == "default" => Some(&f.block),
                 _ => None,
             });
-            if let Some(v) = body.and_then(|b| struct_literal_field(b, field)) {
+            if let Some(v) = body.and_then(|b| struct_literal_field(self.krate, module, b, field)) {
                 return Some(v);
             }
             self.unsupported(
@@ -598,8 +882,8 @@ impl<'a> Builder<'a> {
         path: &str,
     ) -> Option<Value> {
         let segments: Vec<String> = fn_path.split("::").map(str::to_string).collect();
-        if let Some((_, f)) = self.krate.resolve_fn(scope.module, &segments)
-            && let Some(v) = struct_literal_field(&f.block, field)
+        if let Some((m, f)) = self.krate.resolve_fn(scope.module, &segments)
+            && let Some(v) = struct_literal_field(self.krate, m, &f.block, field)
         {
             return Some(v);
         }
@@ -622,16 +906,16 @@ impl<'a> Builder<'a> {
         path: &str,
     ) -> Option<Value> {
         let segments: Vec<String> = fn_path.split("::").map(str::to_string).collect();
-        let body = if let Some((_, f)) = self.krate.resolve_fn(scope.module, &segments) {
-            Some(f.block.as_ref().clone())
+        let body = if let Some((m, f)) = self.krate.resolve_fn(scope.module, &segments) {
+            Some((m, f.block.as_ref()))
         } else if segments.len() == 2 {
             self.krate
                 .resolve_assoc_fn(&segments[0], &segments[1])
-                .map(|(_, f)| f.block.clone())
+                .map(|(m, f)| (m, &f.block))
         } else {
             None
         };
-        if let Some(v) = body.as_ref().and_then(block_value) {
+        if let Some(v) = body.and_then(|(m, b)| block_at_depth(self.krate, m, b, 0)) {
             return Some(v);
         }
         self.unsupported(
@@ -646,13 +930,18 @@ impl<'a> Builder<'a> {
 }
 
 /// The value of `field` in a block ending in `Self { field: <literal>, .. }`.
-fn struct_literal_field(block: &syn::Block, field: &syn::Field) -> Option<Value> {
+fn struct_literal_field(
+    krate: &Crate,
+    module: &Module,
+    block: &syn::Block,
+    field: &syn::Field,
+) -> Option<Value> {
     let Some(syn::Stmt::Expr(Expr::Struct(s), None)) = block.stmts.last() else {
         return None;
     };
     let ident = field.ident.as_ref()?;
     s.fields.iter().find_map(|fv| match &fv.member {
-        syn::Member::Named(n) if n == ident => const_expr(&fv.expr),
+        syn::Member::Named(n) if n == ident => value_in(krate, module, &fv.expr),
         _ => None,
     })
 }
@@ -694,6 +983,45 @@ mod tests {
             Some(json!(["a", "b"]))
         );
         assert_eq!(const_expr(&expr("compute()")), None);
+        assert_eq!(const_expr(&expr("16 * 1024")), Some(json!(16384)));
+        assert_eq!(const_expr(&expr("(1 << 20) - 1")), Some(json!(1_048_575)));
+        assert_eq!(const_expr(&expr("u16::MAX")), Some(json!(65535)));
+        assert_eq!(const_expr(&expr("std::i32::MIN")), Some(json!(i32::MIN)));
+        assert_eq!(const_expr(&expr("u16::MAX as u32 + 1")), Some(json!(65536)));
+        assert_eq!(const_expr(&expr("3 as f64 / 2.0")), Some(json!(1.5)));
+        assert_eq!(
+            const_expr(&expr("u64::MAX + 1")),
+            None,
+            "overflow is no constant"
+        );
+        assert_eq!(const_expr(&expr("u64::MAX")), Some(json!(u64::MAX)));
+        assert_eq!(
+            const_expr(&expr("format!(\"{}-{}-{{x}}\", \"a\", 1)")),
+            Some(json!("a-1-{x}"))
+        );
+        assert_eq!(
+            const_expr(&expr(
+                "BTreeMap::from([(\"a\".to_string(), 1), (\"b\".into(), 2)])"
+            )),
+            Some(json!({"a": 1, "b": 2}))
+        );
+        assert_eq!(
+            const_expr(&expr(
+                "[\"x\", \"y\"].into_iter().map(String::from).collect()"
+            )),
+            None,
+            "closures and adapters other than plain conversions are not evaluated"
+        );
+        assert_eq!(
+            const_expr(&expr("[\"x\", \"y\"].iter().cloned().collect()")),
+            Some(json!(["x", "y"]))
+        );
+        assert_eq!(const_expr(&expr("[0; 3]")), Some(json!([0, 0, 0])));
+        let mut lookup = |p: &syn::Path| p.is_ident("MAX_LEN").then(|| json!(63));
+        assert_eq!(
+            const_expr_in(&expr("MAX_LEN - 10"), &mut lookup),
+            Some(json!(53))
+        );
     }
 
     #[test]
