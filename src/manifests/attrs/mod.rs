@@ -404,21 +404,18 @@ pub fn read(
             "fix the attribute".into(),
         )),
     }
-    for attr in attrs {
-        if attr.path().is_ident("validate") || attr.path().is_ident("garde") {
-            out.unreadable.push((
-                attr.span(),
-                format!(
-                    "`#[{}(...)]` validations are not evaluated by rsop",
-                    attr.path()
-                        .get_ident()
-                        .map(ToString::to_string)
-                        .unwrap_or_default()
-                ),
-                "express the bound with `#[schemars(...)]` (length, range, regex)".into(),
-            ));
+    // schemars reads validator's and garde's attributes on fields too, each
+    // with its own grammar, and ignores the keys it does not know.
+    if kind == ItemKind::Field {
+        for tool in ["validate", "garde"] {
+            if let Ok(items) = items_of(attrs, tool) {
+                for item in &items {
+                    apply_foreign_validation(&mut out, tool, item);
+                }
+            }
         }
     }
+
     match items_of(attrs, "x_kube") {
         Ok(items) => {
             for item in items {
@@ -633,6 +630,93 @@ fn parse_extend(tokens: TokenStream) -> syn::Result<Vec<(String, TokenStream, Sp
             Ok(out)
         };
     parser.parse2(tokens)
+}
+
+/// One key of `#[validate(...)]` (validator) or `#[garde(...)]`, as schemars
+/// 1 reads it: the validation keys it shares with `#[schemars]`, with
+/// validator's `regex(path = ..)` and garde's `pattern(..)`; `inner(..)`
+/// only for garde. Unknown keys and malformed values are ignored, as
+/// schemars ignores them.
+fn apply_foreign_validation(out: &mut ItemAttrs, tool: &str, item: &AttrItem) {
+    let nested = || match &item.value {
+        AttrValue::List(tokens) => parse_items(tokens.clone()).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let v = &mut out.validation;
+    match item.key.as_str() {
+        // garde takes formats bare only; validator also with arguments.
+        "email" | "url" | "ip" | "ipv4" | "ipv6"
+            if tool == "validate" || matches!(item.value, AttrValue::Flag) =>
+        {
+            v.format = Some(match item.key.as_str() {
+                "url" => "uri",
+                "email" => "email",
+                "ip" => "ip",
+                "ipv4" => "ipv4",
+                _ => "ipv6",
+            });
+        }
+        "length" => {
+            for s in nested() {
+                match (s.key.as_str(), expr_of(&s)) {
+                    ("min", Some(e)) => v.length_min = Some(e),
+                    ("max", Some(e)) => v.length_max = Some(e),
+                    ("equal", Some(e)) => {
+                        v.length_min = Some(e.clone());
+                        v.length_max = Some(e);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        "range" => {
+            for s in nested() {
+                match (s.key.as_str(), expr_of(&s)) {
+                    ("min", Some(e)) => v.range_min = Some(e),
+                    ("max", Some(e)) => v.range_max = Some(e),
+                    _ => {}
+                }
+            }
+        }
+        "required" if matches!(item.value, AttrValue::Flag) => out.required = true,
+        "regex" if tool == "validate" => {
+            if let Some(e) = nested().iter().find(|s| s.key == "path").and_then(expr_of) {
+                v.pattern = Some(e);
+            }
+        }
+        "pattern" if tool == "garde" => {
+            if let AttrValue::List(tokens) = &item.value
+                && let Ok(e) = syn::parse2::<Expr>(tokens.clone())
+            {
+                v.pattern = Some(e);
+            }
+        }
+        "contains" => match &item.value {
+            AttrValue::List(tokens) if tool == "garde" => {
+                if let Ok(e) = syn::parse2::<Expr>(tokens.clone()) {
+                    v.contains = Some(e);
+                }
+            }
+            AttrValue::List(_) => {
+                if let Some(e) = nested()
+                    .iter()
+                    .find(|s| s.key == "pattern")
+                    .and_then(expr_of)
+                {
+                    v.contains = Some(e);
+                }
+            }
+            _ => {}
+        },
+        "inner" if tool == "garde" => {
+            let mut inner = ItemAttrs::default();
+            for s in nested() {
+                apply_foreign_validation(&mut inner, tool, &s);
+            }
+            v.inner = Some(Box::new(inner.validation));
+        }
+        _ => {}
+    }
 }
 
 fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span, String, String)>) {

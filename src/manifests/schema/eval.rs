@@ -59,6 +59,10 @@ pub fn const_expr_in(
         Expr::Paren(p) => eval(&p.expr),
         Expr::Group(g) => eval(&g.expr),
         Expr::Reference(r) => eval(&r.expr),
+        // `*RE` of a lazily built regex: its pattern, as `to_string()` gives.
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => eval(&u.expr),
+        // The body of `|| ...`, as in `LazyLock::new(|| Regex::new("..").unwrap())`.
+        Expr::Closure(c) if c.inputs.is_empty() => eval(&c.body),
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => match eval(&u.expr)? {
             Value::Number(n) => {
                 if let Some(i) = n.as_i64() {
@@ -104,6 +108,10 @@ pub fn const_expr_in(
                 }
                 (Some("new"), Some("BTreeMap" | "HashMap" | "IndexMap"), []) => Some(json!({})),
                 (Some("new"), Some("String"), []) => Some(json!("")),
+                // A regex stands for its pattern (schemars writes
+                // `regex.to_string()`); a lazy static for its value.
+                (Some("new"), Some("Regex"), [x]) => eval(x),
+                (Some("new"), Some("LazyLock" | "Lazy"), [x]) => eval(x),
                 // `BTreeMap::from([("a", 1), ...])`: serde writes a map.
                 (Some("from" | "from_iter"), Some("BTreeMap" | "HashMap" | "IndexMap"), [x]) => {
                     pairs_to_map(eval(x)?)
@@ -141,6 +149,11 @@ pub fn const_expr_in(
             // A `collect()` into a map cannot be told from one into a Vec
             // without the target type; pairs stay pairs (the caller that
             // knows the type turns them into a map).
+            eval(&m.receiver)
+        }
+        Expr::MethodCall(m)
+            if m.method == "unwrap" || (m.method == "expect" && m.args.len() == 1) =>
+        {
             eval(&m.receiver)
         }
         Expr::Macro(m) if m.mac.path.is_ident("vec") => {
@@ -604,8 +617,8 @@ impl<'a> Builder<'a> {
             self.unsupported(
                 scope.module,
                 e.span(),
-                "rsop can only read a number literal here",
-                "write the bound as a literal",
+                "rsop cannot evaluate this number",
+                "write it as a literal or a constant of this crate",
                 path,
             );
             None
@@ -624,7 +637,7 @@ impl<'a> Builder<'a> {
                 scope.module,
                 e.span(),
                 "rsop cannot evaluate this example",
-                "write the example as a literal",
+                "write it as a literal or a constant of this crate",
                 path,
             );
         }
@@ -1017,6 +1030,16 @@ mod tests {
             Some(json!(["x", "y"]))
         );
         assert_eq!(const_expr(&expr("[0; 3]")), Some(json!([0, 0, 0])));
+        assert_eq!(
+            const_expr(&expr("LazyLock::new(|| Regex::new(\"^[a-z]+$\").unwrap())")),
+            Some(json!("^[a-z]+$"))
+        );
+        assert_eq!(
+            const_expr(&expr(
+                "once_cell::sync::Lazy::new(|| regex::Regex::new(\"x\").expect(\"valid\"))"
+            )),
+            Some(json!("x"))
+        );
         let mut lookup = |p: &syn::Path| p.is_ident("MAX_LEN").then(|| json!(63));
         assert_eq!(
             const_expr_in(&expr("MAX_LEN - 10"), &mut lookup),

@@ -747,13 +747,16 @@ impl<'a> Builder<'a> {
     }
 
     fn eval_string(&mut self, e: &syn::Expr, scope: &Scope<'a>, path: &str) -> Option<String> {
-        let s = attrs::expr_str(e);
+        let s = attrs::expr_str(e).or_else(|| match eval::value_in(self.krate, scope.module, e) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        });
         if s.is_none() {
             self.unsupported(
                 scope.module,
                 e.span(),
-                "rsop can only read a string literal here",
-                "write the text as a string literal",
+                "rsop cannot evaluate this text",
+                "write it as a string literal or a constant of this crate",
                 path,
             );
         }
