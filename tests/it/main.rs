@@ -13,3 +13,4 @@ mod manifests;
 mod names;
 mod support;
 mod tutorial;
+mod yaml;
