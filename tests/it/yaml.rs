@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{yaml_files, yaml_reader_disagreements};
+use crate::support::{rsop, yaml_files, yaml_reader_disagreements};
 
 /// The golden trees and the manifest cases' expected trees are, byte for
 /// byte, what the suite makes rsop write (the tests that own them compare
@@ -26,4 +26,41 @@ fn every_written_yaml_file_reads_alike_in_pyyaml_and_serde() {
     assert!(files.len() > 50, "too few YAML files found: {files:?}");
     let problems = yaml_reader_disagreements(root, &files);
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Names the user chooses stand alone as scalars in the scaffolded YAML: a
+/// project named `no`, a kind `Yes` and a plural `on` are quoted there.
+#[test]
+fn scaffolded_names_that_yaml_1_1_misreads_are_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    rsop(
+        dir,
+        &["init", "--domain", "example.com", "--project-name", "no"],
+    )
+    .success();
+    rsop(
+        dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Yes",
+            "--plural",
+            "on",
+        ],
+    )
+    .success();
+    let files = yaml_files(dir);
+    let problems = yaml_reader_disagreements(dir, &files);
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    let sample = std::fs::read_to_string(dir.join("config/samples/web_v1_yes.yaml")).unwrap();
+    assert!(
+        sample.contains("kind: 'Yes'") && sample.contains("app.kubernetes.io/name: 'no'"),
+        "{sample}"
+    );
 }
