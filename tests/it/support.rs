@@ -278,8 +278,10 @@ pub fn yaml_files(root: &Path) -> Vec<PathBuf> {
         .into_iter()
         .map(|entry| entry.expect("walk the tree").into_path())
         .filter(|path| {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            (name.ends_with(".yaml") || name.ends_with(".yml") || name == "PROJECT")
+            let yaml = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+            (yaml || path.file_name().is_some_and(|n| n == "PROJECT"))
                 && !std::fs::read_to_string(path).is_ok_and(|text| text.contains("{{"))
         })
         .collect()

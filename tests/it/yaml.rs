@@ -1,4 +1,4 @@
-//! Every YAML file rsop writes reads the same in a YAML 1.1 reader (PyYAML)
+//! Every YAML file rsop writes reads the same in a YAML 1.1 reader (`PyYAML`)
 //! and a YAML 1.2 one (serde): no plain scalar such as `=`, `y`, `on`,
 //! `~`, `<<` or `1:20` changes meaning between them.
 
