@@ -20,6 +20,7 @@ pub mod project;
 pub mod scaffold;
 pub mod templates;
 pub mod versions;
+pub mod yaml;
 
 use std::io::Write;
 use std::path::Path;

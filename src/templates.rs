@@ -30,6 +30,7 @@ impl Templates {
         // Nothing rsop renders is HTML; escaping would corrupt YAML and Rust.
         tera.autoescape_on(Vec::new());
         tera.register_filter("toml_str", toml_str);
+        tera.register_filter("yaml_str", yaml_str);
         let mut sources = Vec::new();
         collect(&TEMPLATES, &mut sources);
         sources.retain(|(name, _)| dirs.iter().any(|d| name.starts_with(d)));
@@ -87,10 +88,32 @@ fn toml_str(value: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Resu
     Ok(tera::Value::String(toml_edit::Value::from(s).to_string()))
 }
 
+/// `{{ value | yaml_str }}`: a YAML scalar, quoted when a YAML 1.1 reader
+/// would take it for something else than the string (a project named `no`
+/// or `on`, a plural `yes`), as [`crate::yaml::to_string`] writes it.
+fn yaml_str(value: &tera::Value, _: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    let s = value
+        .as_str()
+        .ok_or_else(|| tera::Error::msg("yaml_str expects a string"))?;
+    let yaml = crate::yaml::to_string(s).map_err(|e| tera::Error::msg(e.to_string()))?;
+    Ok(tera::Value::String(yaml.trim_end().to_string()))
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn every_template_parses() {
-        super::Templates::load().unwrap();
+        Templates::load().unwrap();
+    }
+
+    #[test]
+    fn yaml_str_quotes_what_yaml_1_1_misreads() {
+        let quote = |s: &str| yaml_str(&tera::Value::from(s), &HashMap::new()).unwrap();
+        assert_eq!(quote("memcached-operator"), "memcached-operator");
+        assert_eq!(quote("no"), "'no'");
+        assert_eq!(quote("on"), "'on'");
+        assert_eq!(quote("true"), "'true'");
     }
 }

@@ -311,7 +311,7 @@ spec:
     #[test]
     fn owned_entries_carry_descriptors_from_the_schema() {
         let owned = owned_entries(&crd());
-        let text = serde_yaml_ng::to_string(&owned).unwrap();
+        let text = crate::yaml::to_string(&owned).unwrap();
         assert_eq!(
             text,
             "\

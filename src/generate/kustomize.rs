@@ -66,7 +66,7 @@ pub fn render(root: &Path, dir: &str, image: Option<&str>) -> Result<String> {
         "images".into(),
         Value::Sequence(vec![Value::Mapping(entry)]),
     );
-    let text = serde_yaml_ng::to_string(&kustomization).map_err(|e| Error::Parse {
+    let text = crate::yaml::to_string(&kustomization).map_err(|e| Error::Parse {
         path: overlay.path().join("kustomization.yaml"),
         help: None,
         source: Box::new(e),

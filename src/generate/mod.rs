@@ -91,7 +91,7 @@ pub fn name(object: &Value) -> &str {
 
 /// One YAML document as rsop writes it.
 pub fn to_yaml(value: &Value, path: &str) -> Result<String> {
-    serde_yaml_ng::to_string(value).map_err(|e| Error::Parse {
+    crate::yaml::to_string(value).map_err(|e| Error::Parse {
         path: path.into(),
         help: None,
         source: Box::new(e),

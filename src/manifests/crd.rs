@@ -416,6 +416,33 @@ pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<C
             continue;
         }
         let stored = storage[0];
+        if names::is_protected_group(&group) {
+            let approval = stored
+                .attrs
+                .annotations
+                .iter()
+                .rev()
+                .find(|(key, _)| key == names::API_APPROVED_ANNOTATION)
+                .map(|(_, value)| value.as_str());
+            if let Some(reason) = names::api_approval_problem(approval) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        stored.location.clone(),
+                        format!(
+                            "the API server refuses the CRD of `{kind}.{group}`: `{group}` is a protected group and {reason}"
+                        ),
+                    )
+                    .with_help(format!(
+                        "add `annotation(\"{}\", \"<URL of the pull request that approved the API>\")` \
+                         to the `#[kube(...)]` of version `{}`, or a value that starts with `unapproved`, \
+                         such as `\"unapproved, experimental-only\"`; `k8s.io` and `kubernetes.io` are \
+                         for APIs approved in Kubernetes API review, so another group may suit better",
+                        names::API_APPROVED_ANNOTATION,
+                        stored.attrs.version
+                    )),
+                );
+            }
+        }
         let mut names = Map::new();
         if !stored.attrs.categories.is_empty() {
             names.insert("categories".into(), json!(stored.attrs.categories));

@@ -193,7 +193,7 @@ fn generate_rest<'a>(
     let mut files = Vec::new();
     for crd in &crds {
         let yaml =
-            serde_yaml_ng::to_string(&crd.document).expect("JSON values always serialize to YAML");
+            crate::yaml::to_string(&crd.document).expect("JSON values always serialize to YAML");
         files.push((
             opts.crd_dir.join(crd.file_name()),
             format!("{CRD_HEADER}---\n{yaml}"),

@@ -744,7 +744,7 @@ fn write_role(out: &mut String, name: &str, namespace: Option<&str>, policies: &
             .collect(),
     };
     out.push_str("---\n");
-    out.push_str(&serde_yaml_ng::to_string(&doc).expect("a role of strings always serializes"));
+    out.push_str(&crate::yaml::to_string(&doc).expect("a role of strings always serializes"));
 }
 
 #[cfg(test)]

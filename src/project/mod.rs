@@ -111,7 +111,7 @@ impl Project {
     /// # Panics
     /// Never: a `Project` holds only strings, booleans and lists.
     pub fn to_yaml(&self) -> String {
-        let body = serde_yaml_ng::to_string(self)
+        let body = crate::yaml::to_string(self)
             .expect("a Project always serializes: it holds only strings, bools and lists");
         format!("{HEADER}{body}")
     }

@@ -260,6 +260,51 @@ pub fn group_full(group: &str, domain: &str) -> String {
     format!("{group}.{domain}")
 }
 
+/// The annotation the API server requires on a CRD of a protected group.
+pub const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
+
+/// The value `create api` scaffolds for [`API_APPROVED_ANNOTATION`]: the
+/// API server accepts any value that starts with `unapproved`.
+pub const API_UNAPPROVED_VALUE: &str = "unapproved, request not yet submitted";
+
+/// Whether the API server protects `group`: `k8s.io`, `kubernetes.io` and
+/// their subdomains belong to the Kubernetes community, and a CRD in them
+/// needs [`API_APPROVED_ANNOTATION`] (the apiextensions server's
+/// `IsProtectedCommunityGroup`). `x-k8s.io`, which kubernetes-sigs projects
+/// use, is not protected.
+pub fn is_protected_group(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|domain| group == *domain || group.ends_with(&format!(".{domain}")))
+}
+
+/// Why the API server refuses a protected group's CRD whose
+/// [`API_APPROVED_ANNOTATION`] is `value`, or `None` when it accepts it:
+/// the value must be the URL of the pull request that approved the API
+/// (a scheme and a host), or start with `unapproved` (the apiextensions
+/// server's `GetAPIApprovalState`).
+pub fn api_approval_problem(value: Option<&str>) -> Option<&'static str> {
+    let value = value.unwrap_or_default();
+    if value.is_empty() {
+        return Some("it has no `api-approved.kubernetes.io` annotation");
+    }
+    if value.starts_with("unapproved") {
+        return None;
+    }
+    let url = value.split_once("://").is_some_and(|(scheme, rest)| {
+        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            && !host.is_empty()
+            && !value.contains(char::is_whitespace)
+    });
+    (!url).then_some(
+        "its `api-approved.kubernetes.io` annotation is neither a URL nor starts with `unapproved`",
+    )
+}
+
 /// kube-derive's plural of a (lowercase) singular: `-es` after s, x, z, ch,
 /// sh; `-ies` for a consonant before a final y; else `-s`.
 pub fn to_plural(word: &str) -> String {
@@ -370,6 +415,47 @@ mod tests {
             "v1alpha1x",
         ] {
             assert!(validate_version(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn protected_groups_and_their_approval() {
+        for group in [
+            "k8s.io",
+            "kubernetes.io",
+            "a.k8s.io",
+            "gateway.networking.k8s.io",
+            "x.kubernetes.io",
+        ] {
+            assert!(is_protected_group(group), "{group}");
+        }
+        for group in [
+            "cluster.x-k8s.io",
+            "k8s.io.example.com",
+            "mykubernetes.io",
+            "example.com",
+            "ak8s.io",
+        ] {
+            assert!(!is_protected_group(group), "{group}");
+        }
+        for ok in [
+            "https://github.com/kubernetes/enhancements/pull/1111",
+            "http://example.com",
+            "unapproved, experimental-only",
+            "unapproved",
+            API_UNAPPROVED_VALUE,
+        ] {
+            assert_eq!(api_approval_problem(Some(ok)), None, "{ok}");
+        }
+        for bad in [
+            None,
+            Some(""),
+            Some("yes"),
+            Some("github.com/x"),
+            Some("https://"),
+            Some("Unapproved"),
+        ] {
+            assert!(api_approval_problem(bad).is_some(), "{bad:?}");
         }
     }
 

@@ -9,7 +9,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{copy_tree, generated_target_dir, rsop, run_tool};
+use crate::support::{
+    copy_tree, generated_target_dir, rsop, run_tool, yaml_files, yaml_reader_disagreements,
+};
 
 /// A deliberate deviation: where it applies, and what rsop writes instead
 /// of kube-derive's value there.
@@ -40,6 +42,9 @@ fn static_crds_equal_kube_derive() {
 
     // `--static`: every kind must come from the sources, none from a build.
     rsop(&project, &["manifests", "--static"]).success();
+    // PyYAML (YAML 1.1) reads what serde reads, so both equal `K::crd()`.
+    let problems = yaml_reader_disagreements(&project, &yaml_files(&project.join("config")));
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
     let mut ours: BTreeMap<String, Value> = BTreeMap::new();
     for entry in std::fs::read_dir(project.join("config/crd/bases")).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();

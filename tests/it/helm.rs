@@ -129,7 +129,7 @@ fn validate_objects(dir: &Path, objects: &[Value]) {
     let yaml: Vec<String> = objects
         .iter()
         .filter(|o| o["kind"] != "ServiceMonitor")
-        .map(|o| serde_yaml_ng::to_string(o).unwrap())
+        .map(|o| rsop::yaml::to_string(o).unwrap())
         .collect();
     validate(dir, &yaml.join("---\n"));
 }

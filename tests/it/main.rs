@@ -14,3 +14,4 @@ mod manifests;
 mod names;
 mod support;
 mod tutorial;
+mod yaml;

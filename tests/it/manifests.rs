@@ -246,6 +246,24 @@ const BAD: &[Bad] = &[
         ],
     },
     Bad {
+        name: "protected group without approval",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"apps.k8s.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n",
+        expect: &[
+            "the API server refuses the CRD of `App.apps.k8s.io`: `apps.k8s.io` is a protected group and it has no `api-approved.kubernetes.io` annotation",
+            "src/lib.rs:7:12",
+            "annotation(\"api-approved.kubernetes.io\", \"<URL of the pull request that approved the API>\")",
+            "such as `\"unapproved, experimental-only\"`",
+        ],
+    },
+    Bad {
+        name: "protected group with an invalid approval",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"kubernetes.io\", version = \"v1\", kind = \"App\", annotation(\"api-approved.kubernetes.io\", \"yes\"))]\npub struct AppSpec { pub x: i32 }\n",
+        expect: &[
+            "`kubernetes.io` is a protected group and its `api-approved.kubernetes.io` annotation is neither a URL nor starts with `unapproved`",
+            "src/lib.rs:7:12",
+        ],
+    },
+    Bad {
         name: "syntax error",
         source: "pub struct {\n",
         expect: &[
@@ -281,6 +299,41 @@ fn problems_in_sources_are_reported_with_location_and_nothing_is_written() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// With the approval annotation (a URL, or a value that starts with
+/// `unapproved`), a kind of a protected group is written, annotation included.
+#[test]
+fn protected_groups_pass_with_an_approval_annotation() {
+    for value in [
+        "https://github.com/kubernetes/enhancements/pull/1111",
+        "unapproved, experimental-only",
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("Cargo.toml"),
+            "[package]\nname = \"approved\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir(tmp.path().join("src")).unwrap();
+        std::fs::write(
+            tmp.path().join("src/lib.rs"),
+            format!(
+                "{KIND_HEAD}#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+                 #[kube(group = \"apps.k8s.io\", version = \"v1\", kind = \"App\", \
+                 annotation(\"api-approved.kubernetes.io\", \"{value}\"))]\npub struct AppSpec {{ pub x: i32 }}\n"
+            ),
+        )
+        .unwrap();
+        rsop(tmp.path(), &["manifests"]).success();
+        let crd =
+            std::fs::read_to_string(tmp.path().join("config/crd/bases/apps.k8s.io_apps.yaml"))
+                .unwrap();
+        assert!(
+            crd.contains(&format!("api-approved.kubernetes.io: {value}")),
+            "{crd}"
+        );
+    }
 }
 
 #[test]

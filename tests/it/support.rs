@@ -270,3 +270,59 @@ pub fn refusal_problems_with_env(
     }
     (!problems.is_empty()).then(|| format!("{}\n--- stderr\n{}", problems.join("; "), run.stderr))
 }
+
+/// The YAML files under `root` (`*.yaml`, `*.yml` and `PROJECT`), except
+/// Helm templates: they are YAML only once Helm has rendered them.
+pub fn yaml_files(root: &Path) -> Vec<PathBuf> {
+    walkdir::WalkDir::new(root)
+        .into_iter()
+        .map(|entry| entry.expect("walk the tree").into_path())
+        .filter(|path| {
+            let yaml = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+            (yaml || path.file_name().is_some_and(|n| n == "PROJECT"))
+                && !std::fs::read_to_string(path).is_ok_and(|text| text.contains("{{"))
+        })
+        .collect()
+}
+
+/// Reads every YAML file of `paths` with `PyYAML`'s `safe_load_all` (a YAML
+/// 1.1 reader, as ansible, pre-commit and kubernetes-validate use) and with
+/// `serde_yaml_ng` (YAML 1.2, rsop's own reader), and returns one line per
+/// file where they disagree or one cannot read it. serde reading back what
+/// `rsop::yaml::to_string` wrote gives the value it was given, so agreeing
+/// with serde is agreeing with the JSON value rsop wrote.
+pub fn yaml_reader_disagreements(cwd: &Path, paths: &[PathBuf]) -> Vec<String> {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/yaml_json.py");
+    let mut args = vec![tool.to_str().unwrap()];
+    args.extend(paths.iter().map(|p| p.to_str().unwrap()));
+    let out = run_tool(cwd, "python3", &args, &[]);
+    let mut pyyaml: BTreeMap<String, serde_json::Value> =
+        serde_json::from_slice(&out.stdout).expect("yaml_json.py prints JSON");
+    let mut problems = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path).unwrap();
+        let serde: Result<Vec<serde_json::Value>, _> = serde_yaml_ng::Deserializer::from_str(&text)
+            .map(serde::Deserialize::deserialize)
+            .collect();
+        let python = pyyaml.remove(path.to_str().unwrap()).unwrap();
+        match serde {
+            Err(e) => problems.push(format!("{}: serde cannot read it: {e}", path.display())),
+            Ok(_) if python.get("error").is_some() => problems.push(format!(
+                "{}: PyYAML cannot read it: {}",
+                path.display(),
+                python["error"]
+            )),
+            Ok(documents) if serde_json::Value::Array(documents.clone()) != python => {
+                problems.push(format!(
+                    "{}: PyYAML reads\n{python}\nbut serde reads\n{}",
+                    path.display(),
+                    serde_json::Value::Array(documents)
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+    problems
+}

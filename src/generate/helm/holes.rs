@@ -67,7 +67,7 @@ impl Holes {
 
     /// The template text of `object`.
     pub fn render(&self, object: &Value, path: &str) -> Result<String> {
-        let yaml = serde_yaml_ng::to_string(object).map_err(|e| Error::Parse {
+        let yaml = crate::yaml::to_string(object).map_err(|e| Error::Parse {
             path: path.into(),
             help: None,
             source: Box::new(e),

@@ -1162,7 +1162,7 @@ fn empty_map() -> Value {
 
 /// The YAML lines of `value`, with template actions escaped.
 fn yaml_lines(value: &Value) -> Vec<String> {
-    holes::escape(&serde_yaml_ng::to_string(value).unwrap_or_default())
+    holes::escape(&crate::yaml::to_string(value).unwrap_or_default())
         .lines()
         .map(str::to_string)
         .collect()
@@ -1180,7 +1180,7 @@ fn block_value(value: &Value) -> String {
     if let Some(empty) = empty {
         return empty.to_string();
     }
-    let yaml = serde_yaml_ng::to_string(value).unwrap_or_default();
+    let yaml = crate::yaml::to_string(value).unwrap_or_default();
     let mut out = String::new();
     for line in yaml.lines() {
         out.push_str("\n  ");

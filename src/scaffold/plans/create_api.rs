@@ -138,7 +138,17 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     let r = &opts.resource;
     let mut ctx = super::init::context(project, "", None);
     ctx.insert("group", &r.group);
-    ctx.insert("group_full", &names::group_full(&r.group, &project.domain));
+    let group_full = names::group_full(&r.group, &project.domain);
+    // A protected group's CRD needs the approval annotation, or `make install`
+    // fails; scaffold the value the API server accepts for an API not yet
+    // reviewed, with a TODO, as Kubernetes' sample-controller does.
+    if names::is_protected_group(&group_full) {
+        ctx.insert("api_approval_annotation", names::API_APPROVED_ANNOTATION);
+        ctx.insert("api_approval", names::API_UNAPPROVED_VALUE);
+    } else {
+        ctx.insert("api_approval", &false);
+    }
+    ctx.insert("group_full", &group_full);
     ctx.insert("version", &r.version);
     ctx.insert("kind", &r.kind);
     ctx.insert("kind_snake", &r.kind.to_snake_case());
