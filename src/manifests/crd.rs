@@ -145,6 +145,19 @@ fn version<'a>(
     let schema = match attrs.schema {
         SchemaMode::Disabled => None,
         _ if !derive_schemas => Some(json!({})),
+        SchemaMode::Manual if let Some(schema) = manual_root_schema(&root_name, builder, &path) => {
+            match transform::finalize(schema) {
+                Ok(schema) => Some(schema),
+                Err(e) => {
+                    builder.diagnostics.push(
+                        Diagnostic::new(location.clone(), e.to_string())
+                            .with_field_path(e.field_path(&path))
+                            .with_help("kube-derive's `crd()` panics on this; change the schema so that it is structural"),
+                    );
+                    return None;
+                }
+            }
+        }
         SchemaMode::Manual => {
             needs_code.push(
                 Diagnostic::new(
@@ -511,6 +524,27 @@ fn version_priority(v: &str) -> (u8, u64, u64, String) {
         }
     }
     (0, 0, 0, v.to_string())
+}
+
+/// With `schema = "manual"`, the root's schema is the project's own
+/// `impl JsonSchema for <Kind>`; `None` unless its body is one rsop
+/// evaluates. As schemars does for a root, a missing `title` is the
+/// schema's name.
+fn manual_root_schema(root_name: &str, builder: &mut Builder<'_>, path: &str) -> Option<Value> {
+    let (module, imp) = builder.krate.manual_impl_of(root_name, "JsonSchema")?;
+    let before = builder.diagnostics.len();
+    let mut schema = builder.manual_impl_schema(module, imp, path)?;
+    if builder.diagnostics.len() > before {
+        builder.diagnostics.truncate(before);
+        return None;
+    }
+    let title = builder
+        .manual_schema_name(module, imp)
+        .unwrap_or_else(|| root_name.to_string());
+    ensure_object(&mut schema)
+        .entry("title")
+        .or_insert_with(|| Value::String(title));
+    Some(schema)
 }
 
 #[cfg(test)]

@@ -203,7 +203,7 @@ const BAD: &[Bad] = &[
     },
     Bad {
         name: "custom JsonSchema impl",
-        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub c: Custom }\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom;\nimpl JsonSchema for Custom {\n    fn schema_name() -> std::borrow::Cow<'static, str> { \"Custom\".into() }\n    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema { schemars::json_schema!({}) }\n}\n",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub c: Custom }\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom;\nimpl JsonSchema for Custom {\n    fn schema_name() -> std::borrow::Cow<'static, str> { \"Custom\".into() }\n    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n        let mut s = schemars::json_schema!({});\n        s.insert(\"type\".into(), \"string\".into());\n        s\n    }\n}\n",
         expect: &[
             "`Custom` implements `JsonSchema` by hand",
             "src/lib.rs:10:1",

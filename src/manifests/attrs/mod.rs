@@ -281,6 +281,8 @@ pub struct ItemAttrs {
     pub validation: Validation,
     pub required: bool,
     pub schema_with: Option<Span>,
+    /// The function `schema_with` names.
+    pub schema_with_path: Option<String>,
     pub transform: Option<Span>,
     pub deprecated: bool,
     pub doc: Option<String>,
@@ -565,7 +567,10 @@ fn apply_schemars_key(
             )),
         },
         "transform" => out.transform = Some(item.span),
-        "schema_with" => out.schema_with = Some(item.span),
+        "schema_with" => {
+            out.schema_with = Some(item.span);
+            out.schema_with_path = item.str_value();
+        }
         "with" => {
             if let Some(s) = item.str_value() {
                 out.with = Some((s, item.span));

@@ -422,34 +422,52 @@ fn block_value_in(
 
 /// A value written with `serde_json::json!` syntax.
 pub fn json_tokens(tokens: TokenStream) -> Option<Value> {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    json_trees(&trees)
+    json_tokens_with(tokens, &mut |_| None)
 }
 
-fn json_trees(trees: &[TokenTree]) -> Option<Value> {
+/// [`json_tokens`], where `interpolate` gives the value of a Rust expression
+/// written in value position (`json!({"items": generator.subschema_for::<T>()})`).
+pub fn json_tokens_with(
+    tokens: TokenStream,
+    interpolate: &mut dyn FnMut(&Expr) -> Option<Value>,
+) -> Option<Value> {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    json_trees(&trees, interpolate)
+}
+
+fn json_trees(
+    trees: &[TokenTree],
+    interpolate: &mut dyn FnMut(&Expr) -> Option<Value>,
+) -> Option<Value> {
     match trees {
         [TokenTree::Ident(i)] => match i.to_string().as_str() {
             "true" => Some(Value::Bool(true)),
             "false" => Some(Value::Bool(false)),
             "null" => Some(Value::Null),
-            _ => None,
+            _ => interpolate(&Expr::Path(syn::ExprPath {
+                attrs: Vec::new(),
+                qself: None,
+                path: syn::Path::from(i.clone()),
+            })),
         },
         [TokenTree::Literal(l)] => {
             let lit: Lit = syn::parse_str(&l.to_string()).ok()?;
             literal(&lit)
         }
-        [TokenTree::Punct(p), rest @ ..] if p.as_char() == '-' => match json_trees(rest)? {
-            Value::Number(n) => n
-                .as_i64()
-                .map(|i| Value::from(-i))
-                .or_else(|| Number::from_f64(-n.as_f64()?).map(Value::Number)),
-            _ => None,
-        },
+        [TokenTree::Punct(p), rest @ ..] if p.as_char() == '-' => {
+            match json_trees(rest, interpolate)? {
+                Value::Number(n) => n
+                    .as_i64()
+                    .map(|i| Value::from(-i))
+                    .or_else(|| Number::from_f64(-n.as_f64()?).map(Value::Number)),
+                _ => None,
+            }
+        }
         [TokenTree::Group(g)] if g.delimiter() == Delimiter::Bracket => {
             let items = split_commas(g.stream());
             items
                 .iter()
-                .map(|t| json_trees(t))
+                .map(|t| json_trees(t, interpolate))
                 .collect::<Option<Vec<_>>>()
                 .map(Value::Array)
         }
@@ -459,15 +477,20 @@ fn json_trees(trees: &[TokenTree]) -> Option<Value> {
                 let colon = entry
                     .iter()
                     .position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ':'))?;
-                let Value::String(key) = json_trees(&entry[..colon])? else {
+                let Value::String(key) = json_trees(&entry[..colon], interpolate)? else {
                     return None;
                 };
-                map.insert(key, json_trees(&entry[colon + 1..])?);
+                map.insert(key, json_trees(&entry[colon + 1..], interpolate)?);
             }
             Some(Value::Object(map))
         }
-        [TokenTree::Group(g)] if g.delimiter() == Delimiter::Parenthesis => json_tokens(g.stream()),
-        _ => None,
+        [TokenTree::Group(g)] if g.delimiter() == Delimiter::Parenthesis => {
+            json_tokens_with(g.stream(), interpolate)
+        }
+        _ => {
+            let expr: Expr = syn::parse2(trees.iter().cloned().collect()).ok()?;
+            interpolate(&expr)
+        }
     }
 }
 

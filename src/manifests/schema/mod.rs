@@ -353,6 +353,9 @@ impl<'a> Builder<'a> {
         }
         let id = format!("{}::{ident}", item.module.path.join("::"));
         if let Some((module, imp)) = self.krate.manual_impl_of(&ident.to_string(), "JsonSchema") {
+            if let Some(schema) = self.manual_impl_schema(module, imp, path) {
+                return schema;
+            }
             self.unsupported(
                 module,
                 imp.span(),
@@ -572,7 +575,10 @@ impl<'a> Builder<'a> {
             None => field.ty.clone(),
         };
         if fattrs.schema_with.is_some() {
-            return (json!({}), false);
+            // schemars treats a `schema_with` field as required unless it
+            // has a default, whatever its type.
+            let schema = self.schema_with_value(fattrs, scope, path);
+            return (schema.unwrap_or_else(|| json!({})), false);
         }
         let option_inner = self.option_inner(&ty, scope);
         let is_option = option_inner.is_some();
@@ -634,8 +640,167 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The schema `schema_with = "f"` gives, when `f` is a function of the
+    /// crate whose body [`Self::schema_code`] evaluates.
+    fn schema_with_value(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) -> Option<Value> {
+        let fn_path = a.schema_with_path.as_ref()?;
+        let segments: Vec<String> = fn_path.split("::").map(str::to_string).collect();
+        let (module, f) = self.krate.resolve_fn(scope.module, &segments)?;
+        self.schema_code(module, &f.block, path)
+    }
+
+    /// The schema of a hand-written `impl JsonSchema`, when its
+    /// `json_schema` body is one [`Self::schema_code`] evaluates.
+    pub fn manual_impl_schema(
+        &mut self,
+        module: &'a Module,
+        imp: &'a syn::ItemImpl,
+        path: &str,
+    ) -> Option<Value> {
+        let body = imp.items.iter().find_map(|item| match item {
+            syn::ImplItem::Fn(f) if f.sig.ident == "json_schema" => Some(&f.block),
+            _ => None,
+        })?;
+        self.schema_code(module, body, path)
+    }
+
+    /// `schema_name()` of a hand-written `impl JsonSchema`, when it is a
+    /// string rsop evaluates.
+    pub fn manual_schema_name(&self, module: &'a Module, imp: &'a syn::ItemImpl) -> Option<String> {
+        imp.items.iter().find_map(|item| match item {
+            syn::ImplItem::Fn(f) if f.sig.ident == "schema_name" => {
+                match f.block.stmts.as_slice() {
+                    [syn::Stmt::Expr(e, None)] => {
+                        match eval::value_in(self.krate, module, &schema_name_expr(e)) {
+                            Some(Value::String(s)) => Some(s),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+    }
+
+    /// Evaluates the body of schema code (a `json_schema` impl or a
+    /// `schema_with` function) of the shapes real code uses: a final
+    /// `json_schema!({..})` or `json!({..})` made into a `Schema`
+    /// (`.try_into().unwrap()`, `Schema::try_from(..)`), values in it from
+    /// `generator.subschema_for::<T>()`, `T::json_schema(generator)`,
+    /// constants, and `let` bindings of those before it. Anything else
+    /// (loops, mutation, conditions on runtime values) is `None`.
+    fn schema_code(&mut self, module: &'a Module, block: &syn::Block, path: &str) -> Option<Value> {
+        let scope = Scope::new(module);
+        let mut env: Vec<(String, Value)> = Vec::new();
+        let (last, lets) = block.stmts.split_last()?;
+        for stmt in lets {
+            let syn::Stmt::Local(local) = stmt else {
+                return None;
+            };
+            let pat = match &local.pat {
+                syn::Pat::Type(t) => t.pat.as_ref(),
+                p => p,
+            };
+            let syn::Pat::Ident(name) = pat else {
+                return None;
+            };
+            let init = local.init.as_ref()?;
+            if init.diverge.is_some() {
+                return None;
+            }
+            let value = self.schema_expr(&init.expr, &scope, &env, path)?;
+            env.push((name.ident.to_string(), value));
+        }
+        let syn::Stmt::Expr(e, None) = last else {
+            return None;
+        };
+        self.schema_expr(e, &scope, &env, path)
+    }
+
+    fn schema_expr(
+        &mut self,
+        e: &syn::Expr,
+        scope: &Scope<'a>,
+        env: &[(String, Value)],
+        path: &str,
+    ) -> Option<Value> {
+        use syn::Expr;
+        match e {
+            Expr::Paren(p) => self.schema_expr(&p.expr, scope, env, path),
+            Expr::Group(g) => self.schema_expr(&g.expr, scope, env, path),
+            Expr::Reference(r) => self.schema_expr(&r.expr, scope, env, path),
+            Expr::Macro(m)
+                if m.mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "json_schema" || s.ident == "json") =>
+            {
+                let tokens = m.mac.tokens.clone();
+                eval::json_tokens_with(tokens, &mut |x| self.schema_expr(x, scope, env, path))
+            }
+            Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "unwrap" | "expect" | "try_into" | "into" | "clone" | "to_owned"
+                ) =>
+            {
+                self.schema_expr(&m.receiver, scope, env, path)
+            }
+            // `generator.subschema_for::<T>()`: the inlined schema of `T`.
+            Expr::MethodCall(m) if m.method == "subschema_for" => {
+                let turbofish = m.turbofish.as_ref()?;
+                let [syn::GenericArgument::Type(ty)] =
+                    turbofish.args.iter().collect::<Vec<_>>()[..]
+                else {
+                    return None;
+                };
+                Some(self.type_schema(ty, scope, path))
+            }
+            Expr::Call(c) => {
+                let Expr::Path(func) = c.func.as_ref() else {
+                    return None;
+                };
+                let last = func.path.segments.last()?.ident.to_string();
+                match (last.as_str(), c.args.len()) {
+                    ("from" | "try_from" | "from_value", 1) => {
+                        self.schema_expr(&c.args[0], scope, env, path)
+                    }
+                    // `T::json_schema(generator)`, `<T as JsonSchema>::json_schema(..)`.
+                    ("json_schema", 1) => {
+                        let ty: syn::Type = if let Some(q) = &func.qself {
+                            (*q.ty).clone()
+                        } else {
+                            let mut p = func.path.clone();
+                            p.segments.pop();
+                            p.segments.pop_punct();
+                            syn::Type::Path(syn::TypePath {
+                                qself: None,
+                                path: p,
+                            })
+                        };
+                        Some(self.type_schema(&ty, scope, path))
+                    }
+                    _ => eval::value_in(self.krate, scope.module, e),
+                }
+            }
+            Expr::Path(p) if p.path.get_ident().is_some() => {
+                let name = p.path.get_ident()?.to_string();
+                env.iter()
+                    .rev()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.clone())
+                    .or_else(|| eval::value_in(self.krate, scope.module, e))
+            }
+            _ => eval::value_in(self.krate, scope.module, e),
+        }
+    }
+
     fn check_unsupported_container(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
-        if let Some(span) = a.schema_with {
+        if let Some(span) = a.schema_with
+            && self.schema_with_value(a, scope, path).is_none()
+        {
             self.unsupported(
                 scope.module,
                 span,
@@ -1323,4 +1488,19 @@ fn escape_regex(s: &str) -> String {
 /// A CEL rule expression, as kube-core serializes it.
 pub fn eval_cel_rule(e: &syn::Expr) -> Option<Value> {
     eval::cel_rule(e)
+}
+
+/// The value a `schema_name()` body names: `"Name".into()`,
+/// `Cow::Borrowed("Name")`, `"Name".to_owned().into()`.
+fn schema_name_expr(e: &syn::Expr) -> syn::Expr {
+    match e {
+        syn::Expr::Call(c)
+            if c.args.len() == 1
+                && matches!(c.func.as_ref(), syn::Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| s.ident == "Borrowed" || s.ident == "Owned")) =>
+        {
+            c.args[0].clone()
+        }
+        other => other.clone(),
+    }
 }
