@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Lit};
 
 use super::{Builder, Scope};
-use crate::manifests::attrs::{DefaultAttr, ItemAttrs, ItemKind};
+use crate::manifests::attrs::{DefaultAttr, ItemAttrs, ItemKind, RenameRule};
 use crate::manifests::source::{Crate, Module, Resolved};
 
 /// An array length literal.
@@ -111,6 +111,9 @@ pub fn const_expr_in(
                 // A regex stands for its pattern (schemars writes
                 // `regex.to_string()`); a lazy static for its value.
                 (Some("new"), Some("Regex"), [x]) => eval(x),
+                // k8s-openapi values serialize as their content.
+                (Some("Quantity"), _, [x]) => eval(x),
+                (Some("Int" | "String"), Some("IntOrString"), [x]) => eval(x),
                 (Some("new"), Some("LazyLock" | "Lazy"), [x]) => eval(x),
                 // `BTreeMap::from([("a", 1), ...])`: serde writes a map.
                 (Some("from" | "from_iter"), Some("BTreeMap" | "HashMap" | "IndexMap"), [x]) => {
@@ -681,7 +684,9 @@ impl<'a> Builder<'a> {
             (Some(DefaultAttr::Trait), _) => {
                 self.type_default(&field.ty, scope, field.ty.span(), path)
             }
-            (Some(DefaultAttr::Path(p)), _) => self.call_default_fn(p, scope, field.span(), path),
+            (Some(DefaultAttr::Path(p)), _) => {
+                self.call_default_fn(p, &field.ty, scope, field.span(), path)
+            }
             (None, Some(DefaultAttr::Trait)) => {
                 let container = container?;
                 self.container_default_field(container, field, scope, path)
@@ -756,6 +761,12 @@ impl<'a> Builder<'a> {
                     }
                 };
                 Some(value)
+            }
+            Some(Resolved::Local(item))
+                if matches!(item.item, syn::Item::Struct(_) | syn::Item::Enum(_))
+                    && self.krate.has_manual_default(&name) =>
+            {
+                self.manual_default(item, ty, scope, span, path)
             }
             Some(Resolved::Local(item)) => match item.item {
                 syn::Item::Struct(s) => {
@@ -892,7 +903,9 @@ impl<'a> Builder<'a> {
                 syn::ImplItem::Fn(f) if f.sig.ident == "default" => Some(&f.block),
                 _ => None,
             });
-            if let Some(v) = body.and_then(|b| struct_literal_field(self.krate, module, b, field)) {
+            if let Some(v) =
+                body.and_then(|b| self.struct_literal_field(module, b, field, scope, path))
+            {
                 return Some(v);
             }
             self.unsupported(
@@ -919,7 +932,7 @@ impl<'a> Builder<'a> {
     ) -> Option<Value> {
         let segments: Vec<String> = fn_path.split("::").map(str::to_string).collect();
         if let Some((m, f)) = self.krate.resolve_fn(scope.module, &segments)
-            && let Some(v) = struct_literal_field(self.krate, m, &f.block, field)
+            && let Some(v) = self.struct_literal_field(m, &f.block, field, scope, path)
         {
             return Some(v);
         }
@@ -933,10 +946,294 @@ impl<'a> Builder<'a> {
         None
     }
 
+    /// `T::default()` from a hand-written `impl Default for T` whose body
+    /// is an expression [`Self::typed_value`] evaluates (`Self { .. }`,
+    /// `Self::Variant`, a constant, another default).
+    fn manual_default(
+        &mut self,
+        item: crate::manifests::source::ItemRef<'a>,
+        ty: &syn::Type,
+        scope: &Scope<'a>,
+        span: proc_macro2::Span,
+        path: &str,
+    ) -> Option<Value> {
+        let ident = match item.item {
+            syn::Item::Struct(s) => &s.ident,
+            syn::Item::Enum(e) => &e.ident,
+            _ => return None,
+        };
+        let (module, imp) = self.krate.manual_impl_of(&ident.to_string(), "Default")?;
+        let tail = imp.items.iter().find_map(|i| match i {
+            syn::ImplItem::Fn(f) if f.sig.ident == "default" => match f.block.stmts.as_slice() {
+                [syn::Stmt::Expr(e, None)] => Some(e),
+                _ => None,
+            },
+            _ => None,
+        });
+        let value = tail.and_then(|e| self.typed_value(e, module, ty, scope, 1, path));
+        if value.is_none() {
+            self.unsupported(
+                module,
+                span.join(imp.span()).unwrap_or_else(|| imp.span()),
+                format!("rsop cannot evaluate `{ident}`'s `Default` impl"),
+                "make `default()` a struct literal (`Self { .. }`) or a variant, of constant values",
+                path,
+            );
+        }
+        value
+    }
+
+    /// A value of type `ty` (written in `ty_scope`) that the expression `e`
+    /// (written in `module`) builds, serialized as serde would: struct
+    /// literals with their renames, `skip_serializing_if` and
+    /// `..Default::default()`, unit variants, `Some`, `vec![..]`,
+    /// `Default::default()`, argument-less functions of the crate, and
+    /// k8s-openapi's `Quantity(..)` and `IntOrString`; other expressions as
+    /// [`value_in`] evaluates them.
+    fn typed_value(
+        &mut self,
+        e: &Expr,
+        module: &'a Module,
+        ty: &syn::Type,
+        ty_scope: &Scope<'a>,
+        depth: usize,
+        path: &str,
+    ) -> Option<Value> {
+        if depth > 16 {
+            return None;
+        }
+        let ty = peel_type(ty);
+        match e {
+            Expr::Paren(p) => self.typed_value(&p.expr, module, ty, ty_scope, depth, path),
+            Expr::Group(g) => self.typed_value(&g.expr, module, ty, ty_scope, depth, path),
+            Expr::Struct(lit) => self.struct_literal(lit, module, ty, ty_scope, depth, path),
+            Expr::MethodCall(m)
+                if m.args.is_empty()
+                    && matches!(m.method.to_string().as_str(), "into" | "clone" | "to_owned") =>
+            {
+                self.typed_value(&m.receiver, module, ty, ty_scope, depth, path)
+            }
+            Expr::Call(c) => {
+                let Expr::Path(func) = c.func.as_ref() else {
+                    return None;
+                };
+                let name = func.path.segments.last()?.ident.to_string();
+                match (name.as_str(), c.args.len()) {
+                    ("default", 0) => self.type_default(ty, ty_scope, func.path.span(), path),
+                    ("Some", 1) => {
+                        let (inner, inner_scope) = self.option_inner(ty, ty_scope)?;
+                        self.typed_value(&c.args[0], module, &inner, &inner_scope, depth + 1, path)
+                    }
+                    // k8s-openapi's newtypes and `IntOrString` serialize as their content.
+                    ("Quantity" | "Time" | "MicroTime" | "Int" | "String", 1) => {
+                        value_in(self.krate, module, &c.args[0])
+                    }
+                    (_, 0) => {
+                        let segments: Vec<String> = func
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        let found = self
+                            .krate
+                            .resolve_fn(module, &segments)
+                            .map(|(m, f)| (m, f.block.stmts.as_slice()))
+                            .or_else(|| match segments.as_slice() {
+                                [t, n] => self
+                                    .krate
+                                    .resolve_assoc_fn(t, n)
+                                    .map(|(m, f)| (m, f.block.stmts.as_slice())),
+                                _ => None,
+                            });
+                        match found {
+                            Some((m, [syn::Stmt::Expr(tail, None)])) => {
+                                self.typed_value(tail, m, ty, ty_scope, depth + 1, path)
+                            }
+                            _ => value_in(self.krate, module, e),
+                        }
+                    }
+                    _ => value_in(self.krate, module, e),
+                }
+            }
+            // `Mode::Fast`, `Self::Fast`: a unit variant of a local enum.
+            Expr::Path(p) if p.path.segments.len() >= 2 => self
+                .unit_variant(&p.path, ty, ty_scope, path)
+                .or_else(|| value_in(self.krate, module, e)),
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                let items = syn::parse::Parser::parse2(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                    m.mac.tokens.clone(),
+                )
+                .ok()?;
+                let element = element_type(ty)?;
+                items
+                    .iter()
+                    .map(|x| self.typed_value(x, module, &element, ty_scope, depth + 1, path))
+                    .collect::<Option<Vec<_>>>()
+                    .map(Value::Array)
+            }
+            _ => value_in(self.krate, module, e),
+        }
+    }
+
+    /// The serialized name of the unit variant `variant` names, when `ty`
+    /// is a local enum.
+    fn unit_variant(
+        &mut self,
+        variant: &syn::Path,
+        ty: &syn::Type,
+        ty_scope: &Scope<'a>,
+        path: &str,
+    ) -> Option<Value> {
+        let syn::Type::Path(tp) = ty else { return None };
+        let Some(Resolved::Local(item)) = self.krate.resolve(ty_scope.module, &tp.path) else {
+            return None;
+        };
+        let syn::Item::Enum(e) = item.item else {
+            return None;
+        };
+        let name = variant.segments.last()?.ident.to_string();
+        let v = e.variants.iter().find(|v| v.ident == name)?;
+        if !matches!(v.fields, syn::Fields::Unit) {
+            return None;
+        }
+        let cattrs = self.read_attrs(item.module, &e.attrs, ItemKind::Container, path);
+        let vattrs = self.read_attrs(item.module, &v.attrs, ItemKind::Variant, path);
+        Some(Value::String(vattrs.rename.unwrap_or_else(|| {
+            cattrs
+                .rename_all
+                .map_or(name.clone(), |r| r.apply_to_variant(&name))
+        })))
+    }
+
+    /// A struct literal, serialized: a local struct's fields by their serde
+    /// names, from the literal or from the `..base` it ends with; another
+    /// crate's (k8s-openapi's) fields as written, camelCase, `None` left
+    /// out, as k8s-openapi writes them.
+    fn struct_literal(
+        &mut self,
+        lit: &syn::ExprStruct,
+        module: &'a Module,
+        ty: &syn::Type,
+        ty_scope: &Scope<'a>,
+        depth: usize,
+        path: &str,
+    ) -> Option<Value> {
+        // `Self { .. }` is the expected type; otherwise the literal's path.
+        let resolved = if lit.path.is_ident("Self") {
+            let syn::Type::Path(tp) = ty else { return None };
+            self.krate.resolve(ty_scope.module, &tp.path)?
+        } else {
+            self.krate.resolve(module, &lit.path)?
+        };
+        let Resolved::Local(item) = resolved else {
+            let mut out = Map::new();
+            for fv in &lit.fields {
+                let syn::Member::Named(n) = &fv.member else {
+                    return None;
+                };
+                let value = value_in(self.krate, module, &fv.expr)?;
+                if !value.is_null() {
+                    let raw = n.to_string();
+                    let raw = raw.strip_prefix("r#").unwrap_or(&raw).trim_end_matches('_');
+                    out.insert(RenameRule::Camel.apply_to_field(raw), value);
+                }
+            }
+            return Some(Value::Object(out));
+        };
+        let syn::Item::Struct(s) = item.item else {
+            return None;
+        };
+        let syn::Fields::Named(named) = &s.fields else {
+            return None;
+        };
+        let own_scope = Scope::new(item.module);
+        let struct_ty = syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: syn::Path::from(s.ident.clone()),
+        });
+        let base = match &lit.rest {
+            Some(rest) => {
+                match self.typed_value(rest, module, &struct_ty, &own_scope, depth + 1, path)? {
+                    Value::Object(o) => Some(o),
+                    _ => return None,
+                }
+            }
+            None => None,
+        };
+        let cattrs = self.read_attrs(item.module, &s.attrs, ItemKind::Container, path);
+        let mut out = Map::new();
+        for field in &named.named {
+            let fattrs = self.read_attrs(item.module, &field.attrs, ItemKind::Field, path);
+            if fattrs.skip_serializing {
+                continue;
+            }
+            let ident = field.ident.as_ref()?;
+            let raw = ident.to_string();
+            let raw = raw.strip_prefix("r#").unwrap_or(&raw).to_string();
+            let name = fattrs.rename.clone().unwrap_or_else(|| {
+                cattrs
+                    .rename_all
+                    .map_or(raw.clone(), |r| r.apply_to_field(&raw))
+            });
+            let given = lit
+                .fields
+                .iter()
+                .find(|fv| matches!(&fv.member, syn::Member::Named(n) if n == ident));
+            let value = match (given, &base) {
+                (Some(fv), _) => {
+                    self.typed_value(&fv.expr, module, &field.ty, &own_scope, depth + 1, path)?
+                }
+                (None, Some(base)) => match base.get(&name) {
+                    Some(v) => v.clone(),
+                    // The base's serialization skipped it: so does this one.
+                    None => continue,
+                },
+                (None, None) => return None,
+            };
+            if let Some(pred) = &fattrs.skip_serializing_if
+                && skip_predicate(pred, &value) == Some(true)
+            {
+                continue;
+            }
+            if fattrs.flatten {
+                if let Value::Object(inner) = value {
+                    out.extend(inner);
+                }
+                continue;
+            }
+            out.insert(name, value);
+        }
+        Some(Value::Object(out))
+    }
+
+    /// The value of `field` in a block ending in `Self { field: .., .. }`,
+    /// serialized as the field's type.
+    fn struct_literal_field(
+        &mut self,
+        module: &'a Module,
+        block: &syn::Block,
+        field: &syn::Field,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Option<Value> {
+        let Some(syn::Stmt::Expr(Expr::Struct(s), None)) = block.stmts.last() else {
+            return None;
+        };
+        let ident = field.ident.as_ref()?;
+        let fv = s
+            .fields
+            .iter()
+            .find(|fv| matches!(&fv.member, syn::Member::Named(n) if n == ident))?;
+        self.typed_value(&fv.expr, module, &field.ty, scope, 0, path)
+    }
+
     /// `default = "path"`: a function of this crate whose body is a literal.
     fn call_default_fn(
         &mut self,
         fn_path: &str,
+        ty: &syn::Type,
         scope: &Scope<'a>,
         span: proc_macro2::Span,
         path: &str,
@@ -951,7 +1248,9 @@ impl<'a> Builder<'a> {
         } else {
             None
         };
-        if let Some(v) = body.and_then(|(m, b)| block_at_depth(self.krate, m, b, 0)) {
+        if let Some((m, [syn::Stmt::Expr(tail, None)])) = body.map(|(m, b)| (m, b.stmts.as_slice()))
+            && let Some(v) = self.typed_value(tail, m, ty, scope, 0, path)
+        {
             return Some(v);
         }
         self.unsupported(
@@ -963,23 +1262,6 @@ impl<'a> Builder<'a> {
         );
         None
     }
-}
-
-/// The value of `field` in a block ending in `Self { field: <literal>, .. }`.
-fn struct_literal_field(
-    krate: &Crate,
-    module: &Module,
-    block: &syn::Block,
-    field: &syn::Field,
-) -> Option<Value> {
-    let Some(syn::Stmt::Expr(Expr::Struct(s), None)) = block.stmts.last() else {
-        return None;
-    };
-    let ident = field.ident.as_ref()?;
-    s.fields.iter().find_map(|fv| match &fv.member {
-        syn::Member::Named(n) if n == ident => value_in(krate, module, &fv.expr),
-        _ => None,
-    })
 }
 
 /// Known `skip_serializing_if` predicates, applied to a serialized value.
@@ -997,6 +1279,31 @@ fn skip_predicate(pred: &str, value: &Value) -> Option<bool> {
         }),
         _ => None,
     }
+}
+
+/// The type under references and parentheses.
+fn peel_type(ty: &syn::Type) -> &syn::Type {
+    match ty {
+        syn::Type::Reference(r) => peel_type(&r.elem),
+        syn::Type::Paren(p) => peel_type(&p.elem),
+        syn::Type::Group(g) => peel_type(&g.elem),
+        other => other,
+    }
+}
+
+/// `T` of `Vec<T>` (and the other sequences).
+fn element_type(ty: &syn::Type) -> Option<syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if !matches!(
+        last.ident.to_string().as_str(),
+        "Vec" | "VecDeque" | "BTreeSet" | "HashSet" | "IndexSet"
+    ) {
+        return None;
+    }
+    super::generic_args(&last.arguments)
+        .first()
+        .map(|t| (*t).clone())
 }
 
 #[cfg(test)]

@@ -592,7 +592,11 @@ impl<'a> Builder<'a> {
 
     /// `T` when `ty` is `Option<T>` (through generic parameters), with the
     /// scope `T` is written in.
-    fn option_inner(&self, ty: &syn::Type, scope: &Scope<'a>) -> Option<(syn::Type, Scope<'a>)> {
+    pub(super) fn option_inner(
+        &self,
+        ty: &syn::Type,
+        scope: &Scope<'a>,
+    ) -> Option<(syn::Type, Scope<'a>)> {
         let syn::Type::Path(p) = ty else { return None };
         if p.qself.is_some() {
             return None;
