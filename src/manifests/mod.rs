@@ -13,6 +13,7 @@ pub mod attrs;
 pub mod cargo;
 pub mod crd;
 pub mod diagnostics;
+pub mod k8s_version;
 pub mod rbac;
 pub mod schema;
 pub mod source;
@@ -69,6 +70,12 @@ pub fn generate_from(
     cargo: Option<&cargo::Package>,
 ) -> Result<Generated> {
     let mut builder = Builder::new(krate);
+    match k8s_version::select(&opts.root)? {
+        Ok(table) => builder.k8s = table,
+        // The cargo build gives the schemas; the static pass only finds the kinds.
+        Err(_) if cargo.is_some() => {}
+        Err(unsupported) => diagnostics.push(unsupported.diagnostic()),
+    }
     let mut versions = crd::versions(krate, &mut builder, cargo.is_none());
     if let Some(package) = cargo
         && builder.diagnostics.is_empty()
