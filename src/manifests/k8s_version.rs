@@ -123,6 +123,19 @@ fn supported_versions() -> String {
 /// The outer error is a Cargo.lock or Cargo.toml that cannot be read; the
 /// inner one says why rsop has no schemas for what the project uses.
 pub fn select(root: &Path) -> Result<std::result::Result<Table, Unsupported>> {
+    // Absolute, to look for the workspace above the package; locations are
+    // then shown relative to the package, as the sources' are.
+    let abs = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
+    let mut outcome = select_in(&abs)?;
+    if let Err(u) = &mut outcome
+        && let Some(relative) = pathdiff::diff_paths(&u.location.file, &abs)
+    {
+        u.location.file = relative;
+    }
+    Ok(outcome)
+}
+
+fn select_in(root: &Path) -> Result<std::result::Result<Table, Unsupported>> {
     let workspace = Workspace::find(root)?;
     let lock_path = workspace.root.join("Cargo.lock");
     let lock = match std::fs::read_to_string(&lock_path) {
@@ -822,8 +835,17 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
         );
         assert!(d.help.unwrap().contains("rsop manifests --cargo"));
         // At the version line of the k8s-openapi package in Cargo.lock.
-        assert_eq!(d.location.file, dir.path().join("Cargo.lock"));
+        assert_eq!(d.location.file, Path::new("Cargo.lock"));
         assert_eq!((d.location.line, d.location.column), (10, 11));
+
+        // A member's lock is the workspace's, shown from the member.
+        let dir = tree(&[
+            ("Cargo.toml", "[workspace]\nmembers = [\"crates/op\"]\n"),
+            ("Cargo.lock", &lock(&["0.25.0"], None)),
+            ("crates/op/Cargo.toml", &manifest(V1_34)),
+        ]);
+        let u = unsupported(&dir.path().join("crates/op"));
+        assert_eq!(u.location.file, Path::new("../../Cargo.lock"));
     }
 
     #[test]
@@ -853,7 +875,7 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
                 features: vec!["v1_34".into(), "latest".into()]
             }
         );
-        assert_eq!(u.location.file, dir.path().join("Cargo.toml"));
+        assert_eq!(u.location.file, Path::new("Cargo.toml"));
         assert_eq!(u.location.line, 8);
 
         // `latest` and the version it stands for are one feature.
