@@ -13,6 +13,7 @@ pub mod attrs;
 pub mod cargo;
 pub mod crd;
 pub mod diagnostics;
+pub mod k8s_version;
 pub mod rbac;
 pub mod schema;
 pub mod source;
@@ -87,7 +88,29 @@ pub fn generate_from(
     notes: &mut dyn std::io::Write,
 ) -> Result<Generated> {
     let mut builder = Builder::new(krate);
+    // A k8s-openapi release or Kubernetes version rsop has no tables for
+    // makes every kind one the build derives (or, with `--static`, an error).
+    let unsupported_k8s = match k8s_version::select(&opts.root)? {
+        Ok(table) => {
+            builder.k8s = table;
+            None
+        }
+        Err(unsupported) if unsupported.build_can_decide() => {
+            Some(unsupported.diagnostic().needs_code())
+        }
+        Err(unsupported) => {
+            builder.diagnostics.push(unsupported.diagnostic());
+            None
+        }
+    };
     let mut versions = crd::versions(krate, &mut builder, opts.derivation != Derivation::Cargo);
+    if let Some(d) = &unsupported_k8s
+        && opts.derivation != Derivation::Cargo
+    {
+        for v in &mut versions {
+            v.needs_code.insert(0, d.clone());
+        }
+    }
     let mut deferred: Vec<(String, String)> = Vec::new();
     let needing_code: Vec<usize> = (0..versions.len())
         .filter(|&i| opts.derivation == Derivation::Cargo || !versions[i].needs_code.is_empty())

@@ -3,6 +3,12 @@
 //! kind and version rsop's CRD must equal `K::crd()` as a JSON value (key
 //! order aside), except for the deliberate deviations named below (each is
 //! documented in docs/deviations.md).
+//!
+//! The fixture is compared as committed (k8s-openapi 0.29 with `v1_34`),
+//! under the `earliest` and `latest` features, and on kube 4 with
+//! k8s-openapi 0.28: rsop must follow the project's k8s-openapi release and
+//! Kubernetes version. Each variant compiles k8s-openapi once more, so the
+//! list is kept to these.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,12 +39,97 @@ fn deviations() -> Vec<Deviation> {
     }]
 }
 
+/// The fixture's dependencies for one comparison.
+struct Variant {
+    /// The k8s-openapi requirement and Kubernetes version feature.
+    k8s_openapi: (&'static str, &'static str),
+    /// The kube requirement.
+    kube: &'static str,
+}
+
+const COMMITTED: Variant = Variant {
+    k8s_openapi: ("0.29", "v1_34"),
+    kube: "5.0",
+};
+
 #[test]
 fn static_crds_equal_kube_derive() {
+    compare(&COMMITTED);
+}
+
+#[test]
+fn static_crds_equal_kube_derive_under_earliest() {
+    compare(&Variant {
+        k8s_openapi: ("0.29", "earliest"),
+        ..COMMITTED
+    });
+}
+
+#[test]
+fn static_crds_equal_kube_derive_under_latest() {
+    compare(&Variant {
+        k8s_openapi: ("0.29", "latest"),
+        ..COMMITTED
+    });
+}
+
+/// An older line: kube 4 uses k8s-openapi 0.28.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_4() {
+    compare(&Variant {
+        k8s_openapi: ("0.28", "latest"),
+        kube: "4.0",
+    });
+}
+
+/// Writes the variant's requirements into the fixture's Cargo.toml; for
+/// another release, lets cargo re-resolve the lock for them (rsop reads
+/// the release from Cargo.lock, so this comes before `rsop manifests`).
+fn apply(variant: &Variant, project: &Path) {
+    let path = project.join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut doc: toml_edit::DocumentMut = text.parse().unwrap();
+    let deps = &mut doc["dependencies"];
+    let (release, feature) = variant.k8s_openapi;
+    deps["k8s-openapi"]["version"] = toml_edit::value(release);
+    deps["k8s-openapi"]["features"] =
+        toml_edit::value(toml_edit::Array::from_iter([feature, "schemars"]));
+    deps["kube"]["version"] = toml_edit::value(variant.kube);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    if variant.kube != COMMITTED.kube {
+        strip_newer_kinds(project);
+        run_tool(project, "cargo", &["update", "--workspace", "--quiet"], &[]);
+    }
+}
+
+/// Removes what needs kube-derive 5 (between `kube 5 only` markers in the
+/// fixture), for the variants on older kube.
+fn strip_newer_kinds(project: &Path) {
+    for file in ["src/lib.rs", "src/main.rs"] {
+        let path = project.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut kept = String::new();
+        let mut skipping = false;
+        for line in text.lines() {
+            if line.contains("kube 5 only: begin") {
+                skipping = true;
+            } else if line.contains("kube 5 only: end") {
+                skipping = false;
+            } else if !skipping {
+                kept.push_str(line);
+                kept.push('\n');
+            }
+        }
+        std::fs::write(&path, kept).unwrap();
+    }
+}
+
+fn compare(variant: &Variant) {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance");
     let tmp = tempfile::tempdir().unwrap();
     let project = tmp.path().join("conformance");
     copy_tree(&fixture, &project, None);
+    apply(variant, &project);
 
     // `--static`: every kind must come from the sources, none from a build.
     rsop(&project, &["manifests", "--static"]).success();
@@ -106,6 +197,9 @@ fn static_crds_equal_kube_derive() {
     }
     assert!(
         report.is_empty(),
-        "rsop's CRDs differ from kube-derive's:\n{report}"
+        "rsop's CRDs differ from kube-derive's (k8s-openapi {} `{}`, kube {}):\n{report}",
+        variant.k8s_openapi.0,
+        variant.k8s_openapi.1,
+        variant.kube
     );
 }

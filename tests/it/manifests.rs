@@ -336,6 +336,44 @@ fn protected_groups_pass_with_an_approval_annotation() {
     }
 }
 
+/// A k8s-openapi release rsop has no schemas for is named, at its line in
+/// Cargo.lock, with the fallback; with `--static` nothing is written.
+#[test]
+fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("Cargo.toml"),
+        "[package]\nname = \"old\"\nversion = \"0.1.0\"\n\n[dependencies]\n\
+         k8s-openapi = { version = \"0.25\", features = [\"v1_33\"] }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("Cargo.lock"),
+        "version = 4\n\n[[package]]\nname = \"k8s-openapi\"\nversion = \"0.25.0\"\n\n\
+         [[package]]\nname = \"old\"\nversion = \"0.1.0\"\ndependencies = [\"k8s-openapi\"]\n",
+    )
+    .unwrap();
+    std::fs::create_dir(tmp.path().join("src")).unwrap();
+    std::fs::write(
+        tmp.path().join("src/lib.rs"),
+        format!(
+            "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
+             pub struct AppSpec {{ pub pod: k8s_openapi::api::core::v1::PodSpec }}\n"
+        ),
+    )
+    .unwrap();
+    let needles = [
+        "k8s-openapi 0.25.0 is not supported statically; rsop has 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0",
+        "Cargo.lock:5:11",
+        "drop `--static`",
+        "nothing was written",
+    ];
+    if let Some(problems) = refusal_problems(tmp.path(), &["manifests", "--static"], 1, &needles) {
+        panic!("{problems}");
+    }
+}
+
 #[test]
 fn all_problems_are_reported_at_once() {
     let tmp = tempfile::tempdir().unwrap();

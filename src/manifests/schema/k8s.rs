@@ -1,81 +1,233 @@
-//! Schemas of k8s-openapi types, recorded at build time from the pinned
-//! k8s-openapi's own `JsonSchema` impls (see `build.rs`), returned fully
-//! inlined as schemars does with `inline_subschemas`.
+//! Schemas of k8s-openapi types, for every k8s-openapi version and
+//! Kubernetes version feature rsop knows, returned fully inlined as
+//! schemars does with `inline_subschemas`.
+//!
+//! The schemas are the raw ones the crates' own `JsonSchema` impls give
+//! (before any transform), with nested types as `#/components/schemas/<name>`
+//! references into a per-version table of definitions. They are produced
+//! from the real crates by `scripts/k8s-schemas.sh` and embedded here, so
+//! rsop's build does not compile k8s-openapi; the test at the end of this
+//! file checks the pinned version against the real crate.
 
+use std::io::Read as _;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-mod table {
-    include!(concat!(env!("OUT_DIR"), "/k8s_schemas.rs"));
-}
+use crate::versions;
+
+/// gzipped JSON, see `scripts/k8s-schemas/pack.rs` for the layout.
+static DATA: &[u8] = include_bytes!("../../../data/k8s-openapi/schemas.json.gz");
 
 const REF_PREFIX: &str = "#/components/schemas/";
 
-/// The raw schema of the k8s-openapi type at `path` (such as
-/// `k8s_openapi::api::core::v1::PodSpec`), or `None` when rsop has no
-/// record of it.
-pub fn schema(path: &str) -> Option<Value> {
-    let i = table::K8S_TYPES
-        .binary_search_by(|(p, _)| p.cmp(&path))
-        .ok()?;
-    let root: Value = serde_json::from_str(table::K8S_TYPES[i].1).ok()?;
-    Some(inline(root, 0))
+#[derive(Debug, Deserialize)]
+struct Data {
+    /// Every Rust type path of every version, sorted.
+    type_names: Vec<String>,
+    /// Every definition name of every version, sorted.
+    definition_names: Vec<String>,
+    versions: Vec<VersionData>,
+    /// Distinct schemas, parsed only when asked for.
+    pool: Vec<Box<RawValue>>,
 }
 
-/// Every recorded type path, for messages.
-pub fn known_paths() -> impl Iterator<Item = &'static str> {
-    table::K8S_TYPES.iter().map(|(p, _)| *p)
+#[derive(Debug, Deserialize)]
+struct VersionData {
+    k8s_openapi: String,
+    feature: String,
+    earliest: String,
+    latest: String,
+    /// Parallel to `type_names`: pool index, or `None` when the version
+    /// lacks the type.
+    types: Vec<Option<u32>>,
+    /// Parallel to `definition_names`.
+    definitions: Vec<Option<u32>>,
 }
 
-fn definition(name: &str) -> Option<Value> {
-    let i = table::K8S_DEFINITIONS
-        .binary_search_by(|(n, _)| n.cmp(&name))
-        .ok()?;
-    serde_json::from_str(table::K8S_DEFINITIONS[i].1).ok()
+/// The embedded data, decoded once, on first use.
+fn data() -> &'static Data {
+    static DECODED: OnceLock<Data> = OnceLock::new();
+    DECODED.get_or_init(|| {
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(DATA)
+            .read_to_string(&mut text)
+            .expect("the embedded k8s-openapi schemas are valid gzip");
+        serde_json::from_str(&text).expect("the embedded k8s-openapi schemas are valid")
+    })
 }
 
-/// Replaces every reference by its definition; the reference's siblings
-/// (a property's `description`) are inserted over the definition, as
-/// schemars' inlining does.
-fn inline(value: Value, depth: usize) -> Value {
-    match value {
-        Value::Object(map) => {
-            if depth < 64
-                && let Some(Value::String(r)) = map.get("$ref")
-                && let Some(name) = r.strip_prefix(REF_PREFIX)
-                && let Some(Value::Object(mut def)) = definition(name)
-            {
-                for (k, v) in map {
-                    if k != "$ref" {
-                        def.insert(k, v);
-                    }
-                }
-                return inline(Value::Object(def), depth + 1);
-            }
-            Value::Object(
-                map.into_iter()
-                    .map(|(k, v)| (k, inline(v, depth)))
-                    .collect::<Map<String, Value>>(),
-            )
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(|v| inline(v, depth)).collect()),
-        other => other,
+/// The schemas of one k8s-openapi version under one Kubernetes version
+/// feature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Table {
+    index: usize,
+}
+
+/// One version rsop has schemas for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Known {
+    /// The crate version, such as `0.29.0`.
+    pub k8s_openapi: &'static str,
+    /// The Kubernetes version feature, such as `v1_34`.
+    pub feature: &'static str,
+    /// What `earliest` and `latest` stand for in this crate version.
+    pub earliest: &'static str,
+    pub latest: &'static str,
+}
+
+/// Every version and feature rsop has schemas for, oldest first.
+pub fn known() -> impl Iterator<Item = Known> {
+    data().versions.iter().map(|v| Known {
+        k8s_openapi: &v.k8s_openapi,
+        feature: &v.feature,
+        earliest: &v.earliest,
+        latest: &v.latest,
+    })
+}
+
+impl Table {
+    /// The table of `k8s_openapi` (an exact crate version, such as `0.29.0`)
+    /// under `feature` (`v1_XX`; `earliest` and `latest` are resolved by
+    /// the caller through [`known`]).
+    pub fn find(k8s_openapi: &str, feature: &str) -> Option<Table> {
+        data()
+            .versions
+            .iter()
+            .position(|v| v.k8s_openapi == k8s_openapi && v.feature == feature)
+            .map(|index| Table { index })
     }
+
+    /// What a project rsop scaffolds builds with: the newest release of the
+    /// pinned k8s-openapi line under the pinned Kubernetes version.
+    ///
+    /// # Panics
+    /// When the embedded data lacks that version: `scripts/k8s-schemas.sh`
+    /// was not run after moving the pin, which the tests catch.
+    pub fn pinned() -> Table {
+        let feature = versions::context().k8s_openapi_feature;
+        let line = format!("{}.", versions::K8S_OPENAPI);
+        let index = data()
+            .versions
+            .iter()
+            .rposition(|v| v.k8s_openapi.starts_with(&line) && v.feature == feature)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no embedded schemas for k8s-openapi {} {feature}",
+                    versions::K8S_OPENAPI
+                )
+            });
+        Table { index }
+    }
+
+    fn version(self) -> &'static VersionData {
+        &data().versions[self.index]
+    }
+
+    /// The crate version, such as `0.29.0`.
+    pub fn k8s_openapi(self) -> &'static str {
+        &self.version().k8s_openapi
+    }
+
+    /// The Kubernetes version feature, such as `v1_34`.
+    pub fn feature(self) -> &'static str {
+        &self.version().feature
+    }
+
+    /// The raw schema of the k8s-openapi type at `path` (such as
+    /// `k8s_openapi::api::core::v1::PodSpec`), or `None` when this version
+    /// has no such type.
+    pub fn schema(self, path: &str) -> Option<Value> {
+        Some(self.inline(self.raw_type(path)?, 0))
+    }
+
+    /// Every recorded type path, for messages.
+    pub fn known_paths(self) -> impl Iterator<Item = &'static str> {
+        let d = data();
+        d.type_names
+            .iter()
+            .zip(&self.version().types)
+            .filter(|(_, i)| i.is_some())
+            .map(|(name, _)| name.as_str())
+    }
+
+    /// A type's schema as recorded: usually a reference to a definition.
+    fn raw_type(self, path: &str) -> Option<Value> {
+        let d = data();
+        let i = d
+            .type_names
+            .binary_search_by(|n| n.as_str().cmp(path))
+            .ok()?;
+        pool_value(self.version().types[i]?)
+    }
+
+    fn definition(self, name: &str) -> Option<Value> {
+        let d = data();
+        let i = d
+            .definition_names
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .ok()?;
+        pool_value(self.version().definitions[i]?)
+    }
+
+    /// Replaces every reference by its definition; the reference's siblings
+    /// (a property's `description`) are inserted over the definition, as
+    /// schemars' inlining does.
+    fn inline(self, value: Value, depth: usize) -> Value {
+        match value {
+            Value::Object(map) => {
+                if depth < 64
+                    && let Some(Value::String(r)) = map.get("$ref")
+                    && let Some(name) = r.strip_prefix(REF_PREFIX)
+                    && let Some(Value::Object(mut def)) = self.definition(name)
+                {
+                    for (k, v) in map {
+                        if k != "$ref" {
+                            def.insert(k, v);
+                        }
+                    }
+                    return self.inline(Value::Object(def), depth + 1);
+                }
+                Value::Object(
+                    map.into_iter()
+                        .map(|(k, v)| (k, self.inline(v, depth)))
+                        .collect::<Map<String, Value>>(),
+                )
+            }
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|v| self.inline(v, depth)).collect())
+            }
+            other => other,
+        }
+    }
+}
+
+fn pool_value(index: u32) -> Option<Value> {
+    serde_json::from_str(data().pool[index as usize].get()).ok()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+
+    fn pinned(path: &str) -> Value {
+        Table::pinned().schema(path).unwrap()
+    }
 
     #[test]
     fn int_or_string_has_no_type_and_is_int_or_string() {
-        let s = schema("k8s_openapi::apimachinery::pkg::util::intstr::IntOrString").unwrap();
+        let s = pinned("k8s_openapi::apimachinery::pkg::util::intstr::IntOrString");
         assert_eq!(s["x-kubernetes-int-or-string"], Value::Bool(true));
         assert!(s.get("type").is_none());
     }
 
     #[test]
     fn nested_types_are_inlined() {
-        let s = schema("k8s_openapi::api::core::v1::PodTemplateSpec").unwrap();
+        let s = pinned("k8s_openapi::api::core::v1::PodTemplateSpec");
         let text = s.to_string();
         assert!(!text.contains("$ref"), "references remain");
         assert_eq!(
@@ -86,7 +238,134 @@ mod tests {
 
     #[test]
     fn condition_requires_its_five_fields() {
-        let s = schema("k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition").unwrap();
+        let s = pinned("k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition");
         assert_eq!(s["required"].as_array().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn every_version_of_every_line_is_there() {
+        for (version, earliest, latest) in [
+            ("0.26.0", 30, 34),
+            ("0.26.1", 30, 34),
+            ("0.27.0", 31, 35),
+            ("0.27.1", 31, 35),
+            ("0.28.0", 32, 36),
+            ("0.29.0", 33, 37),
+        ] {
+            for minor in earliest..=latest {
+                let table = Table::find(version, &format!("v1_{minor}"))
+                    .unwrap_or_else(|| panic!("no k8s-openapi {version} v1_{minor}"));
+                assert!(
+                    table
+                        .schema("k8s_openapi::api::core::v1::PodSpec")
+                        .is_some(),
+                    "k8s-openapi {version} v1_{minor} has no PodSpec"
+                );
+            }
+            let k = known().find(|k| k.k8s_openapi == version).unwrap();
+            assert_eq!(
+                (k.earliest, k.latest),
+                (
+                    format!("v1_{earliest}").as_str(),
+                    format!("v1_{latest}").as_str()
+                )
+            );
+        }
+    }
+
+    /// Fields Kubernetes added after 1.34 (a probe's `grpc.mode` and
+    /// `httpGet.protocol`, a mount's `bindMountOptions`) are in `latest`'s
+    /// schemas only, and 1.34's `env[].valueFrom.fileKeyRef` is not in
+    /// `earliest`'s: what an API server prunes when the CRD lacks it.
+    #[test]
+    fn later_kubernetes_versions_have_later_fields() {
+        let container = |feature: &str| {
+            Table::find("0.29.0", feature)
+                .unwrap()
+                .schema("k8s_openapi::api::core::v1::Container")
+                .unwrap()
+        };
+        let added_after_1_34 = [
+            "/properties/livenessProbe/properties/grpc/properties/mode",
+            "/properties/readinessProbe/properties/httpGet/properties/protocol",
+            "/properties/lifecycle/properties/preStop/properties/httpGet/properties/protocol",
+            "/properties/volumeMounts/items/properties/bindMountOptions",
+        ];
+        let file_key_ref = "/properties/env/items/properties/valueFrom/properties/fileKeyRef";
+        let stop_signal = "/properties/lifecycle/properties/stopSignal";
+        let (v1_33, v1_34, v1_37) = (container("v1_33"), container("v1_34"), container("v1_37"));
+        for added in added_after_1_34 {
+            assert!(v1_34.pointer(added).is_none(), "1.34 has {added}");
+            assert!(v1_37.pointer(added).is_some(), "1.37 lacks {added}");
+        }
+        assert!(v1_33.pointer(file_key_ref).is_none());
+        assert!(v1_34.pointer(file_key_ref).is_some());
+        for schema in [&v1_33, &v1_34, &v1_37] {
+            assert!(schema.pointer(stop_signal).is_some());
+        }
+    }
+
+    /// The embedded schemas of rsop's pinned k8s-openapi (the dev-dependency)
+    /// equal what the crate itself gives under dump.rs's settings: drift
+    /// between the data and the crate fails here.
+    #[test]
+    fn pinned_data_equals_the_real_crate() {
+        use schemars::generate::SchemaSettings;
+
+        let mut generator = SchemaSettings::openapi3()
+            .with(|s| {
+                s.inline_subschemas = false;
+                s.meta_schema = None;
+            })
+            .into_generator();
+        let mut types: BTreeMap<String, Value> = BTreeMap::new();
+        macro_rules! k8s_types {
+            ($($($segment:ident)::+),* $(,)?) => {{
+                $(
+                    types.insert(
+                        concat!("k8s_openapi" $(, "::", stringify!($segment))+).to_string(),
+                        generator.subschema_for::<k8s_openapi $(::$segment)+>().to_value(),
+                    );
+                )*
+            }};
+        }
+        include!("../../../data/k8s-openapi/pinned_types.rs");
+
+        let table = Table::pinned();
+        let manifest = include_str!("../../../Cargo.toml");
+        let dev_dependency = manifest
+            .lines()
+            .find(|l| l.starts_with("k8s-openapi = "))
+            .unwrap();
+        assert!(
+            dev_dependency.contains(&format!("\"={}\"", table.k8s_openapi()))
+                && dev_dependency.contains(&format!("\"{}\"", table.feature())),
+            "the k8s-openapi dev-dependency is not the pinned {} {}",
+            table.k8s_openapi(),
+            table.feature()
+        );
+
+        assert_eq!(
+            table.known_paths().collect::<Vec<_>>(),
+            types.keys().map(String::as_str).collect::<Vec<_>>(),
+            "the recorded types differ; run scripts/k8s-schemas.sh"
+        );
+        for (path, schema) in &types {
+            assert_eq!(table.raw_type(path).as_ref(), Some(schema), "{path}");
+        }
+        let mut names = Vec::new();
+        for (name, schema) in generator.definitions() {
+            assert_eq!(table.definition(name).as_ref(), Some(schema), "{name}");
+            names.push(name.as_str());
+        }
+        let recorded: Vec<&str> = data()
+            .definition_names
+            .iter()
+            .zip(&table.version().definitions)
+            .filter(|(_, i)| i.is_some())
+            .map(|(n, _)| n.as_str())
+            .collect();
+        names.sort_unstable();
+        assert_eq!(recorded, names, "the recorded definitions differ");
     }
 }

@@ -49,6 +49,9 @@ impl<'a> Scope<'a> {
 pub struct Builder<'a> {
     pub krate: &'a Crate,
     pub diagnostics: Vec<Diagnostic>,
+    /// The schemas of the project's k8s-openapi release and Kubernetes
+    /// version (see [`super::k8s_version`]).
+    pub k8s: k8s::Table,
     /// Types being generated, to refuse recursion (kube cannot inline it).
     stack: Vec<String>,
 }
@@ -58,6 +61,7 @@ impl<'a> Builder<'a> {
         Builder {
             krate,
             diagnostics: Vec::new(),
+            k8s: k8s::Table::pinned(),
             stack: Vec::new(),
         }
     }
@@ -267,13 +271,18 @@ impl<'a> Builder<'a> {
         }
         if first == "k8s_openapi" {
             let key = k8s_key(full);
-            if let Some(s) = k8s::schema(&key) {
+            if let Some(s) = self.k8s.schema(&key) {
                 return s;
             }
             self.unsupported(
                 scope.module,
                 span,
-                format!("rsop has no schema for the k8s-openapi type `{}`", full.join("::")),
+                format!(
+                    "rsop has no schema for the k8s-openapi type `{}` (k8s-openapi {}, `{}`)",
+                    full.join("::"),
+                    self.k8s.k8s_openapi(),
+                    self.k8s.feature()
+                ),
                 "rsop records the types of the core, apps, batch, networking, policy, rbac, autoscaling/v2 and storage groups and apimachinery",
                 path,
             );
