@@ -105,7 +105,7 @@ fn version<'a>(
     let file = krate.file_of(module).path.clone();
     let location = Location::of_span(&file, s.ident.span());
     let mut errors = Vec::new();
-    let attrs = kube::parse(&s.attrs, s.ident.span(), &mut errors);
+    let attrs = kube::parse(&s.attrs, s.ident.span(), builder.kube_derive, &mut errors);
     builder
         .diagnostics
         .extend(attrs::into_diagnostics(errors, &file, None));

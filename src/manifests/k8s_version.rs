@@ -135,6 +135,29 @@ pub fn select(root: &Path) -> Result<std::result::Result<Table, Unsupported>> {
     Ok(outcome)
 }
 
+/// The major version of kube-derive in the project's Cargo.lock (the
+/// highest, if there are several), `None` without a lock or kube-derive:
+/// the grammar of `#[kube(...)]` follows it.
+pub fn kube_derive_major(root: &Path) -> Result<Option<u64>> {
+    let abs = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
+    let workspace = Workspace::find(&abs)?;
+    let lock_path = workspace.root.join("Cargo.lock");
+    let text = match std::fs::read_to_string(&lock_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io("read", &lock_path, e)),
+    };
+    let doc = parse(&text, &lock_path)?;
+    Ok(doc
+        .get("package")
+        .and_then(Item::as_array_of_tables)
+        .into_iter()
+        .flat_map(|a| a.iter())
+        .filter(|p| name_of(p) == "kube-derive")
+        .filter_map(|p| p.get("version")?.as_str()?.split('.').next()?.parse().ok())
+        .max())
+}
+
 fn select_in(root: &Path) -> Result<std::result::Result<Table, Unsupported>> {
     let workspace = Workspace::find(root)?;
     let lock_path = workspace.root.join("Cargo.lock");

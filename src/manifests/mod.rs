@@ -103,6 +103,9 @@ pub fn generate_from(
             None
         }
     };
+    if let Some(major) = k8s_version::kube_derive_major(&opts.root)? {
+        builder.kube_derive = major;
+    }
     let mut versions = crd::versions(krate, &mut builder, opts.derivation != Derivation::Cargo);
     if let Some(d) = &unsupported_k8s
         && opts.derivation != Derivation::Cargo

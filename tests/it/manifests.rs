@@ -396,3 +396,73 @@ fn all_problems_are_reported_at_once() {
         run.stderr
     );
 }
+
+/// The `#[kube(...)]` grammar is the one of the kube-derive in Cargo.lock:
+/// kube-derive 2 joins printcolumn strings into one JSON array (so a string
+/// may hold several columns), later releases take one column per string,
+/// and keys a release lacks are refused with the release that has them.
+#[test]
+fn the_kube_attribute_grammar_follows_the_projects_kube_derive() {
+    const TWO_COLUMNS: &str = r##"printcolumn = r#"{"name":"Size","type":"integer","jsonPath":".spec.size"},{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#"##;
+    let project = |kube_derive: &str, kube: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("Cargo.toml"),
+            "[package]\nname = \"old\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            tmp.path().join("Cargo.lock"),
+            format!(
+                "version = 4\n\n[[package]]\nname = \"kube-derive\"\nversion = \"{kube_derive}\"\n"
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir(tmp.path().join("src")).unwrap();
+        std::fs::write(
+            tmp.path().join("src/lib.rs"),
+            format!(
+                "{KIND_HEAD}#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+                 #[kube(group = \"a.io\", version = \"v1\", kind = \"App\", {kube})]\npub struct AppSpec {{ pub size: i32 }}\n"
+            ),
+        )
+        .unwrap();
+        tmp
+    };
+
+    let old = project("2.0.1", TWO_COLUMNS);
+    rsop(old.path(), &["manifests", "--static"]).success();
+    let crd = std::fs::read_to_string(old.path().join("config/crd/bases/a.io_apps.yaml")).unwrap();
+    assert!(
+        crd.contains("jsonPath: .spec.size") && crd.contains("name: Age"),
+        "{crd}"
+    );
+
+    let new = project("5.0.0", TWO_COLUMNS);
+    if let Some(problems) = refusal_problems(
+        new.path(),
+        &["manifests", "--static"],
+        1,
+        &[
+            "invalid `printcolumn` JSON: trailing characters",
+            "src/lib.rs:5:",
+            "nothing was written",
+        ],
+    ) {
+        panic!("{problems}");
+    }
+
+    let no_spec = project("4.2.0", "no_spec");
+    if let Some(problems) = refusal_problems(
+        no_spec.path(),
+        &["manifests", "--static"],
+        1,
+        &[
+            "kube-derive 4 has no `no_spec` key in `#[kube(...)]`",
+            "it came with kube-derive 5",
+            "nothing was written",
+        ],
+    ) {
+        panic!("{problems}");
+    }
+}

@@ -137,7 +137,16 @@ type Errors = Vec<(Span, String, String)>;
 
 /// Parses the `#[kube(...)]` attributes of an item; `None` when there are
 /// errors (all of them pushed to `errors`).
-pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> Option<KubeAttrs> {
+/// The `#[kube(...)]` keys each kube-derive release before 5 lacks, with
+/// the release that brought them.
+const LATER_KEYS: &[(&str, u64)] = &[("attr", 3), ("cel", 4), ("no_spec", 5)];
+
+pub fn parse(
+    attrs: &[syn::Attribute],
+    item_span: Span,
+    kube_derive: u64,
+    errors: &mut Errors,
+) -> Option<KubeAttrs> {
     let items = match items_of(attrs, "kube") {
         Ok(items) => items,
         Err(e) => {
@@ -179,6 +188,7 @@ pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> 
         deprecated: None,
         crates: Vec::new(),
     };
+    let mut legacy_columns: Vec<String> = Vec::new();
     for item in &items {
         let key = item.key.as_str();
         if !KEYS.contains(&key) {
@@ -190,6 +200,19 @@ pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> 
                 item.span,
                 format!("unknown key `{key}` in `#[kube(...)]`"),
                 help,
+            ));
+            continue;
+        }
+        if let Some((_, since)) = LATER_KEYS
+            .iter()
+            .find(|(k, since)| *k == key && kube_derive < *since)
+        {
+            errors.push((
+                item.span,
+                format!("kube-derive {kube_derive} has no `{key}` key in `#[kube(...)]`"),
+                format!(
+                    "it came with kube-derive {since}: move to kube {since} or later, or remove it"
+                ),
             ));
             continue;
         }
@@ -255,6 +278,16 @@ pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> 
             "category" => out.categories.extend(string(item, errors)),
             "shortname" => out.shortnames.extend(string(item, errors)),
             "selectable" => out.selectable.extend(string(item, errors)),
+            // kube-derive 2 joins its printcolumn strings into one JSON
+            // array, so one string may hold several comma-separated columns.
+            "printcolumn" if kube_derive < 3 => match item.str_value() {
+                Some(text) => legacy_columns.push(text),
+                None => errors.push((
+                    item.span,
+                    "kube-derive 2 takes `printcolumn` as a JSON string".into(),
+                    "write `printcolumn = r#\"{\"name\":\"Replicas\",\"type\":\"integer\",\"jsonPath\":\".spec.replicas\"}\"#`, or move to kube 3 or later for the list form".into(),
+                )),
+            },
             "printcolumn" => {
                 if let Some(c) = printcolumn(item, errors) {
                     out.printcolumns.push(c);
@@ -290,6 +323,16 @@ pub fn parse(attrs: &[syn::Attribute], item_span: Span, errors: &mut Errors) -> 
                 format!("`#[kube(...)]` has no `{name}`"),
                 format!("add `{name} = \"...\"`; `group`, `version` and `kind` are required"),
             ));
+        }
+    }
+    if !legacy_columns.is_empty() {
+        match serde_json::from_str(&format!("[ {} ]", legacy_columns.join(","))) {
+            Ok(columns) => out.printcolumns = columns,
+            Err(err) => errors.push((
+                item_span,
+                format!("invalid `printcolumn` JSON: {err}"),
+                "kube-derive 2 reads the printcolumn strings joined by commas as one JSON array; give each column as `{\"name\":..,\"type\":..,\"jsonPath\":..}`".into(),
+            )),
         }
     }
     if errors.len() > before {

@@ -52,6 +52,9 @@ pub struct Builder<'a> {
     /// The schemas of the project's k8s-openapi release and Kubernetes
     /// version (see [`super::k8s_version`]).
     pub k8s: k8s::Table,
+    /// The major version of the project's kube-derive, whose `#[kube(...)]`
+    /// grammar applies (5 when unknown).
+    pub kube_derive: u64,
     /// Types being generated, to refuse recursion (kube cannot inline it).
     stack: Vec<String>,
 }
@@ -62,6 +65,7 @@ impl<'a> Builder<'a> {
             krate,
             diagnostics: Vec::new(),
             k8s: k8s::Table::pinned(),
+            kube_derive: 5,
             stack: Vec::new(),
         }
     }
