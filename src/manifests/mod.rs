@@ -14,6 +14,7 @@ pub mod cargo;
 pub mod crd;
 pub mod diagnostics;
 pub mod k8s_version;
+pub mod macros;
 pub mod rbac;
 pub mod schema;
 pub mod source;
