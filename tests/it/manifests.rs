@@ -193,9 +193,9 @@ const BAD: &[Bad] = &[
     },
     Bad {
         name: "unresolvable type",
-        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    pub when: chrono::DateTime<chrono::Utc>,\n}\n",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    pub when: time::OffsetDateTime,\n}\n",
         expect: &[
-            "rsop cannot derive a schema for the external type `chrono::DateTime`",
+            "rsop cannot derive a schema for the external type `time::OffsetDateTime`",
             "src/lib.rs:8:15",
             "App.spec.when",
             "drop `--static`",

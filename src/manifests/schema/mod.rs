@@ -10,6 +10,7 @@
 //! be known without running code is reported, never guessed.
 
 mod eval;
+mod foreign;
 pub mod k8s;
 pub mod transform;
 
@@ -198,9 +199,9 @@ impl<'a> Builder<'a> {
         let args = generic_args(&last.arguments);
         match self.krate.resolve(scope.module, p) {
             Some(Resolved::Local(item)) => self.local_schema(item, &args, scope, path),
-            Some(Resolved::External(full)) => {
-                self.external_schema(&full, &args, scope, p.span(), path)
-            }
+            Some(Resolved::External(full)) => self
+                .foreign_schema(&full, &last.arguments, scope, p.span(), path)
+                .unwrap_or_else(|| self.external_schema(&full, &args, scope, p.span(), path)),
             None => {
                 let shown = path_string(p);
                 self.unsupported(
@@ -299,7 +300,7 @@ impl<'a> Builder<'a> {
             scope.module,
             span,
             format!("rsop cannot derive a schema for the external type `{}`", full.join("::")),
-            "rsop knows std, serde_json and k8s-openapi types and the types of this crate; give the field `#[schemars(with = \"...\")]` with a type it knows",
+            &format!("rsop knows std, serde_json and k8s-openapi types, the types schemars implements for {} (its optional features), and the types of this crate; give the field `#[schemars(with = \"...\")]` with a type it knows", foreign::KNOWN_CRATES),
             path,
         );
         json!({})
