@@ -287,7 +287,9 @@ pub enum CreateCommand {
     // `--version` is the API version here, not rsop's.
     disable_version_flag = true,
     after_help = "Examples:\n  rsop create api --group cache --version v1alpha1 --kind Memcached\n  \
-                  rsop create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine --image-container-port 11211"
+                  rsop create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine --image-container-port 11211\n  \
+                  rsop create api --group apps --version v1 --kind Deployment --resource=false   # a controller on a Kubernetes kind\n  \
+                  rsop create api --group monitoring --version v1alpha1 --kind Exporter --owns v1/ConfigMap --watches v1/Pod"
 )]
 pub struct CreateApiArgs {
     /// API group, without the domain: the kind's group is <group>.<domain>
@@ -302,7 +304,8 @@ pub struct CreateApiArgs {
     #[arg(long, value_name = "KIND")]
     pub kind: String,
 
-    /// Generate the kind's types (`--resource=false`: a controller for a kind that exists)
+    /// Generate the kind's types (`--resource=false`: a controller for a kind that exists: the
+    /// project's own, or one of Kubernetes', such as `--group apps --version v1 --kind Deployment`)
     #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub resource: bool,
 
@@ -334,6 +337,21 @@ pub struct CreateApiArgs {
     /// User ID the image's container runs as
     #[arg(long, value_name = "UID", requires = "image")]
     pub run_as_user: Option<u32>,
+
+    /// Name of the controller (a DNS-1123 label), if not the kind's: one kind can then have
+    /// several controllers, each in its own module
+    #[arg(long, value_name = "NAME")]
+    pub controller_name: Option<String>,
+
+    /// Kinds the controller owns (`apps/v1/Deployment,v1/ConfigMap`): watched, cached, and
+    /// routed to their owner through owner references
+    #[arg(long, value_name = "GROUP/VERSION/KIND,...", value_delimiter = ',')]
+    pub owns: Vec<String>,
+
+    /// Kinds the controller watches without owning them (`v1/Pod`): cached, and mapped to the
+    /// objects to reconcile by a function you complete
+    #[arg(long, value_name = "GROUP/VERSION/KIND,...", value_delimiter = ',')]
+    pub watches: Vec<String>,
 
     /// Overwrite the kind's files if they exist
     #[arg(long)]

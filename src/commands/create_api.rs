@@ -9,8 +9,8 @@ use std::path::Path;
 use super::{say, write_unless_dry_run};
 use crate::cli::CreateApiArgs;
 use crate::output::{self, FileChange, Mode, Outcome};
-use crate::project::{Project, Resource, names};
-use crate::scaffold::plans::create_api::{self, CreateApiOptions, ImageOptions};
+use crate::project::{Project, Resource, k8s_kinds, names};
+use crate::scaffold::plans::create_api::{self, CreateApiOptions, ImageOptions, Related};
 use crate::templates::Templates;
 use crate::{Error, Result};
 
@@ -31,12 +31,6 @@ pub fn run(args: &CreateApiArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
 /// Validates the arguments against the project at `root`.
 fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
     let project = Project::load(root, "create api")?;
-    let plural = names::validate_kind_names(
-        &args.group,
-        &args.version,
-        &args.kind,
-        args.plural.as_deref(),
-    )?;
     if !args.resource && !args.controller {
         return Err(Error::user_with_help(
             "`--resource=false` and `--controller=false` together leave nothing to create",
@@ -63,6 +57,27 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
             "pass an image such as `memcached:1.6.26-alpine`",
         ));
     }
+    if !args.resource
+        && !project.resources.iter().any(|r| {
+            r.api && r.group == args.group && r.version == args.version && r.kind == args.kind
+        })
+        && (k8s_kinds::is_k8s_group(&args.group)
+            || k8s_kinds::KINDS.iter().any(|k| k.kind == args.kind))
+    {
+        return k8s_kind_options(args, root, project);
+    }
+    if args.controller_name.is_some() {
+        return Err(Error::user_with_help(
+            "`--controller-name` is for a second controller of a kind defined elsewhere, such as Kubernetes' `Deployment`",
+            "drop it: a kind of the project has one controller, which owns its status and finalizer",
+        ));
+    }
+    let plural = names::validate_kind_names(
+        &args.group,
+        &args.version,
+        &args.kind,
+        args.plural.as_deref(),
+    )?;
     let resource = Resource {
         group: args.group.clone(),
         version: args.version.clone(),
@@ -71,6 +86,8 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
         api: args.resource,
         namespaced: args.namespaced,
         controller: args.controller,
+        controller_name: None,
+        path: None,
     };
     let existing = project.resources.iter().find(|r| r.same_kind(&resource));
     // `--resource=false`: a controller for a kind whose types the project
@@ -136,6 +153,29 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
             .unwrap_or_default(),
         run_as_user: args.run_as_user.unwrap_or(1001),
     });
+    let related = related_kinds(args, &resource)?;
+    if !related.is_empty() && !resource.controller {
+        return Err(Error::user_with_help(
+            "`--owns` and `--watches` need a controller",
+            "drop `--controller=false`",
+        ));
+    }
+    if !related.is_empty() && image.is_some() {
+        return Err(Error::user_with_help(
+            "`--owns` and `--watches` do not combine with `--image`, whose controller owns its Deployment and watches its pods already",
+            "drop `--image` for a controller skeleton with these watches",
+        ));
+    }
+    let controller_module_taken = resource.controller
+        && project.resources.iter().any(|r| {
+            r.controller
+                && !r.same_entry(&resource)
+                && r.controller_module() == resource.controller_module()
+                && (!project.multigroup || r.group == resource.group)
+        });
+    if controller_module_taken {
+        return Err(module_taken(&resource));
+    }
     Ok(CreateApiOptions {
         root: root.to_path_buf(),
         project,
@@ -144,7 +184,163 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
         additional_version,
         controller_only: !args.resource,
         force: args.force,
+        related,
     })
+}
+
+/// `--resource=false` on a Kubernetes kind: a controller on its k8s-openapi
+/// type, with no types and no CRD of the project's.
+fn k8s_kind_options(
+    args: &CreateApiArgs,
+    root: &Path,
+    project: Project,
+) -> Result<CreateApiOptions> {
+    names::validate_kind_syntax(&args.kind)?;
+    names::validate_version(&args.version)?;
+    let Some(k) = k8s_kinds::find(&args.group, &args.version, &args.kind) else {
+        return Err(k8s_kinds::unknown(
+            "unknown Kubernetes kind",
+            &args.group,
+            &args.version,
+            &args.kind,
+        ));
+    };
+    if args.image.is_some() {
+        return Err(Error::user_with_help(
+            "`--image` needs a kind of the project's own: its controller writes the kind's status",
+            "drop `--image`",
+        ));
+    }
+    if let Some(plural) = &args.plural
+        && plural != k.plural
+    {
+        return Err(Error::user_with_help(
+            format!(
+                "the plural of `{}` is `{}`, not `{plural}`",
+                k.kind, k.plural
+            ),
+            "drop `--plural`: Kubernetes' kinds have theirs",
+        ));
+    }
+    if let Some(name) = &args.controller_name {
+        names::validate_dns1123_label("controller name", name)?;
+        let module = heck::ToSnakeCase::to_snake_case(name.as_str());
+        if names::RUST_KEYWORDS.contains(&module.as_str()) {
+            return Err(Error::user_with_help(
+                format!(
+                    "invalid controller name `{name}`: its module name `{module}` is a Rust keyword"
+                ),
+                "pick another name, such as `deployment-scaler`",
+            ));
+        }
+    }
+    let resource = Resource {
+        group: k.group.to_string(),
+        version: k.version.to_string(),
+        kind: k.kind.to_string(),
+        plural: k.plural.to_string(),
+        api: false,
+        namespaced: k.namespaced,
+        controller: true,
+        controller_name: args.controller_name.clone(),
+        path: Some(k.module()),
+    };
+    if project
+        .resources
+        .iter()
+        .any(|r| r.same_entry(&resource) && r.controller)
+        && !args.force
+    {
+        return Err(Error::user_with_help(
+            format!(
+                "the project already has the controller `{}` of `{}`",
+                resource.controller_name(),
+                k.reference()
+            ),
+            "pass `--force` to generate it again, or `--controller-name` for another controller of the kind",
+        ));
+    }
+    if project.resources.iter().any(|r| {
+        r.controller
+            && !r.same_entry(&resource)
+            && r.controller_module() == resource.controller_module()
+            && (!project.multigroup || r.group == resource.group)
+    }) {
+        return Err(module_taken(&resource));
+    }
+    let related = related_kinds(args, &resource)?;
+    Ok(CreateApiOptions {
+        root: root.to_path_buf(),
+        project,
+        resource,
+        image: None,
+        additional_version: false,
+        controller_only: false,
+        force: args.force,
+        related,
+    })
+}
+
+fn module_taken(resource: &Resource) -> Error {
+    Error::user_with_help(
+        format!(
+            "another controller of the project lives in the module `{}`",
+            resource.controller_module()
+        ),
+        "name this one with `--controller-name`, such as `--controller-name my-deployments`",
+    )
+}
+
+/// The kinds of `--owns` and `--watches`, checked: Kubernetes kinds rsop
+/// knows, each named once, none the controller's own kind, and no
+/// cluster-scoped kind owned by a namespaced one.
+fn related_kinds(args: &CreateApiArgs, primary: &Resource) -> Result<Vec<Related>> {
+    let mut out: Vec<Related> = Vec::new();
+    for (flag, values, owned) in [
+        ("owns", &args.owns, true),
+        ("watches", &args.watches, false),
+    ] {
+        for value in values {
+            let (group, version, kind) = k8s_kinds::parse_reference(flag, value)?;
+            let Some(k) = k8s_kinds::find(&group, &version, &kind) else {
+                return Err(k8s_kinds::unknown(
+                    &format!("`--{flag} {value}`"),
+                    &group,
+                    &version,
+                    &kind,
+                ));
+            };
+            if k.kind == primary.kind {
+                return Err(Error::user_with_help(
+                    format!(
+                        "`--{flag} {value}`: `{}` is the controller's own kind",
+                        k.kind
+                    ),
+                    "drop it: the controller watches its own kind already",
+                ));
+            }
+            if out.iter().any(|r| r.kind == k.kind) {
+                return Err(Error::user_with_help(
+                    format!(
+                        "`{}` is named twice in `--owns` and `--watches`",
+                        k.reference()
+                    ),
+                    "name each kind once: an owned kind is watched too",
+                ));
+            }
+            if owned && primary.namespaced && !k.namespaced {
+                return Err(Error::user_with_help(
+                    format!(
+                        "`--owns {value}`: a namespaced `{}` cannot own a cluster-scoped `{}`; the garbage collector ignores such owner references",
+                        primary.kind, k.kind
+                    ),
+                    format!("watch it with `--watches {value}` instead"),
+                ));
+            }
+            out.push(Related::new(k, owned));
+        }
+    }
+    Ok(out)
 }
 
 /// What to do next: edit the kind's types (or its controller, when only

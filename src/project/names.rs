@@ -181,9 +181,27 @@ pub fn project_name_from_dir(dir_name: &str) -> String {
     heck::ToKebabCase::to_kebab_case(dir_name)
 }
 
-/// Checks a kind: `UpperCamelCase`, and neither its name nor its module name
-/// (`GuestBook` lives in `guest_book`) clashes with Rust or the generated code.
+/// Checks a kind of the project's own: `UpperCamelCase`, and neither its
+/// name nor its module name (`GuestBook` lives in `guest_book`) clashes with
+/// Rust or the generated code.
 pub fn validate_kind(kind: &str) -> Result<()> {
+    validate_kind_syntax(kind)?;
+    if RESERVED_KINDS.contains(&kind) {
+        return Err(invalid(
+            "kind",
+            kind,
+            "the generated code uses that name",
+            "a kind is UpperCamelCase, such as `Memcached` or `GuestBook`; \
+             for a controller on Kubernetes' own kind, pass `--resource=false`",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks the spelling of a kind: `UpperCamelCase`, and its module name is
+/// no Rust keyword. A kind defined elsewhere (a Kubernetes kind) may have a
+/// name the project's own kinds may not: its type is imported by path.
+pub fn validate_kind_syntax(kind: &str) -> Result<()> {
     let help = "a kind is UpperCamelCase, such as `Memcached` or `GuestBook`";
     let first_upper = kind.chars().next().is_some_and(|c| c.is_ascii_uppercase());
     if !first_upper || !kind.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -200,14 +218,6 @@ pub fn validate_kind(kind: &str) -> Result<()> {
             "kind",
             kind,
             &format!("its module name `{module}` is a Rust keyword"),
-            help,
-        ));
-    }
-    if RESERVED_KINDS.contains(&kind) {
-        return Err(invalid(
-            "kind",
-            kind,
-            "the generated code uses that name",
             help,
         ));
     }

@@ -147,6 +147,104 @@ fn two_versions_of_a_kind() {
     gates(&dir);
 }
 
+/// Controllers on Kubernetes' own kinds (two on Deployment, told apart by
+/// `--controller-name`) and a kind of the project's that owns and watches
+/// Kubernetes kinds: one project, built and tested once.
+#[test]
+fn kubernetes_kinds_owned_and_watched_kinds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(
+        tmp.path(),
+        "exporter-operator",
+        &[],
+        &[
+            &[
+                "--group",
+                "apps",
+                "--version",
+                "v1",
+                "--kind",
+                "Deployment",
+                "--resource=false",
+            ],
+            &[
+                "--group",
+                "apps",
+                "--version",
+                "v1",
+                "--kind",
+                "Deployment",
+                "--resource=false",
+                "--controller-name",
+                "deployment-scaler",
+                "--watches",
+                "v1/Pod,v1/Node",
+                "--owns",
+                "autoscaling/v2/HorizontalPodAutoscaler",
+            ],
+            &[
+                "--group",
+                "monitoring",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Exporter",
+                "--owns",
+                "apps/v1/Deployment,v1/ConfigMap",
+                "--watches",
+                "v1/Pod",
+            ],
+        ],
+    );
+    assert_golden(&dir, "create-api-related");
+
+    // Only the project's own kind has a CRD.
+    let crds: Vec<String> = std::fs::read_dir(dir.join("config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(crds, ["monitoring.example.com_exporters.yaml"]);
+
+    // The role covers every reconciled, owned and watched kind, with the verbs each needs.
+    let role: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap(),
+    )
+    .unwrap();
+    let verbs = |group: &str, resource: &str| -> Vec<String> {
+        role["rules"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter(|rule| {
+                rule["apiGroups"]
+                    .as_sequence()
+                    .unwrap()
+                    .iter()
+                    .any(|g| g == group)
+                    && rule["resources"]
+                        .as_sequence()
+                        .unwrap()
+                        .iter()
+                        .any(|r| r == resource)
+            })
+            .flat_map(|rule| rule["verbs"].as_sequence().unwrap().clone())
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all = [
+        "create", "delete", "get", "list", "patch", "update", "watch",
+    ];
+    let read = ["get", "list", "watch"];
+    assert_eq!(verbs("apps", "deployments"), all);
+    assert_eq!(verbs("apps", "deployments/finalizers"), ["update"]);
+    assert_eq!(verbs("", "configmaps"), all);
+    assert_eq!(verbs("autoscaling", "horizontalpodautoscalers"), all);
+    assert_eq!(verbs("", "pods"), read);
+    assert_eq!(verbs("", "nodes"), read);
+    assert_eq!(verbs("monitoring.example.com", "exporters"), all);
+    gates(&dir);
+}
+
 #[test]
 fn rerun_is_refused_and_force_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -234,6 +332,24 @@ fn init_without_marker(dir: &Path) {
 }
 
 fn nothing(_: &Path) {}
+
+fn init_with_deployment_controller(dir: &Path) {
+    init(dir);
+    run(
+        dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+    );
+}
 
 const BAD: &[Bad] = &[
     Bad {
@@ -400,6 +516,142 @@ const BAD: &[Bad] = &[
         ],
         code: 1,
         stderr: &["leave nothing to create"],
+    },
+    Bad {
+        name: "own kind named like a Kubernetes kind the code uses",
+        setup: init,
+        args: &["--group", "apps", "--version", "v1", "--kind", "Deployment"],
+        code: 1,
+        stderr: &[
+            "invalid kind `Deployment`: the generated code uses that name",
+            "pass `--resource=false`",
+        ],
+    },
+    Bad {
+        name: "unknown Kubernetes kind",
+        setup: init,
+        args: &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deploymnt",
+            "--resource=false",
+        ],
+        code: 1,
+        stderr: &[
+            "error: unknown Kubernetes kind: Kubernetes has no kind `Deploymnt` in `apps/v1`",
+            "help: did you mean `Deployment` (`apps/v1/Deployment`)?",
+        ],
+    },
+    Bad {
+        name: "Kubernetes kind in another group",
+        setup: init,
+        args: &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+        code: 1,
+        stderr: &[
+            "Kubernetes has no kind `Deployment` in `v1`",
+            "did you mean `apps/v1/Deployment`?",
+        ],
+    },
+    Bad {
+        name: "second controller of a Kubernetes kind without a name",
+        setup: init_with_deployment_controller,
+        args: &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+        code: 1,
+        stderr: &[
+            "already has the controller `deployment` of `apps/v1/Deployment`",
+            "--controller-name",
+        ],
+    },
+    Bad {
+        name: "watches of an unknown kind",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--watches",
+            "v1/Podd",
+        ],
+        code: 1,
+        stderr: &[
+            "`--watches v1/Podd`: Kubernetes has no kind `Podd` in `v1`",
+            "did you mean `Pod` (`v1/Pod`)?",
+        ],
+    },
+    Bad {
+        name: "watches without a version",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--watches",
+            "Pod",
+        ],
+        code: 1,
+        stderr: &["invalid `--watches` value `Pod`: expected `group/version/Kind`"],
+    },
+    Bad {
+        name: "namespaced kind owning a cluster-scoped one",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--owns",
+            "v1/Namespace",
+        ],
+        code: 1,
+        stderr: &[
+            "cannot own a cluster-scoped `Namespace`",
+            "--watches v1/Namespace",
+        ],
+    },
+    Bad {
+        name: "owned and watched",
+        setup: init,
+        args: &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--owns",
+            "v1/Pod",
+            "--watches",
+            "v1/Pod",
+        ],
+        code: 1,
+        stderr: &["`v1/Pod` is named twice"],
     },
 ];
 

@@ -11,6 +11,7 @@ use crate::manifests::{
     self, Derivation, ManifestsOptions, diagnostics::Diagnostics, source::Crate,
 };
 use crate::output::{Disk, FileChange};
+use crate::project::k8s_kinds::K8sKind;
 use crate::project::{Project, Resource, names};
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
 use crate::templates::Templates;
@@ -42,6 +43,52 @@ pub struct CreateApiOptions {
     /// Only the controller is new (`--resource=false`): the types exist.
     pub controller_only: bool,
     pub force: bool,
+    /// The kinds of `--owns` and `--watches`.
+    pub related: Vec<Related>,
+}
+
+/// A kind the controller owns (`--owns`) or watches (`--watches`), as the
+/// templates name it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Related {
+    pub kind: String,
+    /// `k8s_openapi::api::core::v1::Pod`.
+    pub rust_path: String,
+    /// `apps/v1/Deployment`, `v1/Pod`.
+    pub reference: String,
+    /// The group as an RBAC marker names it (`core` for the legacy group).
+    pub rbac_group: String,
+    pub plural: String,
+    pub namespaced: bool,
+    /// `--owns` (else `--watches`).
+    pub owned: bool,
+    /// `config_map`: the kind in snake case, for function names.
+    pub singular: String,
+    /// `config_maps`: the field of the controller's state that caches them.
+    pub field: String,
+}
+
+impl Related {
+    pub fn new(k: &K8sKind, owned: bool) -> Self {
+        let singular = k.kind.to_snake_case();
+        // `Endpoints` is its own plural.
+        let field = if k.plural == k.kind.to_ascii_lowercase() {
+            singular.clone()
+        } else {
+            names::to_plural(&singular)
+        };
+        Related {
+            kind: k.kind.to_string(),
+            rust_path: k.rust_path(),
+            reference: k.reference(),
+            rbac_group: k.group.to_string(),
+            plural: k.plural.to_string(),
+            namespaced: k.namespaced,
+            owned,
+            singular,
+            field,
+        }
+    }
 }
 
 /// `--image` and its companions.
@@ -85,7 +132,11 @@ const FN_CALL_WIDTH: usize = 60;
 fn layout_stable(opts: &CreateApiOptions, layout: &Layout) -> bool {
     let b = &LAYOUT_BOUNDS;
     let r = &opts.resource;
-    layout.controller_module.len() + "::run".len() <= FN_CALL_WIDTH
+    // A Kubernetes kind's controller and the watches of related kinds are
+    // not swept: they always go through rustfmt.
+    r.path.is_none()
+        && opts.related.is_empty()
+        && layout.controller_module.len() + "::run".len() <= FN_CALL_WIDTH
         && r.kind.len() <= b.kind
         && r.plural.len() <= b.plural
         && opts.project.project_name.len() <= b.project_name
@@ -110,7 +161,7 @@ struct Layout {
 
 impl Layout {
     fn new(project: &Project, r: &Resource) -> Self {
-        let group = r.group.replace('-', "_");
+        let group = r.group.replace(['-', '.'], "_");
         if project.multigroup {
             Layout {
                 api_dir: format!("src/api/{group}/{}", r.version),
@@ -118,7 +169,7 @@ impl Layout {
                 controllers_dir: format!("src/controllers/{group}"),
                 controller_module: format!(
                     "crate::controllers::{group}::{}",
-                    r.kind.to_snake_case()
+                    r.controller_module()
                 ),
             }
         } else {
@@ -126,7 +177,7 @@ impl Layout {
                 api_dir: format!("src/api/{}", r.version),
                 api_module: format!("crate::api::{}", r.version),
                 controllers_dir: "src/controllers".into(),
-                controller_module: format!("crate::controllers::{}", r.kind.to_snake_case()),
+                controller_module: format!("crate::controllers::{}", r.controller_module()),
             }
         }
     }
@@ -162,6 +213,40 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     ctx.insert("storage", &!opts.additional_version);
     ctx.insert("api_module", &layout.api_module);
     ctx.insert("controller_module", &layout.controller_module);
+    ctx.insert("controller_name", &r.controller_name());
+    ctx.insert("k8s_kind", &r.path.is_some());
+    if let Some(path) = &r.path {
+        // A Kubernetes kind: its group is not under the project's domain.
+        ctx.insert("kind_path", &format!("{path}::{}", r.kind));
+        ctx.insert("rbac_group", &r.group);
+        ctx.insert(
+            "api_version",
+            &if r.group == "core" {
+                r.version.clone()
+            } else {
+                format!("{}/{}", r.group, r.version)
+            },
+        );
+        ctx.insert(
+            "relation_label",
+            &format!("{}/{}", project.domain, r.controller_name()),
+        );
+    } else {
+        ctx.insert(
+            "relation_label",
+            &format!("{group_full}/{}", r.kind.to_ascii_lowercase()),
+        );
+    }
+    let owns: Vec<&Related> = opts.related.iter().filter(|x| x.owned).collect();
+    let watches: Vec<&Related> = opts.related.iter().filter(|x| !x.owned).collect();
+    ctx.insert("related", &opts.related);
+    // `Api::all` for a cluster-scoped kind, whatever the watched namespace.
+    ctx.insert(
+        "api_all",
+        &(!r.namespaced || opts.related.iter().any(|x| !x.namespaced)),
+    );
+    ctx.insert("owns", &owns);
+    ctx.insert("watches", &watches);
     if let Some(image) = &opts.image {
         ctx.insert("image", &image.image);
         ctx.insert("container_port", &image.container_port);
@@ -228,6 +313,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     let layout = Layout::new(&opts.project, r);
     let ctx = context(opts, &layout);
     let kind_file = r.kind.to_snake_case();
+    let controller_file = r.controller_module();
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
     let render = |name: &str| templates.render(&format!("create-api/{name}.tera"), &ctx);
@@ -340,7 +426,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             plan.create(&path, render(&path)?, IfExists::Keep);
         }
         if opts.project.multigroup {
-            let group = r.group.replace('-', "_");
+            let group = r.group.replace(['-', '.'], "_");
             plan.insert_sorted(
                 "src/controllers/mod.rs",
                 CONTROLLER_MODULES,
@@ -355,23 +441,25 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             plan.insert_sorted(
                 &group_mod,
                 CONTROLLER_MODULES,
-                format!("pub mod {kind_file};"),
+                format!("pub mod {controller_file};"),
             );
         } else {
             plan.insert_sorted(
                 "src/controllers/mod.rs",
                 CONTROLLER_MODULES,
-                format!("pub mod {kind_file};"),
+                format!("pub mod {controller_file};"),
             );
         }
         let controller = if opts.image.is_some() {
             "src/controllers/kind_image.rs"
+        } else if r.path.is_some() {
+            "src/controllers/kind_k8s.rs"
         } else {
             "src/controllers/kind.rs"
         };
         formatted.push((controller.to_string(), render(controller)?));
         kind_files.push((
-            format!("{}/{kind_file}.rs", layout.controllers_dir),
+            format!("{}/{controller_file}.rs", layout.controllers_dir),
             if_exists,
         ));
         plan.insert(MANAGER, CONTROLLERS, start_line(&layout));
@@ -396,7 +484,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     let mut project = opts.project.clone();
     // A kind made again with `--force` keeps its place, so that an unchanged
     // project's PROJECT file stays byte for byte the same.
-    match project.resources.iter_mut().find(|x| x.same_kind(r)) {
+    match project.resources.iter_mut().find(|x| x.same_entry(r)) {
         Some(existing) => *existing = r.clone(),
         None => project.resources.push(r.clone()),
     }

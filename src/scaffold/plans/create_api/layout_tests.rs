@@ -63,6 +63,8 @@ impl Sample {
             api: true,
             namespaced: self.namespaced,
             controller: true,
+            controller_name: None,
+            path: None,
         };
         let image = self.image.clone().map(|image| ImageOptions {
             image,
@@ -78,6 +80,7 @@ impl Sample {
             additional_version: false,
             controller_only: false,
             force: false,
+            related: Vec::new(),
         })
     }
 }

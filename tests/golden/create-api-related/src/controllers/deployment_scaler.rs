@@ -1,0 +1,445 @@
+//! The controller `deployment-scaler` of `Deployment` (`apps/v1`), a kind Kubernetes defines:
+//! the project has no types and no CRD for it, only this controller on k8s-openapi's type.
+//!
+//! Each reconciliation gets a Deployment from the controller's watch cache and hands it to
+//! [`apply`], which you complete; the objects it owns or watches come from watch caches
+//! too. The scaffold writes nothing, so it sends no request.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::ListParams;
+use kube::runtime::controller::{Action, Config, Controller};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+use tracing::{debug, error, instrument};
+
+use crate::context::Context;
+use crate::controllers::backoff::Backoff;
+use crate::controllers::watch;
+use crate::controllers::{log_result, reconcile_result};
+use crate::metrics::{ControllerMetrics, ReconcileResult};
+
+/// The controller's name in metrics and logs.
+const CONTROLLER_NAME: &str = "deployment-scaler";
+
+/// Why a reconciliation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the Kubernetes API failed.
+    #[error("{}", crate::controllers::api_error_message(.0))]
+    Kube(#[from] kube::Error),
+}
+
+/// The watch caches of the kinds this controller owns or watches: a reconciliation reads
+/// them instead of listing, so finding what changed costs no request.
+struct Caches {
+    /// The HorizontalPodAutoscalers that Deployments may own, as their watch last saw them.
+    horizontal_pod_autoscalers: Store<HorizontalPodAutoscaler>,
+    /// The Pods that Deployments may relate to, as their watch last saw them.
+    pods: Store<Pod>,
+    /// The Nodes that Deployments may relate to, as their watch last saw them.
+    nodes: Store<Node>,
+}
+
+/// What every reconciliation of this controller shares.
+struct State {
+    #[expect(
+        dead_code,
+        reason = "the scaffold sends no request; `apply` writes with it once completed"
+    )]
+    client: Client,
+    metrics: ControllerMetrics,
+    backoff: Backoff<Deployment>,
+    caches: Caches,
+}
+
+impl State {
+    fn new(client: Client, metrics: ControllerMetrics, caches: Caches) -> Self {
+        Self {
+            client,
+            metrics,
+            backoff: Backoff::default(),
+            caches,
+        }
+    }
+}
+
+// +rsop:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +rsop:rbac:groups=apps,resources=deployments/status,verbs=get;update;patch
+// The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
+// objects.
+// +rsop:rbac:groups=apps,resources=deployments/finalizers,verbs=update
+// +rsop:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// +rsop:rbac:groups=core,resources=pods,verbs=get;list;watch
+// +rsop:rbac:groups=core,resources=nodes,verbs=get;list;watch
+
+/// Runs the controller until the manager shuts down.
+pub async fn run(ctx: Arc<Context>) {
+    let api = ctx.api::<Deployment>();
+    // Fail fast, with a message that says why, rather than retry a watch that cannot work.
+    if let Err(err) = api.list_metadata(&ListParams::default().limit(1)).await {
+        error!(
+            error = %err,
+            "cannot list Deployment objects: is the manager allowed to list them?"
+        );
+        return;
+    }
+    // TODO(user): watch only the Deployment objects this controller is for, with a label or field
+    // selector in `watcher::Config`: on a large cluster the cache of every one of them is big.
+    let (objects, objects_writer) = reflector::store();
+    let (horizontal_pod_autoscalers, horizontal_pod_autoscalers_writer) = reflector::store();
+    let (pods, pods_writer) = reflector::store();
+    let (nodes, nodes_writer) = reflector::store();
+    // Owner references route the changes of owned HorizontalPodAutoscalers to their Deployment.
+    let horizontal_pod_autoscaler_events = watch::resilient(watcher(
+        ctx.api::<HorizontalPodAutoscaler>(),
+        watcher::Config::default(),
+    ))
+    .reflect(horizontal_pod_autoscalers_writer)
+    .touched_objects();
+    // Pods are not owned: `objects_for_pod` maps each change to the Deployments to reconcile.
+    // TODO(user): watch only the Pods that can matter, with a label selector in
+    // `watcher::Config`: the cache holds every one the manager may see.
+    let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()))
+        .reflect(pods_writer)
+        .touched_objects();
+    // Nodes are not owned: `objects_for_node` maps each change to the Deployments to reconcile.
+    // TODO(user): watch only the Nodes that can matter, with a label selector in
+    // `watcher::Config`: the cache holds every one the manager may see.
+    let node_events = watch::resilient(watcher(
+        Api::<Node>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    ))
+    .reflect(nodes_writer)
+    .touched_objects();
+    let objects_for_pods = objects.clone();
+    let objects_for_nodes = objects.clone();
+
+    let state = Arc::new(State::new(
+        ctx.client.clone(),
+        ctx.controller_metrics(CONTROLLER_NAME),
+        Caches {
+            horizontal_pod_autoscalers,
+            pods,
+            nodes,
+        },
+    ));
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
+        .reflect(objects_writer)
+        .touched_objects();
+    Controller::for_stream(object_events, objects)
+        .owns_stream(horizontal_pod_autoscaler_events)
+        .watches_stream(pod_events, move |pod| {
+            objects_for_pod(&objects_for_pods, &pod)
+        })
+        .watches_stream(node_events, move |node| {
+            objects_for_node(&objects_for_nodes, &node)
+        })
+        .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
+        .graceful_shutdown_on(ctx.shutdown_signal())
+        .run(reconcile, error_policy, state)
+        .for_each(log_result)
+        .await;
+}
+
+/// Reconciles one Deployment, recording the outcome in the controller metrics.
+#[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
+async fn reconcile(obj: Arc<Deployment>, state: Arc<State>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let object = ObjectRef::from(&*obj);
+    let result = apply(&obj, &state).await;
+    let outcome = match &result {
+        Ok(action) => {
+            state.backoff.succeeded(&object);
+            reconcile_result(action)
+        }
+        Err(_) => ReconcileResult::Error,
+    };
+    state.metrics.observe(outcome, started.elapsed());
+    result
+}
+
+/// Brings the cluster to what `obj` calls for.
+///
+/// TODO(user): do what this controller is for, with server-side apply so that every
+/// reconciliation converges, and add RBAC markers above `run` for what it touches. The
+/// Deployment is not the operator's: change only what is yours in it, such as an annotation
+/// under the project's domain, under a field manager of your own. An error is retried with
+/// backoff.
+async fn apply(obj: &Deployment, state: &State) -> Result<Action, Error> {
+    // A Deployment being deleted is left to its owners and the garbage collector.
+    if obj.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    // The caches start empty: wait for their first list, so that an object not listed yet is not
+    // taken for a missing one. They fail to get ready only once the controller is stopping.
+    let _ = tokio::join!(
+        state.caches.horizontal_pod_autoscalers.wait_until_ready(),
+        state.caches.pods.wait_until_ready(),
+        state.caches.nodes.wait_until_ready(),
+    );
+    let horizontal_pod_autoscalers =
+        owned_horizontal_pod_autoscalers(obj, &state.caches.horizontal_pod_autoscalers);
+    let pods = selected_pods(obj, &state.caches.pods);
+    let nodes = selected_nodes(obj, &state.caches.nodes);
+    // TODO(user): bring the related objects in line with `obj`.
+    // Give what it creates `obj.controller_owner_ref(&())` in `metadata.ownerReferences`: its
+    // changes then come back here, `owned_horizontal_pod_autoscalers` and the like find it, and the
+    // garbage collector deletes it with `obj`.
+    debug!(
+        horizontal_pod_autoscalers = horizontal_pod_autoscalers.len(),
+        pods = pods.len(),
+        nodes = nodes.len(),
+        "related objects in the caches"
+    );
+    // Changes to the Deployment and its related objects trigger the next reconciliation. TODO(user):
+    // return `Action::requeue(...)` instead if what you reconcile can change without a watch event.
+    Ok(Action::await_change())
+}
+
+/// The HorizontalPodAutoscalers in the cache that `obj` controls: those whose owner references hold
+/// `obj.controller_owner_ref(&())`, as the ones it creates must.
+fn owned_horizontal_pod_autoscalers(
+    obj: &Deployment,
+    cache: &Store<HorizontalPodAutoscaler>,
+) -> Vec<Arc<HorizontalPodAutoscaler>> {
+    let Some(owner) = obj.controller_owner_ref(&()) else {
+        return Vec::new();
+    };
+    cache
+        .state()
+        .into_iter()
+        .filter(|horizontal_pod_autoscaler| {
+            horizontal_pod_autoscaler
+                .owner_references()
+                .contains(&owner)
+        })
+        .collect()
+}
+
+/// The label that relates Pods and Nodes to Deployments in the scaffold: its value is
+/// the name of the Deployment.
+const RELATION_LABEL: &str = "example.com/deployment-scaler";
+
+/// Whether `obj` relates to `pod`: a change of the Pod then reconciles `obj`, and
+/// [`selected_pods`] hands the Pod to its reconciliation.
+///
+/// TODO(user): say which Pods relate to which Deployments, for example by a label
+/// selector in the Deployment. The scaffold relates those labelled [`RELATION_LABEL`] with its name, in
+/// its namespace.
+fn selects_pod(obj: &Deployment, pod: &Pod) -> bool {
+    pod.namespace() == obj.namespace() && pod.labels().get(RELATION_LABEL) == Some(&obj.name_any())
+}
+
+/// The Deployments to reconcile when `pod` changes: those in the controller's cache that
+/// select it.
+fn objects_for_pod(objects: &Store<Deployment>, pod: &Pod) -> Vec<ObjectRef<Deployment>> {
+    objects
+        .state()
+        .iter()
+        .filter(|obj| selects_pod(obj, pod))
+        .map(|obj| ObjectRef::from(&**obj))
+        .collect()
+}
+
+/// The Pods in the cache that `obj` selects.
+fn selected_pods(obj: &Deployment, cache: &Store<Pod>) -> Vec<Arc<Pod>> {
+    cache
+        .state()
+        .into_iter()
+        .filter(|pod| selects_pod(obj, pod))
+        .collect()
+}
+
+/// Whether `obj` relates to `node`: a change of the Node then reconciles `obj`, and
+/// [`selected_nodes`] hands the Node to its reconciliation.
+///
+/// TODO(user): say which Nodes relate to which Deployments, for example by a label
+/// selector in the Deployment. The scaffold relates those labelled [`RELATION_LABEL`] with its name.
+fn selects_node(obj: &Deployment, node: &Node) -> bool {
+    node.labels().get(RELATION_LABEL) == Some(&obj.name_any())
+}
+
+/// The Deployments to reconcile when `node` changes: those in the controller's cache that
+/// select it.
+fn objects_for_node(objects: &Store<Deployment>, node: &Node) -> Vec<ObjectRef<Deployment>> {
+    objects
+        .state()
+        .iter()
+        .filter(|obj| selects_node(obj, node))
+        .map(|obj| ObjectRef::from(&**obj))
+        .collect()
+}
+
+/// The Nodes in the cache that `obj` selects.
+fn selected_nodes(obj: &Deployment, cache: &Store<Node>) -> Vec<Arc<Node>> {
+    cache
+        .state()
+        .into_iter()
+        .filter(|node| selects_node(obj, node))
+        .collect()
+}
+
+/// Schedules the retry of a failed reconciliation with a per-object exponential backoff.
+fn error_policy(obj: Arc<Deployment>, _err: &Error, state: Arc<State>) -> Action {
+    Action::requeue(state.backoff.failed(ObjectRef::from(&*obj)))
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::controllers::testing::{ApiServer, finished, mock_client};
+    use crate::metrics::Metrics;
+
+    /// A Deployment as the API server returns it.
+    fn object() -> Deployment {
+        let mut obj = Deployment::default();
+        obj.metadata.name = Some("test".into());
+        obj.metadata.namespace = Some("default".into());
+        obj.metadata.uid = Some("6ac0d01a-8fda-4b94-a8ec-6b8e0e4a39f2".into());
+        obj.metadata.generation = Some(1);
+        obj
+    }
+
+    fn state() -> (Arc<State>, ApiServer, Metrics) {
+        let (client, server) = mock_client();
+        let metrics = Metrics::new();
+        let state = State::new(client, metrics.controller(CONTROLLER_NAME), caches());
+        (Arc::new(state), server, metrics)
+    }
+
+    /// Drops the state, and with it every client, then checks the script is complete.
+    async fn finish(state: Arc<State>, server: ApiServer) {
+        drop(state);
+        server.assert_no_more_requests().await;
+    }
+
+    /// Caches whose watches are gone: empty, and never waited for.
+    fn caches() -> Caches {
+        Caches {
+            horizontal_pod_autoscalers: reflector::store().0,
+            pods: reflector::store().0,
+            nodes: reflector::store().0,
+        }
+    }
+
+    #[test]
+    fn owned_horizontal_pod_autoscalers_are_found_by_their_owner_reference() {
+        let obj = object();
+        let mut owned = HorizontalPodAutoscaler::default();
+        owned.metadata.name = Some("owned".into());
+        owned.metadata.namespace = Some("default".into());
+        owned.metadata.owner_references = Some(vec![obj.controller_owner_ref(&()).unwrap()]);
+        let mut stranger = owned.clone();
+        stranger.metadata.name = Some("stranger".into());
+        stranger.metadata.owner_references = None;
+        let (cache, mut writer) = reflector::store();
+        for horizontal_pod_autoscaler in [&owned, &stranger] {
+            writer.apply_watcher_event(&watcher::Event::Apply(horizontal_pod_autoscaler.clone()));
+        }
+        assert_eq!(
+            owned_horizontal_pod_autoscalers(&obj, &cache),
+            vec![Arc::new(owned)]
+        );
+    }
+
+    #[test]
+    fn pods_are_mapped_to_the_objects_that_select_them() {
+        let obj = object();
+        let mut other = object();
+        other.metadata.name = Some("other".into());
+        let (objects, mut writer) = reflector::store();
+        for o in [&obj, &other] {
+            writer.apply_watcher_event(&watcher::Event::Apply(o.clone()));
+        }
+        let mut pod = Pod::default();
+        pod.metadata.name = Some("related".into());
+        pod.metadata.namespace = Some("default".into());
+        assert!(objects_for_pod(&objects, &pod).is_empty());
+
+        pod.metadata.labels = Some([(RELATION_LABEL.to_owned(), obj.name_any())].into());
+        assert_eq!(objects_for_pod(&objects, &pod), vec![ObjectRef::from(&obj)]);
+        let mut elsewhere = pod.clone();
+        elsewhere.metadata.namespace = Some("elsewhere".into());
+        assert!(objects_for_pod(&objects, &elsewhere).is_empty());
+
+        let (cache, mut writer) = reflector::store();
+        writer.apply_watcher_event(&watcher::Event::Apply(pod.clone()));
+        assert_eq!(selected_pods(&obj, &cache), vec![Arc::new(pod)]);
+        assert!(selected_pods(&other, &cache).is_empty());
+    }
+
+    #[test]
+    fn nodes_are_mapped_to_the_objects_that_select_them() {
+        let obj = object();
+        let mut other = object();
+        other.metadata.name = Some("other".into());
+        let (objects, mut writer) = reflector::store();
+        for o in [&obj, &other] {
+            writer.apply_watcher_event(&watcher::Event::Apply(o.clone()));
+        }
+        let mut node = Node::default();
+        node.metadata.name = Some("related".into());
+        assert!(objects_for_node(&objects, &node).is_empty());
+
+        node.metadata.labels = Some([(RELATION_LABEL.to_owned(), obj.name_any())].into());
+        assert_eq!(
+            objects_for_node(&objects, &node),
+            vec![ObjectRef::from(&obj)]
+        );
+
+        let (cache, mut writer) = reflector::store();
+        writer.apply_watcher_event(&watcher::Event::Apply(node.clone()));
+        assert_eq!(selected_nodes(&obj, &cache), vec![Arc::new(node)]);
+        assert!(selected_nodes(&other, &cache).is_empty());
+    }
+
+    #[tokio::test]
+    async fn reconcile_sends_no_request_and_is_counted() {
+        let (state, server, metrics) = state();
+        let reconciling = tokio::spawn(reconcile(Arc::new(object()), state.clone()));
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+
+        let text = metrics.encode().unwrap();
+        let series = r#"controller_runtime_reconcile_total{controller="deployment-scaler",result="success"} 1"#;
+        assert!(text.contains(series), "{series} missing in:\n{text}");
+        finish(state, server).await;
+    }
+
+    #[tokio::test]
+    async fn a_deleted_deployment_is_left_alone() {
+        let (state, server, _) = state();
+        let mut obj = object();
+        obj.metadata.deletion_timestamp =
+            Some(Time(Timestamp::from_second(1_700_000_000).unwrap()));
+        let reconciling = tokio::spawn(reconcile(Arc::new(obj), state.clone()));
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+        finish(state, server).await;
+    }
+
+    #[tokio::test]
+    async fn error_policy_backs_off_until_a_success() {
+        let (state, server, _) = state();
+        let obj = Arc::new(object());
+        let err = Error::Kube(kube::Error::LinesCodecMaxLineLengthExceeded);
+        let first = error_policy(obj.clone(), &err, state.clone());
+        let second = error_policy(obj.clone(), &err, state.clone());
+        assert_ne!(first, second);
+
+        finished(tokio::spawn(reconcile(obj.clone(), state.clone())))
+            .await
+            .unwrap();
+        assert_eq!(error_policy(obj, &err, state.clone()), first);
+        finish(state, server).await;
+    }
+}
