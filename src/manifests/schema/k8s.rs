@@ -2,6 +2,9 @@
 //! k8s-openapi's own `JsonSchema` impls (see `build.rs`), returned fully
 //! inlined as schemars does with `inline_subschemas`.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 mod table {
@@ -14,6 +17,22 @@ const REF_PREFIX: &str = "#/components/schemas/";
 /// `k8s_openapi::api::core::v1::PodSpec`), or `None` when rsop has no
 /// record of it.
 pub fn schema(path: &str) -> Option<Value> {
+    // Kinds embed the same types again and again (a `Condition` in every
+    // status): each is parsed and inlined once per thread, then copied.
+    thread_local! {
+        static INLINED: RefCell<HashMap<String, Option<Value>>> = RefCell::new(HashMap::new());
+    }
+    INLINED.with(|cache| {
+        if let Some(found) = cache.borrow().get(path) {
+            return found.clone();
+        }
+        let found = lookup(path);
+        cache.borrow_mut().insert(path.to_string(), found.clone());
+        found
+    })
+}
+
+fn lookup(path: &str) -> Option<Value> {
     let i = table::K8S_TYPES
         .binary_search_by(|(p, _)| p.cmp(&path))
         .ok()?;
