@@ -295,9 +295,9 @@ impl Kopium {
                     _ => "Option<i32>".into(),
                 }
             };
-            write!(
+            writeln!(
                 self.out,
-                "    /// The {word} {} of this {name}, as the CRD's schema describes it.\n",
+                "    /// The {word} {} of this {name}, as the CRD's schema describes it.",
                 WORDS[(offset + j + 5) % WORDS.len()]
             )
             .unwrap();
@@ -425,11 +425,11 @@ fn run_process(dir: &Path) {
 }
 
 /// The largest peak resident set of the processes this one has waited for,
-/// in bytes (Linux reports kilobytes).
-fn children_peak_rss() -> u64 {
+/// in megabytes (Linux reports kilobytes).
+fn children_peak_rss_mb() -> i64 {
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
         .expect("getrusage");
-    u64::try_from(usage.max_rss()).unwrap_or(0) * 1024
+    usage.max_rss() / 1000
 }
 
 fn main() {
@@ -466,9 +466,9 @@ fn main() {
             &times,
         );
         println!(
-            "{:<36} {:>10.0} MB",
+            "{:<36} {:>10} MB",
             "peak memory (max RSS)",
-            children_peak_rss() as f64 / 1e6
+            children_peak_rss_mb()
         );
     }
 
