@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use anstyle::{AnsiColor, Style};
 use clap::Parser;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match rsop::cli::Cli::try_parse() {
         Ok(cli) => cli,

@@ -3,6 +3,7 @@
 //! `src/main.rs`). Scaffolding plans render them, and so does
 //! `generate helm` for the chart's own files (`templates/helm/`).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use include_dir::{Dir, include_dir};
@@ -11,16 +12,30 @@ use crate::{Error, Result};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
-/// The template engine, loaded with every built-in template.
+/// The template engine over the built-in templates.
+///
+/// Parsing a template with tera costs about as much as a whole small
+/// command, so a template with no tera syntax at all is rendered as it is,
+/// and the others are parsed the first time they are rendered (a command
+/// renders only some of the ones it loads).
 #[derive(Debug)]
 pub struct Templates {
-    tera: tera::Tera,
+    /// Templates with no tera tag: name -> text, which is their rendering.
+    plain: HashMap<&'static str, &'static str>,
+    /// Templates with tags: name -> source, parsed into `tera` on first use.
+    tagged: HashMap<&'static str, &'static str>,
+    tera: RefCell<tera::Tera>,
 }
 
 impl Templates {
-    /// Loads every built-in template, named by its path under `templates/`.
+    /// Loads every built-in template, named by its path under `templates/`,
+    /// and parses each, so that a syntax error shows at once.
     pub fn load() -> Result<Self> {
-        Self::load_dirs(&[""])
+        let templates = Self::load_dirs(&[""])?;
+        for name in templates.tagged.keys() {
+            templates.parse(name)?;
+        }
+        Ok(templates)
     }
 
     /// Loads the templates under the given directories of `templates/` only:
@@ -34,17 +49,40 @@ impl Templates {
         let mut sources = Vec::new();
         collect(&TEMPLATES, &mut sources);
         sources.retain(|(name, _)| dirs.iter().any(|d| name.starts_with(d)));
-        tera.add_raw_templates(sources)
+        let (tagged, plain): (HashMap<_, _>, HashMap<_, _>) = sources
+            .into_iter()
+            .partition(|(_, body)| ["{{", "{%", "{#"].iter().any(|t| body.contains(t)));
+        Ok(Templates {
+            plain,
+            tagged,
+            tera: RefCell::new(tera),
+        })
+    }
+
+    /// Parses a tagged template into the engine, once.
+    fn parse(&self, name: &str) -> Result<()> {
+        let mut tera = self.tera.borrow_mut();
+        if tera.get_template_names().any(|n| n == name) {
+            return Ok(());
+        }
+        let Some(source) = self.tagged.get(name) else {
+            return Ok(());
+        };
+        tera.add_raw_template(name, source)
             .map_err(|source| Error::Template {
-                name: "templates/".to_string(),
+                name: name.to_string(),
                 source,
-            })?;
-        Ok(Templates { tera })
+            })
     }
 
     /// Renders one template.
     pub fn render(&self, name: &str, ctx: &tera::Context) -> Result<String> {
+        if let Some(text) = self.plain.get(name) {
+            return Ok((*text).to_string());
+        }
+        self.parse(name)?;
         self.tera
+            .borrow()
             .render(name, ctx)
             .map_err(|source| Error::Template {
                 name: name.to_string(),
@@ -56,8 +94,10 @@ impl Templates {
     /// produces (the name without `prefix` and without `.tera`).
     pub fn under<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let mut names: Vec<&str> = self
-            .tera
-            .get_template_names()
+            .plain
+            .keys()
+            .chain(self.tagged.keys())
+            .copied()
             .filter(|name| name.starts_with(prefix))
             .collect();
         names.sort_unstable();

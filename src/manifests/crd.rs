@@ -482,7 +482,14 @@ pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<C
             metadata.insert("labels".into(), json!(l));
         }
         metadata.insert("name".into(), json!(format!("{}.{group}", stored.plural)));
-        let entries: Vec<Value> = versions.iter().map(|v| v.entry.clone()).collect();
+        let scope = if stored.attrs.namespaced {
+            "Namespaced"
+        } else {
+            "Cluster"
+        };
+        let plural = stored.plural.clone();
+        // The versions are done with: their schemas move into the document.
+        let entries: Vec<Value> = versions.into_iter().map(|v| v.entry).collect();
         let document = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
@@ -490,13 +497,13 @@ pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<C
             "spec": {
                 "group": group,
                 "names": names,
-                "scope": if stored.attrs.namespaced { "Namespaced" } else { "Cluster" },
+                "scope": scope,
                 "versions": entries,
             }
         });
         out.push(Crd {
             group,
-            plural: stored.plural.clone(),
+            plural,
             document,
         });
     }

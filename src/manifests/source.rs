@@ -6,8 +6,14 @@
 //!
 //! Nothing is compiled; a name that cannot be resolved statically is
 //! reported, never guessed.
+//!
+//! Every lookup goes through a hash map built once after loading (names of
+//! each module, its imports, its child modules; the crate's hand-written
+//! impls), so that deriving a crate costs time linear in its size: a crate
+//! of kopium output has tens of thousands of types, and a scan of every
+//! item per type made it quadratic.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use syn::spanned::Spanned;
@@ -31,6 +37,36 @@ pub struct Module {
     /// Index into [`Crate::files`].
     pub file: usize,
     pub items: Vec<syn::Item>,
+    /// Index into [`Crate::modules`].
+    id: usize,
+    index: ModuleIndex,
+}
+
+/// The names a module declares and imports, each bound to its first
+/// declaration (in item order, as the scans these maps replace found them).
+#[derive(Debug, Default)]
+struct ModuleIndex {
+    /// Structs, enums and type aliases: name -> index into `items`.
+    types: HashMap<String, usize>,
+    /// Functions: name -> index into `items`.
+    fns: HashMap<String, usize>,
+    /// Names bound by `use`: name -> the full path it stands for.
+    imports: HashMap<String, Vec<String>>,
+    /// The paths glob-imported (`use a::b::*;` gives `["a", "b"]`), in order.
+    globs: Vec<Vec<String>>,
+    /// Child modules: name -> index into [`Crate::modules`].
+    children: HashMap<String, usize>,
+}
+
+/// The crate's `impl` blocks, by the last segment of their self type.
+#[derive(Debug, Default)]
+struct ImplIndex {
+    /// Trait name -> self type name -> (module, item) of the first
+    /// `impl Trait for Type`.
+    traits: HashMap<String, HashMap<String, (usize, usize)>>,
+    /// Self type name -> function name -> (module, item, impl item) of the
+    /// first `impl Type { fn name() }` (or trait impl) defining it.
+    fns: HashMap<String, HashMap<String, (usize, usize, usize)>>,
 }
 
 /// The whole crate as rsop sees it.
@@ -41,7 +77,8 @@ pub struct Crate {
     pub crate_name: Option<String>,
     pub files: Vec<SourceFile>,
     pub modules: Vec<Module>,
-    by_path: BTreeMap<Vec<String>, usize>,
+    by_path: HashMap<Vec<String>, usize>,
+    impls: ImplIndex,
 }
 
 /// Where a name was found.
@@ -73,12 +110,7 @@ impl Crate {
         let mut paths = Vec::new();
         collect_rs_files(&src, &mut paths)?;
         paths.sort();
-        let mut krate = Crate {
-            crate_name,
-            files: Vec::new(),
-            modules: Vec::new(),
-            by_path: BTreeMap::new(),
-        };
+        let mut krate = Crate::empty(crate_name);
         for full in paths {
             let rel = full.strip_prefix(root).unwrap_or(&full).to_path_buf();
             let text = std::fs::read_to_string(&full).map_err(|e| Error::io("read", &full, e))?;
@@ -101,6 +133,7 @@ impl Crate {
                 ),
             }
         }
+        krate.build_index();
         Ok(krate)
     }
 
@@ -111,12 +144,7 @@ impl Crate {
         crate_name: Option<String>,
         diagnostics: &mut Diagnostics,
     ) -> Self {
-        let mut krate = Crate {
-            crate_name,
-            files: Vec::new(),
-            modules: Vec::new(),
-            by_path: BTreeMap::new(),
-        };
+        let mut krate = Crate::empty(crate_name);
         for (path, text) in sources {
             let rel = PathBuf::from(path);
             let file = krate.files.len();
@@ -136,7 +164,65 @@ impl Crate {
                 )),
             }
         }
+        krate.build_index();
         krate
+    }
+
+    fn empty(crate_name: Option<String>) -> Self {
+        Crate {
+            crate_name,
+            files: Vec::new(),
+            modules: Vec::new(),
+            by_path: HashMap::new(),
+            impls: ImplIndex::default(),
+        }
+    }
+
+    /// Fills every module's index and the crate's impl index, once all
+    /// files are loaded (a crate root's items come from two files).
+    fn build_index(&mut self) {
+        for module in &mut self.modules {
+            module.index = index_module(&module.items);
+        }
+        // Children are pushed before their parent, so this is a second pass.
+        for id in 0..self.modules.len() {
+            let path = &self.modules[id].path;
+            if let Some((name, parent)) = path.split_last()
+                && let Some(&parent) = self.by_path.get(parent)
+            {
+                let name = name.clone();
+                self.modules[parent].index.children.insert(name, id);
+            }
+        }
+        let mut impls = ImplIndex::default();
+        for (m, module) in self.modules.iter().enumerate() {
+            for (i, item) in module.items.iter().enumerate() {
+                let syn::Item::Impl(imp) = item else { continue };
+                let syn::Type::Path(p) = imp.self_ty.as_ref() else {
+                    continue;
+                };
+                let Some(self_name) = p.path.segments.last().map(|s| s.ident.to_string()) else {
+                    continue;
+                };
+                if let Some((_, trait_path, _)) = &imp.trait_
+                    && let Some(trait_name) = trait_path.segments.last()
+                {
+                    impls
+                        .traits
+                        .entry(trait_name.ident.to_string())
+                        .or_default()
+                        .entry(self_name.clone())
+                        .or_insert((m, i));
+                }
+                let fns = impls.fns.entry(self_name).or_default();
+                for (j, it) in imp.items.iter().enumerate() {
+                    if let syn::ImplItem::Fn(f) = it {
+                        fns.entry(f.sig.ident.to_string()).or_insert((m, i, j));
+                    }
+                }
+            }
+        }
+        self.impls = impls;
     }
 
     /// Registers a module and, recursively, the inline `mod x { ... }` in it.
@@ -163,11 +249,14 @@ impl Crate {
             self.modules[existing].items.extend(own);
             return;
         }
-        self.by_path.insert(path.clone(), self.modules.len());
+        let id = self.modules.len();
+        self.by_path.insert(path.clone(), id);
         self.modules.push(Module {
             path,
             file,
             items: own,
+            id,
+            index: ModuleIndex::default(),
         });
     }
 
@@ -201,14 +290,17 @@ impl Crate {
         &'a self,
         module: &'a Module,
         segments: &[String],
-        visited: &mut Vec<(Vec<String>, String)>,
+        visited: &mut Vec<(usize, Vec<String>)>,
     ) -> Option<Resolved<'a>> {
         let first = segments.first()?.as_str();
-        let key = (module.path.clone(), segments.join("::"));
-        if visited.contains(&key) || visited.len() > 256 {
+        if visited.len() > 256
+            || visited
+                .iter()
+                .any(|(id, seen)| *id == module.id && seen == segments)
+        {
             return None;
         }
-        visited.push(key);
+        visited.push((module.id, segments.to_vec()));
         match first {
             "crate" => return self.resolve_from(&[], &segments[1..], visited),
             "self" => return self.resolve_from(&module.path, &segments[1..], visited),
@@ -225,19 +317,23 @@ impl Crate {
         }
         // An item of this module.
         if segments.len() == 1
-            && let Some(item) = find_type_item(module, first)
+            && let Some(&i) = module.index.types.get(first)
         {
+            let item = &module.items[i];
             return Some(Resolved::Local(ItemRef { module, item }));
         }
         // A child module.
-        let mut child = module.path.clone();
-        child.push(first.to_string());
-        if self.by_path.contains_key(&child) {
-            return self.resolve_from(&child, &segments[1..], visited);
+        if let Some(&child) = module.index.children.get(first) {
+            let child = &self.modules[child];
+            return if segments.len() > 1 {
+                self.resolve_in(child, &segments[1..], visited)
+            } else {
+                None
+            };
         }
         // A `use` import.
-        if let Some(target) = find_import(module, first) {
-            let mut full = target;
+        if let Some(target) = module.index.imports.get(first) {
+            let mut full = target.clone();
             full.extend(segments[1..].iter().cloned());
             return if self.is_local_path(module, &full) {
                 self.resolve_in(module, &full, visited)
@@ -249,7 +345,7 @@ impl Crate {
             return Some(Resolved::External(vec![first.to_string()]));
         }
         // Glob imports: this crate's modules first, then other crates'.
-        let globs = glob_imports(module);
+        let globs = &module.index.globs;
         for glob in globs.iter().filter(|g| self.is_local_path(module, g)) {
             let mut full = glob.clone();
             full.extend(segments.iter().cloned());
@@ -275,11 +371,8 @@ impl Crate {
         match path.first().map(String::as_str) {
             Some("crate" | "self" | "super") => true,
             Some(first) => {
-                self.crate_name.as_deref() == Some(first) || {
-                    let mut child = module.path.clone();
-                    child.push(first.to_string());
-                    self.by_path.contains_key(&child)
-                }
+                self.crate_name.as_deref() == Some(first)
+                    || module.index.children.contains_key(first)
             }
             None => false,
         }
@@ -289,7 +382,7 @@ impl Crate {
         &'a self,
         base: &[String],
         rest: &[String],
-        visited: &mut Vec<(Vec<String>, String)>,
+        visited: &mut Vec<(usize, Vec<String>)>,
     ) -> Option<Resolved<'a>> {
         let module = self.module(base)?;
         if rest.is_empty() {
@@ -302,7 +395,7 @@ impl Crate {
     fn resolve_absolute<'a>(
         &'a self,
         segments: &[String],
-        visited: &mut Vec<(Vec<String>, String)>,
+        visited: &mut Vec<(usize, Vec<String>)>,
     ) -> Option<Resolved<'a>> {
         if segments.is_empty() {
             return None;
@@ -329,10 +422,10 @@ impl Crate {
             p.extend(parent.iter().cloned());
             self.module(&p)?
         };
-        target.items.iter().find_map(|item| match item {
-            syn::Item::Fn(f) if f.sig.ident == last => Some((target, f)),
+        match &target.items[*target.index.fns.get(last)?] {
+            syn::Item::Fn(f) => Some((target, f)),
             _ => None,
-        })
+        }
     }
 
     /// An associated function `Type::name` of a local type (`impl Type { fn name() }`).
@@ -341,25 +434,15 @@ impl Crate {
         ty: &str,
         name: &str,
     ) -> Option<(&'a Module, &'a syn::ImplItemFn)> {
-        for m in &self.modules {
-            for item in &m.items {
-                let syn::Item::Impl(imp) = item else { continue };
-                let syn::Type::Path(p) = imp.self_ty.as_ref() else {
-                    continue;
-                };
-                if p.path.segments.last().is_none_or(|s| s.ident != ty) {
-                    continue;
-                }
-                for it in &imp.items {
-                    if let syn::ImplItem::Fn(f) = it
-                        && f.sig.ident == name
-                    {
-                        return Some((m, f));
-                    }
-                }
-            }
+        let &(m, i, j) = self.impls.fns.get(ty)?.get(name)?;
+        let module = &self.modules[m];
+        match &module.items[i] {
+            syn::Item::Impl(imp) => match &imp.items[j] {
+                syn::ImplItem::Fn(f) => Some((module, f)),
+                _ => None,
+            },
+            _ => None,
         }
-        None
     }
 
     /// Whether a local type has a hand-written `impl Default`.
@@ -373,27 +456,12 @@ impl Crate {
         name: &str,
         trait_name: &str,
     ) -> Option<(&Module, &syn::ItemImpl)> {
-        for m in &self.modules {
-            for item in &m.items {
-                let syn::Item::Impl(imp) = item else { continue };
-                let Some((_, trait_path, _)) = &imp.trait_ else {
-                    continue;
-                };
-                if trait_path
-                    .segments
-                    .last()
-                    .is_none_or(|s| s.ident != trait_name)
-                {
-                    continue;
-                }
-                if let syn::Type::Path(p) = imp.self_ty.as_ref()
-                    && p.path.segments.last().is_some_and(|s| s.ident == name)
-                {
-                    return Some((m, imp));
-                }
-            }
+        let &(m, i) = self.impls.traits.get(trait_name)?.get(name)?;
+        let module = &self.modules[m];
+        match &module.items[i] {
+            syn::Item::Impl(imp) => Some((module, imp)),
+            _ => None,
         }
-        None
     }
 
     /// The value expression of a `const` or `static` of this crate that
@@ -423,18 +491,21 @@ impl Crate {
             if let Some(expr) = find_const(module, last) {
                 return Some((module, expr));
             }
-            if let Some(target) = find_import(module, last) {
+            if let Some(target) = module.index.imports.get(last.as_str()) {
                 return self
-                    .is_local_path(module, &target)
-                    .then(|| self.const_in(module, &target, depth + 1))
+                    .is_local_path(module, target)
+                    .then(|| self.const_in(module, target, depth + 1))
                     .flatten();
             }
-            return glob_imports(module)
-                .into_iter()
+            return module
+                .index
+                .globs
+                .iter()
                 .filter(|g| self.is_local_path(module, g))
-                .find_map(|mut glob| {
-                    glob.push(last.clone());
-                    self.const_in(module, &glob, depth + 1)
+                .find_map(|glob| {
+                    let mut full = glob.clone();
+                    full.push(last.clone());
+                    self.const_in(module, &full, depth + 1)
                 });
         }
         if let Some(target) = self.module_in(module, parent, depth) {
@@ -507,7 +578,7 @@ impl Crate {
                 if self.by_path.contains_key(&child) {
                     child
                 } else {
-                    let mut target = find_import(module, name)?;
+                    let mut target = module.index.imports.get(name)?.clone();
                     if !self.is_local_path(module, &target) {
                         return None;
                     }
@@ -547,95 +618,63 @@ const PRELUDE_TYPES: &[&str] = &[
     "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64",
 ];
 
-fn find_type_item<'a>(module: &'a Module, name: &str) -> Option<&'a syn::Item> {
-    module.items.iter().find(|item| match item {
-        syn::Item::Struct(s) => s.ident == name,
-        syn::Item::Enum(e) => e.ident == name,
-        syn::Item::Type(t) => t.ident == name,
-        _ => false,
-    })
-}
-
-/// The full path a `use` in `module` binds to `name`, if any.
-fn find_import(module: &Module, name: &str) -> Option<Vec<String>> {
-    for item in &module.items {
-        if let syn::Item::Use(u) = item {
-            let mut prefix = Vec::new();
-            if let Some(found) = find_in_use_tree(&u.tree, &mut prefix, name) {
-                return Some(found);
+/// The index of one module's items.
+fn index_module(items: &[syn::Item]) -> ModuleIndex {
+    let mut index = ModuleIndex::default();
+    for (i, item) in items.iter().enumerate() {
+        let ident = match item {
+            syn::Item::Struct(s) => &s.ident,
+            syn::Item::Enum(e) => &e.ident,
+            syn::Item::Type(t) => &t.ident,
+            syn::Item::Fn(f) => {
+                index.fns.entry(f.sig.ident.to_string()).or_insert(i);
+                continue;
             }
-        }
+            syn::Item::Use(u) => {
+                index_use_tree(&u.tree, &mut Vec::new(), &mut index);
+                continue;
+            }
+            _ => continue,
+        };
+        index.types.entry(ident.to_string()).or_insert(i);
     }
-    None
+    index
 }
 
-fn find_in_use_tree(
-    tree: &syn::UseTree,
-    prefix: &mut Vec<String>,
-    name: &str,
-) -> Option<Vec<String>> {
+/// Records the names a `use` tree binds, and its globs.
+fn index_use_tree(tree: &syn::UseTree, prefix: &mut Vec<String>, index: &mut ModuleIndex) {
     match tree {
         syn::UseTree::Path(p) => {
             prefix.push(p.ident.to_string());
-            let found = find_in_use_tree(&p.tree, prefix, name);
+            index_use_tree(&p.tree, prefix, index);
             prefix.pop();
-            found
         }
         syn::UseTree::Name(n) => {
-            if n.ident == name {
+            // `use a::b::{self}` binds `b` to `a::b`.
+            let (name, full) = if n.ident == "self" {
+                let Some(last) = prefix.last() else { return };
+                (last.clone(), prefix.clone())
+            } else {
                 let mut full = prefix.clone();
                 full.push(n.ident.to_string());
-                Some(full)
-            } else if n.ident == "self" && prefix.last().is_some_and(|l| l == name) {
-                Some(prefix.clone())
-            } else {
-                None
-            }
+                (n.ident.to_string(), full)
+            };
+            index.imports.entry(name).or_insert(full);
         }
         syn::UseTree::Rename(r) => {
-            if r.rename == name {
-                let mut full = prefix.clone();
-                if r.ident != "self" {
-                    full.push(r.ident.to_string());
-                }
-                Some(full)
-            } else {
-                None
+            let mut full = prefix.clone();
+            if r.ident != "self" {
+                full.push(r.ident.to_string());
+            }
+            index.imports.entry(r.rename.to_string()).or_insert(full);
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                index_use_tree(t, prefix, index);
             }
         }
-        syn::UseTree::Group(g) => g
-            .items
-            .iter()
-            .find_map(|t| find_in_use_tree(t, prefix, name)),
-        syn::UseTree::Glob(_) => None,
+        syn::UseTree::Glob(_) => index.globs.push(prefix.clone()),
     }
-}
-
-/// The paths a module glob-imports (`use a::b::*;` gives `["a", "b"]`).
-fn glob_imports(module: &Module) -> Vec<Vec<String>> {
-    fn walk(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-        match tree {
-            syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                walk(&p.tree, prefix, out);
-                prefix.pop();
-            }
-            syn::UseTree::Glob(_) => out.push(prefix.clone()),
-            syn::UseTree::Group(g) => {
-                for t in &g.items {
-                    walk(t, prefix, out);
-                }
-            }
-            syn::UseTree::Name(_) | syn::UseTree::Rename(_) => {}
-        }
-    }
-    let mut out = Vec::new();
-    for item in &module.items {
-        if let syn::Item::Use(u) = item {
-            walk(&u.tree, &mut Vec::new(), &mut out);
-        }
-    }
-    out
 }
 
 /// The module path of a file under `src/` by Rust's default layout:

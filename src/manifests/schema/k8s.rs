@@ -9,6 +9,8 @@
 //! rsop's build does not compile k8s-openapi; the test at the end of this
 //! file checks the pinned version against the real crate.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::Read as _;
 use std::sync::OnceLock;
 
@@ -140,7 +142,21 @@ impl Table {
     /// `k8s_openapi::api::core::v1::PodSpec`), or `None` when this version
     /// has no such type.
     pub fn schema(self, path: &str) -> Option<Value> {
-        Some(self.inline(self.raw_type(path)?, 0))
+        // Kinds embed the same types again and again (a `Condition` in every
+        // status): each is parsed and inlined once per thread, then copied.
+        thread_local! {
+            static INLINED: RefCell<HashMap<(usize, String), Option<Value>>> =
+                RefCell::new(HashMap::new());
+        }
+        INLINED.with(|cache| {
+            let key = (self.index, path.to_string());
+            if let Some(found) = cache.borrow().get(&key) {
+                return found.clone();
+            }
+            let found = self.raw_type(path).map(|raw| self.inline(raw, 0));
+            cache.borrow_mut().insert(key, found.clone());
+            found
+        })
     }
 
     /// Every recorded type path, for messages.

@@ -176,6 +176,27 @@ impl Slot {
         }
     }
 
+    /// Whether kube parses the subschema in this slot as a typed schema (a
+    /// node with an unparsable one there is left alone), rather than keeping
+    /// it as an opaque value.
+    fn is_parsed_by_kube(&self) -> bool {
+        let keyword = match self {
+            Slot::Keyword(k) | Slot::Element(k, _) | Slot::Entry(k, _) => k.as_str(),
+        };
+        matches!(
+            keyword,
+            "anyOf"
+                | "oneOf"
+                | "items"
+                | "additionalItems"
+                | "contains"
+                | "additionalProperties"
+                | "propertyNames"
+                | "properties"
+                | "patternProperties"
+        )
+    }
+
     fn pointer(&self, parent: &str) -> String {
         match self {
             Slot::Keyword(keyword) => format!("{parent}/{}", escape_pointer(keyword)),
@@ -260,21 +281,6 @@ fn for_each_subschema(schema: &mut Value, transform: fn(&mut Value)) {
             transform(child);
         }
     }
-}
-
-/// [`for_each_subschema`] for a fallible transform that needs to know where it is.
-fn try_for_each_subschema(
-    schema: &mut Value,
-    pointer: &str,
-    transform: fn(&mut Value, &str) -> Result<(), TransformError>,
-) -> Result<(), TransformError> {
-    for slot in subschema_slots(schema) {
-        let child_pointer = slot.pointer(pointer);
-        if let Some(child) = slot.get_mut(schema) {
-            transform(child, &child_pointer)?;
-        }
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -813,14 +819,127 @@ const PRESERVE_UNKNOWN_FIELDS: &str = "x-kubernetes-preserve-unknown-fields";
 /// (rejected by the API server) is dropped. The typed round trip also sorts `required`. A node kube
 /// cannot parse is left as it is.
 fn structural_schema_rewriter(schema: &mut Value, pointer: &str) -> Result<(), TransformError> {
-    try_for_each_subschema(schema, pointer, structural_schema_rewriter)?;
-    let Some(map) = schema.as_object() else {
-        return Ok(());
-    };
-    let Some(mut node) = parse_kube_schema_object(map) else {
-        return Ok(());
-    };
+    rewrite_structural(schema, pointer).map(|_| ())
+}
 
+/// [`structural_schema_rewriter`] on one node, after its subschemas; returns
+/// whether the node, as rewritten, is a schema kube can parse.
+///
+/// kube rewrites a node by parsing its whole subtree into typed schemas and
+/// serializing it back, and does so at every level: done literally, that
+/// costs the size of the subtree times its depth, which shows on deep
+/// schemas such as an inlined `PodTemplateSpec`. A rewritten subschema is
+/// already in the form that round trip gives, so when no variants are to be
+/// hoisted (no `oneOf`/`anyOf`) the subschemas are set aside while the node
+/// itself goes through the round trip, then put back unchanged. A node with
+/// a subschema kube cannot parse is left as it is, as kube leaves it.
+fn rewrite_structural(schema: &mut Value, pointer: &str) -> Result<bool, TransformError> {
+    let mut typed_children_parse = true;
+    for slot in subschema_slots(schema) {
+        let child_pointer = slot.pointer(pointer);
+        if let Some(child) = slot.get_mut(schema) {
+            let parses = rewrite_structural(child, &child_pointer)?;
+            typed_children_parse &= parses || !slot.is_parsed_by_kube();
+        }
+    }
+    let Some(map) = schema.as_object_mut() else {
+        // A boolean schema.
+        return Ok(true);
+    };
+    if map.contains_key("oneOf") || map.contains_key("anyOf") {
+        let Some(node) = parse_kube_schema_object(map) else {
+            return Ok(false);
+        };
+        *schema = rewrite_node(node, pointer)?.to_value();
+        return Ok(true);
+    }
+    if !typed_children_parse {
+        return Ok(false);
+    }
+    let set_aside = set_aside_subschemas(map);
+    let Some(node) = parse_kube_schema_object(map) else {
+        put_back(map, set_aside);
+        return Ok(false);
+    };
+    let mut rewritten = rewrite_node(node, pointer)?.to_value();
+    let out = rewritten
+        .as_object_mut()
+        .expect("a schema object serializes to an object");
+    put_back(out, set_aside);
+    *schema = rewritten;
+    Ok(true)
+}
+
+/// Takes the object subschemas out of a schema object, leaving `{}` (or,
+/// where kube keeps the value as it is, `null`) in their place: the round
+/// trip of the node treats those as it treats the real ones.
+fn set_aside_subschemas(map: &mut Map<String, Value>) -> Vec<(Slot, Value)> {
+    let mut out = Vec::new();
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            "additionalItems" | "contains" | "additionalProperties" | "propertyNames"
+                if value.is_object() =>
+            {
+                let taken = std::mem::replace(value, Value::Object(Map::new()));
+                out.push((Slot::Keyword(key.clone()), taken));
+            }
+            "items" => match value {
+                Value::Object(_) => {
+                    let taken = std::mem::replace(value, Value::Object(Map::new()));
+                    out.push((Slot::Keyword(key.clone()), taken));
+                }
+                Value::Array(elements) => {
+                    for (index, element) in elements.iter_mut().enumerate() {
+                        if element.is_object() {
+                            let taken = std::mem::replace(element, Value::Object(Map::new()));
+                            out.push((Slot::Element(key.clone(), index), taken));
+                        }
+                    }
+                }
+                _ => {}
+            },
+            "properties" | "patternProperties" => {
+                if let Value::Object(entries) = value {
+                    for (name, entry) in entries.iter_mut() {
+                        if entry.is_object() {
+                            let taken = std::mem::replace(entry, Value::Object(Map::new()));
+                            out.push((Slot::Entry(key.clone(), name.clone()), taken));
+                        }
+                    }
+                }
+            }
+            // Copied as they are into the node's other keywords.
+            "not" | "if" | "then" | "else" | "allOf" | "prefixItems" | "$defs" | "definitions" => {
+                out.push((Slot::Keyword(key.clone()), value.take()));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn put_back(map: &mut Map<String, Value>, set_aside: Vec<(Slot, Value)>) {
+    for (slot, value) in set_aside {
+        let target = match &slot {
+            Slot::Keyword(keyword) => map.get_mut(keyword.as_str()),
+            Slot::Element(keyword, index) => map
+                .get_mut(keyword.as_str())
+                .and_then(|v| v.get_mut(*index)),
+            Slot::Entry(keyword, name) => map
+                .get_mut(keyword.as_str())
+                .and_then(|v| v.get_mut(name.as_str())),
+        };
+        if let Some(target) = target {
+            *target = value;
+        }
+    }
+}
+
+/// The rewrite of one parsed node (its subschemas already rewritten).
+fn rewrite_node(
+    mut node: KubeSchemaObject,
+    pointer: &str,
+) -> Result<KubeSchemaObject, TransformError> {
     if let Some(subschemas) = node.subschemas.as_mut() {
         if let Some(one_of) = subschemas.one_of.as_mut() {
             // Externally tagged enums are a `oneOf` of one-property objects.
@@ -877,8 +996,7 @@ fn structural_schema_rewriter(schema: &mut Value, pointer: &str) -> Result<(), T
         array.unique_items = None;
     }
 
-    *schema = node.to_value();
-    Ok(())
+    Ok(node)
 }
 
 /// kube-core `hoist_subschema_properties`: moves the properties and the type of object variants into
