@@ -1,9 +1,10 @@
 //! `macro_rules!` at item position, expanded the way rustc would for the
 //! macros operators write to declare several similar kinds: arms matched in
 //! order, fragments (`$name:ident`, `literal`, `ty`, `expr`, `path`, `tt`,
-//! ...), one level of `$(...)` repetition, `$crate`. What this cannot expand
-//! (nested repetitions, a fragment it cannot delimit, an invocation no arm
-//! matches) is reported by the macro's name and place, never guessed.
+//! ...), `$(...)` repetitions, `$crate`. What this cannot expand (a
+//! fragment it cannot delimit, an invocation no arm matches, an expansion
+//! that is not items) is reported by the macro's name and place when the
+//! macro declares a `CustomResource`, never guessed.
 
 use std::collections::HashMap;
 
@@ -307,7 +308,13 @@ fn match_seq(
                     Some(_) => None,
                     None => follow,
                 };
-                let inner_follow = sep.as_ref().or(after);
+                // A fragment at the end of a run ends where the separator,
+                // or else the next run, begins.
+                let first = match inner.first() {
+                    Some(Matcher::Token(t)) => Some(t),
+                    _ => None,
+                };
+                let inner_follow = sep.as_ref().or(first).or(after);
                 let mut runs = Vec::new();
                 loop {
                     if !runs.is_empty()

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 
 use super::diagnostics::{Diagnostic, Diagnostics, Location};
+use super::macros::Macros;
 use crate::{Error, Result};
 
 /// One parsed source file.
@@ -110,31 +111,112 @@ impl Crate {
         let mut paths = Vec::new();
         collect_rs_files(&src, &mut paths)?;
         paths.sort();
-        let mut krate = Crate::empty(crate_name);
+        let mut sources = Vec::with_capacity(paths.len());
         for full in paths {
             let rel = full.strip_prefix(root).unwrap_or(&full).to_path_buf();
             let text = std::fs::read_to_string(&full).map_err(|e| Error::io("read", &full, e))?;
-            let parsed = syn::parse_file(&text);
+            sources.push((rel, text));
+        }
+        Ok(Crate::parse(sources, crate_name, diagnostics, true))
+    }
+
+    /// Parses the files, expands the item macros that declare kinds, and
+    /// indexes the modules. `helpful` adds a `help:` to syntax errors.
+    fn parse(
+        sources: Vec<(PathBuf, String)>,
+        crate_name: Option<String>,
+        diagnostics: &mut Diagnostics,
+        helpful: bool,
+    ) -> Self {
+        let mut krate = Crate::empty(crate_name);
+        let mut parsed = Vec::with_capacity(sources.len());
+        for (rel, text) in sources {
+            let ast = syn::parse_file(&text);
             let file = krate.files.len();
-            let module_path = module_path_of(&rel);
             krate.files.push(SourceFile {
                 path: rel.clone(),
                 text,
             });
-            match parsed {
+            match ast {
                 Ok(ast) => {
-                    if let Some(path) = module_path {
-                        krate.add_module(path, file, ast.items);
+                    if let Some(path) = module_path_of(&rel) {
+                        parsed.push((path, file, ast.items));
                     }
                 }
-                Err(e) => diagnostics.push(
-                    Diagnostic::new(Location::of_span(&rel, e.span()), parse_message(&e))
-                        .with_help("fix the syntax error; rsop reads the sources as rustc would"),
-                ),
+                Err(e) => {
+                    let d = Diagnostic::new(Location::of_span(&rel, e.span()), parse_message(&e));
+                    diagnostics.push(if helpful {
+                        d.with_help("fix the syntax error; rsop reads the sources as rustc would")
+                    } else {
+                        d
+                    });
+                }
             }
         }
+        // `macro_rules!` definitions anywhere in the crate, expanded where
+        // they are invoked at item position.
+        let mut macros = Macros::default();
+        for (_, _, items) in &parsed {
+            macros.collect(items);
+        }
+        for (path, file, items) in parsed {
+            let items = if macros.is_empty() {
+                items
+            } else {
+                let mut problems = Vec::new();
+                let expanded = macros.expand(items, &mut problems);
+                for p in problems {
+                    diagnostics.push(
+                        Diagnostic::new(Location::of_span(&krate.files[file].path, p.span), p.message)
+                            .with_help("declare the kind with `#[derive(CustomResource)]` outside the macro, or keep to `macro_rules!` arms of fragments and `$(...)` repetitions, which rsop expands"),
+                    );
+                }
+                expanded
+            };
+            krate.add_module(path, file, items);
+        }
         krate.build_index();
-        Ok(krate)
+        krate.check_module_files(diagnostics);
+        krate
+    }
+
+    /// Reports each `mod x;` whose file rsop did not find under `src/`
+    /// (unless it is behind `#[cfg]` or placed with `#[path]`), so that its
+    /// types are not mistaken for another crate's.
+    fn check_module_files(&self, diagnostics: &mut Diagnostics) {
+        for module in &self.modules {
+            for item in &module.items {
+                let syn::Item::Mod(m) = item else { continue };
+                if m.content.is_some()
+                    || m.attrs
+                        .iter()
+                        .any(|a| a.path().is_ident("cfg") || a.path().is_ident("path"))
+                {
+                    continue;
+                }
+                let mut child = module.path.clone();
+                child.push(m.ident.to_string());
+                if self.by_path.contains_key(&child) {
+                    continue;
+                }
+                let file = &self.files[module.file].path;
+                let dir: PathBuf = std::iter::once("src".to_string())
+                    .chain(child.iter().cloned())
+                    .collect();
+                diagnostics.push(
+                    Diagnostic::new(
+                        Location::of_span(file, m.ident.span()),
+                        format!(
+                            "`mod {};` has no file: neither `{}.rs` nor `{}` exists",
+                            m.ident,
+                            dir.display(),
+                            dir.join("mod.rs").display()
+                        ),
+                    )
+                    .with_help("create the module's file, or remove the declaration"),
+                );
+            }
+        }
     }
 
     /// Builds a crate from in-memory sources (path relative to the project
@@ -144,28 +226,11 @@ impl Crate {
         crate_name: Option<String>,
         diagnostics: &mut Diagnostics,
     ) -> Self {
-        let mut krate = Crate::empty(crate_name);
-        for (path, text) in sources {
-            let rel = PathBuf::from(path);
-            let file = krate.files.len();
-            krate.files.push(SourceFile {
-                path: rel.clone(),
-                text: (*text).to_string(),
-            });
-            match syn::parse_file(text) {
-                Ok(ast) => {
-                    if let Some(path) = module_path_of(&rel) {
-                        krate.add_module(path, file, ast.items);
-                    }
-                }
-                Err(e) => diagnostics.push(Diagnostic::new(
-                    Location::of_span(&rel, e.span()),
-                    parse_message(&e),
-                )),
-            }
-        }
-        krate.build_index();
-        krate
+        let sources = sources
+            .iter()
+            .map(|(p, t)| (PathBuf::from(p), (*t).to_string()))
+            .collect();
+        Crate::parse(sources, crate_name, diagnostics, false)
     }
 
     fn empty(crate_name: Option<String>) -> Self {

@@ -271,6 +271,25 @@ const BAD: &[Bad] = &[
             "src/lib.rs:5:",
         ],
     },
+    Bad {
+        name: "missing module file",
+        source: "mod api;\n",
+        expect: &[
+            "`mod api;` has no file: neither `src/api.rs` nor `src/api/mod.rs` exists",
+            "src/lib.rs:5:5",
+            "create the module's file",
+        ],
+    },
+    Bad {
+        name: "kind macro rsop cannot expand",
+        source: "macro_rules! kinds {\n    ($spec:ident) => {\n        #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n        #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n        pub struct $spec { pub x: i32 }\n    };\n}\nkinds!(\"AppSpec\");\n",
+        expect: &[
+            "rsop cannot expand `kinds!` here",
+            "no arm of the macro matches this invocation",
+            "src/lib.rs:12:1",
+            "declare the kind with `#[derive(CustomResource)]` outside the macro",
+        ],
+    },
 ];
 
 #[test]

@@ -54,6 +54,25 @@ pub fn expr_str(expr: &Expr) -> Option<String> {
         },
         Expr::Group(g) => expr_str(&g.expr),
         Expr::Paren(p) => expr_str(&p.expr),
+        // `concat!` of literals, as macros write docs and names.
+        Expr::Macro(m) if m.mac.path.is_ident("concat") => {
+            let parts = m
+                .mac
+                .parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated)
+                .ok()?;
+            parts
+                .iter()
+                .map(|p| match p {
+                    Expr::Lit(l) => match &l.lit {
+                        Lit::Int(i) => Some(i.base10_digits().to_string()),
+                        Lit::Bool(b) => Some(b.value.to_string()),
+                        Lit::Char(c) => Some(c.value().to_string()),
+                        _ => expr_str(p),
+                    },
+                    _ => expr_str(p),
+                })
+                .collect()
+        }
         _ => None,
     }
 }

@@ -611,6 +611,10 @@ impl<'a> Builder<'a> {
         ty: &syn::Type,
         scope: &Scope<'a>,
     ) -> Option<(syn::Type, Scope<'a>)> {
+        // A type a macro passed as a fragment arrives in an invisible group.
+        if let syn::Type::Group(g) = ty {
+            return self.option_inner(&g.elem, scope);
+        }
         let syn::Type::Path(p) = ty else { return None };
         if p.qself.is_some() {
             return None;
