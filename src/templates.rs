@@ -61,14 +61,33 @@ impl Templates {
 
     /// Parses a tagged template into the engine, once.
     fn parse(&self, name: &str) -> Result<()> {
-        let mut tera = self.tera.borrow_mut();
+        let tera = self.tera.borrow_mut();
         if tera.get_template_names().any(|n| n == name) {
             return Ok(());
         }
         let Some(source) = self.tagged.get(name) else {
             return Ok(());
         };
-        tera.add_raw_template(name, source)
+        drop(tera);
+        // What it includes, imports or extends must be in the engine first,
+        // plain or tagged.
+        for other in referenced(source) {
+            if let Some(text) = self.plain.get(other) {
+                let mut tera = self.tera.borrow_mut();
+                if !tera.get_template_names().any(|n| n == other) {
+                    tera.add_raw_template(other, text)
+                        .map_err(|source| Error::Template {
+                            name: other.to_string(),
+                            source,
+                        })?;
+                }
+            } else {
+                self.parse(other)?;
+            }
+        }
+        self.tera
+            .borrow_mut()
+            .add_raw_template(name, source)
             .map_err(|source| Error::Template {
                 name: name.to_string(),
                 source,
@@ -106,6 +125,33 @@ impl Templates {
             Some((name, output))
         })
     }
+}
+
+/// The templates a source names in `{% include %}`, `{% import %}` and
+/// `{% extends %}` tags.
+fn referenced(source: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = source;
+    while let Some(start) = rest.find("{%") {
+        let Some(len) = rest[start..].find("%}") else {
+            break;
+        };
+        let tag =
+            rest[start + 2..start + len].trim_matches(|c: char| c == '-' || c.is_whitespace());
+        if let Some(arg) = ["include", "import", "extends"].iter().find_map(|k| {
+            tag.strip_prefix(k)
+                .filter(|a| a.starts_with(char::is_whitespace))
+        }) {
+            let arg = arg.trim_start();
+            if let Some(q) = arg.chars().next().filter(|c| *c == '"' || *c == '\'')
+                && let Some(end) = arg[1..].find(q)
+            {
+                out.push(&arg[1..=end]);
+            }
+        }
+        rest = &rest[start + len + 2..];
+    }
+    out
 }
 
 fn collect(dir: &'static Dir<'static>, out: &mut Vec<(&'static str, &'static str)>) {
@@ -146,6 +192,21 @@ mod tests {
     #[test]
     fn every_template_parses() {
         Templates::load().unwrap();
+    }
+
+    #[test]
+    fn included_templates_are_found_for_lazy_parsing() {
+        assert_eq!(
+            referenced(
+                "a {% include \"x/y.tera\" %} b {%- import 'm.tera' as m -%} {% if x %}{% endif %}"
+            ),
+            ["x/y.tera", "m.tera"]
+        );
+        let templates = Templates::load_dirs(&["create-api/"]).unwrap();
+        let names: Vec<&str> = templates.tagged.keys().copied().collect();
+        for name in names {
+            templates.parse(name).unwrap();
+        }
     }
 
     #[test]

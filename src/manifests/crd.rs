@@ -82,7 +82,8 @@ pub fn versions<'a>(
     derive_schemas: bool,
 ) -> Vec<Version> {
     let mut out = Vec::new();
-    for module in &krate.modules {
+    // A path dependency's kinds are that crate's to publish.
+    for module in krate.modules.iter().filter(|m| !Crate::is_dependency(m)) {
         for item in &module.items {
             if let syn::Item::Struct(s) = item
                 && derives_custom_resource(&s.attrs)

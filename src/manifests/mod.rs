@@ -207,7 +207,7 @@ fn generate_rest<'a>(
     let crds = crd::merge(versions, &mut found);
 
     let mut rules = Vec::new();
-    for file in &krate.files {
+    for file in krate.files.iter().filter(|f| !f.dependency) {
         rules.extend(rbac::parse_markers(&file.path, &file.text, &mut found));
     }
     for d in found {

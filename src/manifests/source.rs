@@ -28,6 +28,9 @@ pub struct SourceFile {
     /// Path relative to the project root, for messages (`src/api/v1/app.rs`).
     pub path: PathBuf,
     pub text: String,
+    /// The file belongs to a path dependency (a sibling workspace crate),
+    /// read for its types only: its kinds and markers are that crate's.
+    pub dependency: bool,
 }
 
 /// A module: its path from the crate root and the items declared in it.
@@ -80,7 +83,14 @@ pub struct Crate {
     pub modules: Vec<Module>,
     by_path: HashMap<Vec<String>, usize>,
     impls: ImplIndex,
+    /// The path dependencies read with the crate, by the name code uses
+    /// for them; their modules live under the path `[DEPENDENCY, name]`.
+    dependencies: Vec<String>,
 }
+
+/// The first segment of a path dependency's modules: not an identifier, so
+/// it never meets a name from the sources.
+const DEPENDENCY: &str = "::";
 
 /// Where a name was found.
 #[derive(Debug, Clone, Copy)]
@@ -115,31 +125,60 @@ impl Crate {
         for full in paths {
             let rel = full.strip_prefix(root).unwrap_or(&full).to_path_buf();
             let text = std::fs::read_to_string(&full).map_err(|e| Error::io("read", &full, e))?;
-            sources.push((rel, text));
+            let module = module_path_of(&rel);
+            sources.push((rel, text, module));
         }
-        Ok(Crate::parse(sources, crate_name, diagnostics, true))
+        let dependencies = path_dependencies(root)?;
+        let mut names = Vec::new();
+        for (name, dir) in &dependencies {
+            let mut paths = Vec::new();
+            collect_rs_files(&dir.join("src"), &mut paths)?;
+            paths.sort();
+            for full in paths {
+                let within = full.strip_prefix(dir).unwrap_or(&full).to_path_buf();
+                let Some(mut module) = module_path_of(&within) else {
+                    continue;
+                };
+                // A dependency is read as a library: its binary's root is not.
+                if within == Path::new("src/main.rs") {
+                    continue;
+                }
+                module.splice(0..0, [DEPENDENCY.to_string(), name.clone()]);
+                let shown = pathdiff::diff_paths(&full, root).unwrap_or(full.clone());
+                let text =
+                    std::fs::read_to_string(&full).map_err(|e| Error::io("read", &full, e))?;
+                sources.push((shown, text, Some(module)));
+            }
+            names.push(name.clone());
+        }
+        let mut krate = Crate::parse(sources, crate_name, diagnostics, true, &names);
+        krate.dependencies = names;
+        Ok(krate)
     }
 
     /// Parses the files, expands the item macros that declare kinds, and
     /// indexes the modules. `helpful` adds a `help:` to syntax errors.
     fn parse(
-        sources: Vec<(PathBuf, String)>,
+        sources: Vec<(PathBuf, String, Option<Vec<String>>)>,
         crate_name: Option<String>,
         diagnostics: &mut Diagnostics,
         helpful: bool,
+        dependencies: &[String],
     ) -> Self {
         let mut krate = Crate::empty(crate_name);
+        krate.dependencies = dependencies.to_vec();
         let mut parsed = Vec::with_capacity(sources.len());
-        for (rel, text) in sources {
+        for (rel, text, module) in sources {
             let ast = syn::parse_file(&text);
             let file = krate.files.len();
             krate.files.push(SourceFile {
                 path: rel.clone(),
                 text,
+                dependency: module.as_ref().is_some_and(|m| is_dependency_path(m)),
             });
             match ast {
                 Ok(ast) => {
-                    if let Some(path) = module_path_of(&rel) {
+                    if let Some(path) = module {
                         parsed.push((path, file, ast.items));
                     }
                 }
@@ -228,9 +267,13 @@ impl Crate {
     ) -> Self {
         let sources = sources
             .iter()
-            .map(|(p, t)| (PathBuf::from(p), (*t).to_string()))
+            .map(|(p, t)| {
+                let path = PathBuf::from(p);
+                let module = module_path_of(&path);
+                (path, (*t).to_string(), module)
+            })
             .collect();
-        Crate::parse(sources, crate_name, diagnostics, false)
+        Crate::parse(sources, crate_name, diagnostics, false, &[])
     }
 
     fn empty(crate_name: Option<String>) -> Self {
@@ -239,6 +282,7 @@ impl Crate {
             files: Vec::new(),
             modules: Vec::new(),
             by_path: HashMap::new(),
+            dependencies: Vec::new(),
             impls: ImplIndex::default(),
         }
     }
@@ -367,7 +411,7 @@ impl Crate {
         }
         visited.push((module.id, segments.to_vec()));
         match first {
-            "crate" => return self.resolve_from(&[], &segments[1..], visited),
+            "crate" => return self.resolve_from(&root_of(module), &segments[1..], visited),
             "self" => return self.resolve_from(&module.path, &segments[1..], visited),
             "super" => {
                 let mut base = module.path.clone();
@@ -428,7 +472,15 @@ impl Crate {
         if self.crate_name.as_deref() == Some(first) {
             return self.resolve_from(&[], &segments[1..], visited);
         }
+        if self.dependencies.iter().any(|d| d == first) {
+            return self.resolve_from(&dependency_root(first), &segments[1..], visited);
+        }
         None
+    }
+
+    /// Whether `module` belongs to a path dependency rather than the crate.
+    pub fn is_dependency(module: &Module) -> bool {
+        is_dependency_path(&module.path)
     }
 
     /// Whether a `use` path points into this crate.
@@ -437,6 +489,7 @@ impl Crate {
             Some("crate" | "self" | "super") => true,
             Some(first) => {
                 self.crate_name.as_deref() == Some(first)
+                    || self.dependencies.iter().any(|d| d == first)
                     || module.index.children.contains_key(first)
             }
             None => false,
@@ -468,6 +521,9 @@ impl Crate {
         if self.crate_name.as_deref() == Some(segments[0].as_str()) {
             return self.resolve_from(&[], &segments[1..], visited);
         }
+        if self.dependencies.contains(&segments[0]) {
+            return self.resolve_from(&dependency_root(&segments[0]), &segments[1..], visited);
+        }
         Some(Resolved::External(segments.to_vec()))
     }
 
@@ -481,7 +537,9 @@ impl Crate {
         let target = if parent.is_empty() {
             module
         } else if parent.first().map(String::as_str) == Some("crate") {
-            self.module(&parent[1..])?
+            let mut p = root_of(module);
+            p.extend(parent[1..].iter().cloned());
+            self.module(&p)?
         } else {
             let mut p = module.path.clone();
             p.extend(parent.iter().cloned());
@@ -623,7 +681,7 @@ impl Crate {
         }
         let (first, rest) = segments.split_first()?;
         let base: Vec<String> = match first.as_str() {
-            "crate" => Vec::new(),
+            "crate" => root_of(module),
             "self" => module.path.clone(),
             "super" => {
                 let mut base = module.path.clone();
@@ -637,6 +695,7 @@ impl Crate {
                 return self.module(&base);
             }
             name if self.crate_name.as_deref() == Some(name) => Vec::new(),
+            name if self.dependencies.iter().any(|d| d == name) => dependency_root(name),
             name => {
                 let mut child = module.path.clone();
                 child.push(name.to_string());
@@ -665,6 +724,114 @@ fn find_const<'a>(module: &'a Module, name: &str) -> Option<&'a syn::Expr> {
         syn::Item::Static(s) if s.ident == name => Some(s.expr.as_ref()),
         _ => None,
     })
+}
+
+/// The path of the crate root `module` belongs to: empty for the crate's
+/// own modules, `[DEPENDENCY, name]` for a path dependency's.
+fn root_of(module: &Module) -> Vec<String> {
+    if is_dependency_path(&module.path) {
+        module.path[..2].to_vec()
+    } else {
+        Vec::new()
+    }
+}
+
+fn is_dependency_path(path: &[String]) -> bool {
+    path.first().is_some_and(|p| p == DEPENDENCY)
+}
+
+fn dependency_root(name: &str) -> Vec<String> {
+    vec![DEPENDENCY.to_string(), name.to_string()]
+}
+
+/// The crate's path dependencies (`foo = { path = ".." }`, or
+/// `foo = { workspace = true }` where the workspace gives a path), and
+/// theirs in turn, as (the name code uses, directory). A sibling workspace
+/// crate's types are read from its sources like the crate's own.
+fn path_dependencies(root: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let mut out: Vec<(String, PathBuf)> = Vec::new();
+    let mut queue = vec![root.to_path_buf()];
+    let mut seen = vec![std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())];
+    while let Some(dir) = queue.pop() {
+        let Some(doc) = manifest(&dir.join("Cargo.toml"))? else {
+            continue;
+        };
+        let workspace = workspace_dependencies(&dir)?;
+        let Some(deps) = doc
+            .get("dependencies")
+            .and_then(toml_edit::Item::as_table_like)
+        else {
+            continue;
+        };
+        for (key, spec) in deps.iter() {
+            let Some(spec) = spec.as_table_like() else {
+                continue;
+            };
+            let path = match spec.get("path").and_then(toml_edit::Item::as_str) {
+                Some(p) => Some(dir.join(p)),
+                None if spec.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true) => {
+                    workspace.get(key).cloned()
+                }
+                None => None,
+            };
+            let Some(path) = path else { continue };
+            let canonical = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if seen.contains(&canonical) || out.len() >= 64 {
+                continue;
+            }
+            seen.push(canonical);
+            // Code names a dependency by its key, or by its library's name
+            // when the key is not a rename.
+            let lib = manifest(&path.join("Cargo.toml"))?
+                .and_then(|d| d.get("lib")?.get("name")?.as_str().map(str::to_string));
+            let name = match (spec.get("package"), lib) {
+                (None, Some(lib)) => lib,
+                _ => key.to_string(),
+            }
+            .replace('-', "_");
+            out.push((name, path.clone()));
+            queue.push(path);
+        }
+    }
+    Ok(out)
+}
+
+fn manifest(path: &Path) -> Result<Option<toml_edit::DocumentMut>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text.parse().ok()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io("read", path, e)),
+    }
+}
+
+/// `[workspace.dependencies]` entries with a path, of the workspace above
+/// `dir` (the first manifest upward with a `[workspace]` table).
+fn workspace_dependencies(dir: &Path) -> Result<HashMap<String, PathBuf>> {
+    let mut out = HashMap::new();
+    let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for ancestor in start.ancestors() {
+        let Some(doc) = manifest(&ancestor.join("Cargo.toml"))? else {
+            continue;
+        };
+        let Some(workspace) = doc.get("workspace") else {
+            continue;
+        };
+        if let Some(deps) = workspace
+            .get("dependencies")
+            .and_then(toml_edit::Item::as_table_like)
+        {
+            for (key, spec) in deps.iter() {
+                if let Some(p) = spec
+                    .as_table_like()
+                    .and_then(|t| t.get("path")?.as_str().map(str::to_string))
+                {
+                    out.insert(key.to_string(), ancestor.join(p));
+                }
+            }
+        }
+        break;
+    }
+    Ok(out)
 }
 
 /// syn's message, with its lexer failure made readable.

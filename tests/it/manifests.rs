@@ -485,3 +485,61 @@ fn the_kube_attribute_grammar_follows_the_projects_kube_derive() {
         panic!("{problems}");
     }
 }
+
+/// A path dependency (a sibling workspace crate) is read for its types:
+/// the crate's kind embeds one statically, and the dependency's own kinds
+/// and RBAC markers stay that crate's.
+#[test]
+fn path_dependencies_are_read_for_their_types_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"op\", \"api\"]\n\n[workspace.dependencies]\napi-types = { path = \"api\" }\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("api/src")).unwrap();
+    std::fs::write(
+        root.join("api/Cargo.toml"),
+        "[package]\nname = \"api-types\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("api/src/lib.rs"),
+        format!(
+            "{KIND_HEAD}// +rsop:rbac:groups=other.io,resources=things,verbs=get\n\
+             pub const MAX: i32 = 9;\n\
+             #[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             pub struct Shared {{ #[schemars(range(max = crate::MAX))] pub n: i32 }}\n\
+             #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"other.io\", version = \"v1\", kind = \"Other\")]\n\
+             pub struct OtherSpec {{ pub x: i32 }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("op/src")).unwrap();
+    std::fs::write(
+        root.join("op/Cargo.toml"),
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\n\n[dependencies]\napi-types = { workspace = true }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("op/src/lib.rs"),
+        format!(
+            "{KIND_HEAD}#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
+             pub struct AppSpec {{ pub shared: api_types::Shared }}\n"
+        ),
+    )
+    .unwrap();
+    rsop(&root.join("op"), &["manifests", "--static"]).success();
+    let crds: Vec<_> = std::fs::read_dir(root.join("op/config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(crds, ["a.io_apps.yaml"]);
+    let crd = std::fs::read_to_string(root.join("op/config/crd/bases/a.io_apps.yaml")).unwrap();
+    assert!(crd.contains("maximum: 9.0"), "{crd}");
+    let role = std::fs::read_to_string(root.join("op/config/rbac/role.yaml")).unwrap();
+    assert!(!role.contains("other.io"), "{role}");
+}
