@@ -77,7 +77,39 @@ pub fn const_expr_in(
             Value::Bool(b) => Some(Value::Bool(!b)),
             _ => None,
         },
-        Expr::Binary(b) => binary(&b.op, &eval(&b.left)?, &eval(&b.right)?),
+        Expr::Binary(b) => {
+            let (left, right) = (eval(&b.left)?, eval(&b.right)?);
+            match b.op {
+                // Values of any kind compare as their serializations do.
+                syn::BinOp::Eq(_) if !matches!(left, Value::Number(_)) => {
+                    Some(Value::Bool(left == right))
+                }
+                syn::BinOp::Ne(_) if !matches!(left, Value::Number(_)) => {
+                    Some(Value::Bool(left != right))
+                }
+                _ => binary(&b.op, &left, &right),
+            }
+        }
+        Expr::MethodCall(m)
+            if m.args.is_empty()
+                && matches!(
+                    m.method.to_string().as_str(),
+                    "is_empty" | "is_none" | "is_some" | "len"
+                ) =>
+        {
+            let v = eval(&m.receiver)?;
+            Some(match (m.method.to_string().as_str(), &v) {
+                ("is_none", _) => Value::Bool(v.is_null()),
+                ("is_some", _) => Value::Bool(!v.is_null()),
+                ("is_empty", Value::String(s)) => Value::Bool(s.is_empty()),
+                ("is_empty", Value::Array(a)) => Value::Bool(a.is_empty()),
+                ("is_empty", Value::Object(o)) => Value::Bool(o.is_empty()),
+                ("len", Value::String(s)) => Value::from(s.len()),
+                ("len", Value::Array(a)) => Value::from(a.len()),
+                ("len", Value::Object(o)) => Value::from(o.len()),
+                _ => return None,
+            })
+        }
         Expr::Cast(c) => cast(eval(&c.expr)?, &c.ty),
         Expr::Path(p) if p.path.is_ident("None") => Some(Value::Null),
         Expr::Path(p) => std_constant(&p.path).or_else(|| resolve(&p.path)),
@@ -698,11 +730,13 @@ impl<'a> Builder<'a> {
             (None, None) => return None,
         }?;
         if let Some(pred) = &fattrs.skip_serializing_if {
-            match skip_predicate(pred, &value) {
+            let skip = skip_predicate(pred, &value)
+                .or_else(|| self.crate_predicate(pred, &value, &field.ty, scope, path));
+            match skip {
                 Some(true) => return None,
                 Some(false) => {}
                 None => {
-                    self.unsupported(scope.module, field.span(), format!("rsop cannot evaluate `skip_serializing_if = \"{pred}\"` on the default value"), "use `Option::is_none`, `Vec::is_empty`, `String::is_empty` or a map's `is_empty`", path);
+                    self.unsupported(scope.module, field.span(), format!("rsop cannot evaluate `skip_serializing_if = \"{pred}\"` on the default value"), "use `Option::is_none`, `Vec::is_empty`, `String::is_empty`, a map's `is_empty`, or a function of this crate comparing its argument with a constant or `T::default()`", path);
                     return None;
                 }
             }
@@ -1227,6 +1261,53 @@ impl<'a> Builder<'a> {
             .iter()
             .find(|fv| matches!(&fv.member, syn::Member::Named(n) if n == ident))?;
         self.typed_value(&fv.expr, module, &field.ty, scope, 0, path)
+    }
+
+    /// `skip_serializing_if = "path"` naming a one-argument function of this
+    /// crate whose body compares its argument (`*v == 0`,
+    /// `*v == T::default()`, `v.is_empty()`, `!v`): applied to the value.
+    fn crate_predicate(
+        &mut self,
+        pred: &str,
+        value: &Value,
+        ty: &syn::Type,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Option<bool> {
+        let segments: Vec<String> = pred.split("::").map(|s| s.trim().to_string()).collect();
+        let (module, f) = self.krate.resolve_fn(scope.module, &segments)?;
+        let [syn::FnArg::Typed(arg)] = f.sig.inputs.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let syn::Pat::Ident(param) = arg.pat.as_ref() else {
+            return None;
+        };
+        let [syn::Stmt::Expr(body, None)] = f.block.stmts.as_slice() else {
+            return None;
+        };
+        let default = self.type_default(ty, scope, f.sig.ident.span(), path);
+        let param = param.ident.to_string();
+        let outcome = const_expr_in(body, &mut |p| {
+            if p.is_ident(&param) {
+                return Some(value.clone());
+            }
+            if p.segments.last().is_some_and(|s| s.ident == "default") {
+                return default.clone();
+            }
+            value_in(
+                self.krate,
+                module,
+                &Expr::Path(syn::ExprPath {
+                    attrs: Vec::new(),
+                    qself: None,
+                    path: p.clone(),
+                }),
+            )
+        });
+        match outcome {
+            Some(Value::Bool(b)) => Some(b),
+            _ => None,
+        }
     }
 
     /// `default = "path"`: a function of this crate whose body is a literal.
