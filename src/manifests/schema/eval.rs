@@ -48,11 +48,9 @@ pub fn const_expr(e: &Expr) -> Option<Value> {
 }
 
 /// [`const_expr`], with `resolve` giving the value of a path that is not a
-/// std constant (a `const` or `static` of the crate).
-pub fn const_expr_in(
-    e: &Expr,
-    resolve: &mut dyn FnMut(&syn::Path) -> Option<Value>,
-) -> Option<Value> {
+/// std constant (a `const` or `static` of the crate) and of a call to a
+/// function it does not know (one of the crate's); it gets the expression.
+pub fn const_expr_in(e: &Expr, resolve: &mut dyn FnMut(&Expr) -> Option<Value>) -> Option<Value> {
     let mut eval = |e: &Expr| const_expr_in(e, resolve);
     match e {
         Expr::Lit(l) => literal(&l.lit),
@@ -112,7 +110,7 @@ pub fn const_expr_in(
         }
         Expr::Cast(c) => cast(eval(&c.expr)?, &c.ty),
         Expr::Path(p) if p.path.is_ident("None") => Some(Value::Null),
-        Expr::Path(p) => std_constant(&p.path).or_else(|| resolve(&p.path)),
+        Expr::Path(p) => std_constant(&p.path).or_else(|| resolve(e)),
         Expr::Tuple(t) => t
             .elems
             .iter()
@@ -159,10 +157,8 @@ pub fn const_expr_in(
                     a @ Value::Array(_) => Some(a),
                     _ => None,
                 },
-                // A function of the crate without arguments, such as another
-                // default function.
-                (_, _, []) => resolve(&func.path),
-                _ => None,
+                // A function of the crate, such as another default function.
+                _ => resolve(e),
             }
         }
         Expr::MethodCall(m)
@@ -228,6 +224,48 @@ pub fn const_expr_in(
             (n <= 4096).then(|| Value::Array(vec![item; n]))
         }
         Expr::Block(b) => block_value_in(&b.block, resolve),
+        // Conditions on constants.
+        Expr::If(i) => {
+            let Value::Bool(cond) = eval(&i.cond)? else {
+                return None;
+            };
+            if cond {
+                block_value_in(&i.then_branch, resolve)
+            } else {
+                const_expr_in(i.else_branch.as_ref().map(|(_, e)| e.as_ref())?, resolve)
+            }
+        }
+        Expr::Match(m) => {
+            let scrutinee = eval(&m.expr)?;
+            for arm in &m.arms {
+                if arm.guard.is_some() {
+                    return None;
+                }
+                if pattern_matches(&arm.pat, &scrutinee)? {
+                    return eval(&arm.body);
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Whether a literal, wildcard or `|` pattern matches `value`; `None` for
+/// patterns rsop does not evaluate (bindings, paths, structs).
+fn pattern_matches(pat: &syn::Pat, value: &Value) -> Option<bool> {
+    match pat {
+        syn::Pat::Wild(_) => Some(true),
+        syn::Pat::Lit(l) => Some(literal(&l.lit)? == *value),
+        syn::Pat::Or(o) => {
+            for case in &o.cases {
+                if pattern_matches(case, value)? {
+                    return Some(true);
+                }
+            }
+            Some(false)
+        }
+        syn::Pat::Paren(p) => pattern_matches(&p.pat, value),
         _ => None,
     }
 }
@@ -412,42 +450,84 @@ pub fn value_in(krate: &Crate, module: &Module, e: &Expr) -> Option<Value> {
 }
 
 fn value_at_depth(krate: &Crate, module: &Module, e: &Expr, depth: usize) -> Option<Value> {
-    const_expr_in(e, &mut |path| {
+    value_with(krate, module, e, depth, &[])
+}
+
+/// [`value_in`] with the arguments of the function being evaluated bound
+/// (`params`).
+fn value_with(
+    krate: &Crate,
+    module: &Module,
+    e: &Expr,
+    depth: usize,
+    params: &[(String, Value)],
+) -> Option<Value> {
+    const_expr_in(e, &mut |named| {
         if depth >= 16 {
             return None;
         }
-        if let Some((m, expr)) = krate.resolve_const(module, path) {
-            return value_at_depth(krate, m, expr, depth + 1);
-        }
+        let (path, args) = match named {
+            Expr::Path(p) => {
+                if let Some(name) = p.path.get_ident()
+                    && let Some((_, v)) = params.iter().find(|(n, _)| name == n)
+                {
+                    return Some(v.clone());
+                }
+                if let Some((m, expr)) = krate.resolve_const(module, &p.path) {
+                    return value_at_depth(krate, m, expr, depth + 1);
+                }
+                (&p.path, Vec::new())
+            }
+            Expr::Call(c) => {
+                let Expr::Path(f) = c.func.as_ref() else {
+                    return None;
+                };
+                let args = c
+                    .args
+                    .iter()
+                    .map(|a| value_with(krate, module, a, depth, params))
+                    .collect::<Option<Vec<_>>>()?;
+                (&f.path, args)
+            }
+            _ => return None,
+        };
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        if let Some((m, f)) = krate.resolve_fn(module, &segments) {
-            return block_at_depth(krate, m, &f.block, depth + 1);
-        }
-        if let [ty, name] = segments.as_slice()
+        let (m, sig, block) = if let Some((m, f)) = krate.resolve_fn(module, &segments) {
+            (m, &f.sig, f.block.as_ref())
+        } else if let [ty, name] = segments.as_slice()
             && let Some((m, f)) = krate.resolve_assoc_fn(ty, name)
         {
-            return block_at_depth(krate, m, &f.block, depth + 1);
+            (m, &f.sig, &f.block)
+        } else {
+            return None;
+        };
+        // The arguments, bound to the parameters' names.
+        let names: Vec<String> = sig
+            .inputs
+            .iter()
+            .map(|input| match input {
+                syn::FnArg::Typed(t) => match t.pat.as_ref() {
+                    syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        if names.len() != args.len() {
+            return None;
         }
-        None
+        let bound: Vec<(String, Value)> = names.into_iter().zip(args).collect();
+        match block.stmts.as_slice() {
+            [syn::Stmt::Expr(body, None)] => value_with(krate, m, body, depth + 1, &bound),
+            _ => None,
+        }
     })
-}
-
-fn block_at_depth(
-    krate: &Crate,
-    module: &Module,
-    block: &syn::Block,
-    depth: usize,
-) -> Option<Value> {
-    match block.stmts.as_slice() {
-        [syn::Stmt::Expr(e, None)] => value_at_depth(krate, module, e, depth),
-        _ => None,
-    }
 }
 
 /// The value of a block whose only statement is an expression.
 fn block_value_in(
     block: &syn::Block,
-    resolve: &mut dyn FnMut(&syn::Path) -> Option<Value>,
+    resolve: &mut dyn FnMut(&Expr) -> Option<Value>,
 ) -> Option<Value> {
     match block.stmts.as_slice() {
         [syn::Stmt::Expr(e, None)] => const_expr_in(e, resolve),
@@ -1287,22 +1367,19 @@ impl<'a> Builder<'a> {
         };
         let default = self.type_default(ty, scope, f.sig.ident.span(), path);
         let param = param.ident.to_string();
-        let outcome = const_expr_in(body, &mut |p| {
-            if p.is_ident(&param) {
-                return Some(value.clone());
+        let outcome = const_expr_in(body, &mut |e| {
+            match e {
+                Expr::Path(p) if p.path.is_ident(&param) => return Some(value.clone()),
+                Expr::Call(c)
+                    if c.args.is_empty()
+                        && matches!(c.func.as_ref(), Expr::Path(p)
+                            if p.path.segments.last().is_some_and(|s| s.ident == "default")) =>
+                {
+                    return default.clone();
+                }
+                _ => {}
             }
-            if p.segments.last().is_some_and(|s| s.ident == "default") {
-                return default.clone();
-            }
-            value_in(
-                self.krate,
-                module,
-                &Expr::Path(syn::ExprPath {
-                    attrs: Vec::new(),
-                    qself: None,
-                    path: p.clone(),
-                }),
-            )
+            value_in(self.krate, module, e)
         });
         match outcome {
             Some(Value::Bool(b)) => Some(b),
@@ -1442,6 +1519,16 @@ mod tests {
         );
         assert_eq!(const_expr(&expr("[0; 3]")), Some(json!([0, 0, 0])));
         assert_eq!(
+            const_expr(&expr("if 2 > 1 { \"big\" } else { \"small\" }")),
+            Some(json!("big"))
+        );
+        assert_eq!(
+            const_expr(&expr(
+                "match \"b\" { \"a\" => 1, \"b\" | \"c\" => 2, _ => 3 }"
+            )),
+            Some(json!(2))
+        );
+        assert_eq!(
             const_expr(&expr("LazyLock::new(|| Regex::new(\"^[a-z]+$\").unwrap())")),
             Some(json!("^[a-z]+$"))
         );
@@ -1451,7 +1538,8 @@ mod tests {
             )),
             Some(json!("x"))
         );
-        let mut lookup = |p: &syn::Path| p.is_ident("MAX_LEN").then(|| json!(63));
+        let mut lookup =
+            |e: &Expr| matches!(e, Expr::Path(p) if p.path.is_ident("MAX_LEN")).then(|| json!(63));
         assert_eq!(
             const_expr_in(&expr("MAX_LEN - 10"), &mut lookup),
             Some(json!(53))

@@ -804,9 +804,41 @@ impl<'a> Builder<'a> {
                         };
                         Some(self.type_schema(&ty, scope, path))
                     }
+                    // Another schema function of the crate, given the generator.
+                    (_, 1) => {
+                        let segments: Vec<String> = func
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        match self.krate.resolve_fn(scope.module, &segments) {
+                            Some((m, f)) => self.schema_code(m, &f.block, path),
+                            None => eval::value_in(self.krate, scope.module, e),
+                        }
+                    }
                     _ => eval::value_in(self.krate, scope.module, e),
                 }
             }
+            // A condition on constants picks the branch.
+            Expr::If(i) => {
+                let Value::Bool(cond) = eval::value_in(self.krate, scope.module, &i.cond)? else {
+                    return None;
+                };
+                if cond {
+                    match i.then_branch.stmts.as_slice() {
+                        [syn::Stmt::Expr(b, None)] => self.schema_expr(b, scope, env, path),
+                        _ => None,
+                    }
+                } else {
+                    let (_, other) = i.else_branch.as_ref()?;
+                    self.schema_expr(other, scope, env, path)
+                }
+            }
+            Expr::Block(b) => match b.block.stmts.as_slice() {
+                [syn::Stmt::Expr(inner, None)] => self.schema_expr(inner, scope, env, path),
+                _ => None,
+            },
             Expr::Path(p) if p.path.get_ident().is_some() => {
                 let name = p.path.get_ident()?.to_string();
                 env.iter()
