@@ -348,55 +348,55 @@ fn rewrite_manifest(
 }
 
 fn absolutize_paths(item: &mut toml_edit::Item, dir: &Path, workspace_root: &Path) {
-    let fix = |value: &mut toml_edit::Value| {
-        if let Some(p) = value.as_str() {
-            let joined = dir.join(p);
-            let resolved = std::fs::canonicalize(&joined).unwrap_or(joined);
-            if Path::new(p).is_relative() && !resolved.starts_with(workspace_root) {
-                *value = toml_edit::Value::from(resolved.display().to_string());
-            }
-        }
-    };
-    match item {
-        toml_edit::Item::Table(table) => {
-            for (key, child) in table.iter_mut() {
-                if key == "path" {
-                    if let Some(v) = child.as_value_mut() {
-                        fix(v);
-                    }
-                } else {
-                    absolutize_paths(child, dir, workspace_root);
-                }
-            }
-        }
-        toml_edit::Item::Value(toml_edit::Value::InlineTable(table)) => {
-            for (key, v) in table.iter_mut() {
-                if key == "path" {
-                    fix(v);
-                } else if let toml_edit::Value::InlineTable(_) = v {
-                    let mut child = toml_edit::Item::Value(v.clone());
-                    absolutize_paths(&mut child, dir, workspace_root);
-                    if let toml_edit::Item::Value(new) = child {
-                        *v = new;
-                    }
-                }
-            }
-        }
-        toml_edit::Item::ArrayOfTables(tables) => {
-            for table in tables.iter_mut() {
-                for (key, child) in table.iter_mut() {
-                    if key == "path" {
-                        if let Some(v) = child.as_value_mut() {
-                            fix(v);
-                        }
-                    } else {
-                        absolutize_paths(child, dir, workspace_root);
-                    }
-                }
-            }
-        }
-        _ => {}
+    use toml_edit::visit_mut::{VisitMut, visit_table_like_kv_mut};
+
+    struct Paths<'p> {
+        dir: &'p Path,
+        workspace_root: &'p Path,
     }
+
+    impl VisitMut for Paths<'_> {
+        fn visit_table_like_kv_mut(
+            &mut self,
+            key: toml_edit::KeyMut<'_>,
+            node: &mut toml_edit::Item,
+        ) {
+            if key.get() == "path"
+                && let Some(value) = node.as_value_mut()
+                && let Some(p) = value.as_str()
+            {
+                let joined = self.dir.join(p);
+                let resolved = std::fs::canonicalize(&joined).unwrap_or_else(|_| lexical(&joined));
+                if Path::new(p).is_relative() && !resolved.starts_with(self.workspace_root) {
+                    *value = toml_edit::Value::from(resolved.display().to_string());
+                }
+                return;
+            }
+            visit_table_like_kv_mut(self, key, node);
+        }
+    }
+
+    Paths {
+        dir,
+        workspace_root,
+    }
+    .visit_item_mut(item);
+}
+
+/// `path` with `.` and `..` resolved by its text, for a path that does not
+/// exist (yet).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Makes `dst` mirror `src`: each file in `copies` (keyed by its path under
@@ -491,4 +491,37 @@ fn run_killing_on_signal(command: &mut Command) -> Result<std::process::Output> 
     handle.close();
     let _ = watcher.join();
     output.map_err(|e| Error::io("wait for", "cargo", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_leave_the_workspace_become_absolute() {
+        let text = "[package]\nname = \"op\"\n\n[dependencies]\ninside = { path = \"../api\" }\n\
+                    outside = { path = \"../../vendor/x\" }\n\n[target.'cfg(unix)'.dependencies.deep]\npath = \"../../deep\"\n";
+        let out = rewrite_manifest(
+            text,
+            Path::new("/ws/members/op/Cargo.toml"),
+            Path::new("/ws/members"),
+            false,
+        )
+        .unwrap();
+        assert!(out.contains("inside = { path = \"../api\" }"), "{out}");
+        assert!(
+            out.contains("outside = { path = \"/ws/vendor/x\" }"),
+            "{out}"
+        );
+        assert!(out.contains("path = \"/ws/deep\""), "{out}");
+        assert!(!out.contains("[workspace]"), "{out}");
+        let standalone = rewrite_manifest(
+            "[package]\nname = \"op\"\n",
+            Path::new("/p/Cargo.toml"),
+            Path::new("/p"),
+            true,
+        )
+        .unwrap();
+        assert!(standalone.contains("[workspace]"), "{standalone}");
+    }
 }

@@ -973,30 +973,9 @@ impl<'a> Builder<'a> {
             if fattrs.skip_serializing {
                 continue;
             }
-            let raw = field
-                .ident
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let raw = raw.strip_prefix("r#").unwrap_or(&raw).to_string();
-            let name = fattrs.rename.clone().unwrap_or_else(|| {
-                cattrs
-                    .rename_all
-                    .map_or(raw.clone(), |r| r.apply_to_field(&raw))
-            });
+            let name = serde_name(field, &fattrs, &cattrs);
             let value = self.type_default(&field.ty, scope, field.ty.span(), path)?;
-            if let Some(pred) = &fattrs.skip_serializing_if
-                && skip_predicate(pred, &value) == Some(true)
-            {
-                continue;
-            }
-            if fattrs.flatten {
-                if let Value::Object(inner) = value {
-                    out.extend(inner);
-                }
-                continue;
-            }
-            out.insert(name, value);
+            write_field(&mut out, &fattrs, name, value);
         }
         Some(Value::Object(out))
     }
@@ -1284,13 +1263,7 @@ impl<'a> Builder<'a> {
                 continue;
             }
             let ident = field.ident.as_ref()?;
-            let raw = ident.to_string();
-            let raw = raw.strip_prefix("r#").unwrap_or(&raw).to_string();
-            let name = fattrs.rename.clone().unwrap_or_else(|| {
-                cattrs
-                    .rename_all
-                    .map_or(raw.clone(), |r| r.apply_to_field(&raw))
-            });
+            let name = serde_name(field, &fattrs, &cattrs);
             let given = lit
                 .fields
                 .iter()
@@ -1306,18 +1279,7 @@ impl<'a> Builder<'a> {
                 },
                 (None, None) => return None,
             };
-            if let Some(pred) = &fattrs.skip_serializing_if
-                && skip_predicate(pred, &value) == Some(true)
-            {
-                continue;
-            }
-            if fattrs.flatten {
-                if let Value::Object(inner) = value {
-                    out.extend(inner);
-                }
-                continue;
-            }
-            out.insert(name, value);
+            write_field(&mut out, &fattrs, name, value);
         }
         Some(Value::Object(out))
     }
@@ -1437,6 +1399,39 @@ fn skip_predicate(pred: &str, value: &Value) -> Option<bool> {
         }),
         _ => None,
     }
+}
+
+/// A named field's name as serde writes it: its `rename`, else the
+/// container's `rename_all` applied to it.
+fn serde_name(field: &syn::Field, fattrs: &ItemAttrs, cattrs: &ItemAttrs) -> String {
+    let raw = field
+        .ident
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let raw = raw.strip_prefix("r#").unwrap_or(&raw).to_string();
+    fattrs.rename.clone().unwrap_or_else(|| {
+        cattrs
+            .rename_all
+            .map_or(raw.clone(), |r| r.apply_to_field(&raw))
+    })
+}
+
+/// Adds a serialized field to `out` as serde would: left out when its
+/// `skip_serializing_if` holds, merged when flattened.
+fn write_field(out: &mut Map<String, Value>, fattrs: &ItemAttrs, name: String, value: Value) {
+    if let Some(pred) = &fattrs.skip_serializing_if
+        && skip_predicate(pred, &value) == Some(true)
+    {
+        return;
+    }
+    if fattrs.flatten {
+        if let Value::Object(inner) = value {
+            out.extend(inner);
+        }
+        return;
+    }
+    out.insert(name, value);
 }
 
 /// The type under references and parentheses.
