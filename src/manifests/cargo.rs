@@ -54,10 +54,26 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
             .or_default()
             .push(v);
     }
-    for (file, kinds) in by_file {
-        let original = meta.package_dir.join(file);
+    // The build is a test build, but the project's own tests are not
+    // rsop's to compile (they may not build where the code does): every
+    // source of the package is copied without its `#[cfg(test)]` items.
+    let mut sources = Vec::new();
+    collect_sources(&meta.package_dir.join("src"), &mut sources)?;
+    for original in sources {
         let text =
             std::fs::read_to_string(&original).map_err(|e| Error::io("read", &original, e))?;
+        if let Some(stripped) = without_tests(&text) {
+            copies.insert(original, stripped);
+        }
+    }
+    for (file, kinds) in by_file {
+        let original = meta.package_dir.join(file);
+        let text = match copies.remove(&original) {
+            Some(stripped) => stripped,
+            None => {
+                std::fs::read_to_string(&original).map_err(|e| Error::io("read", &original, e))?
+            }
+        };
         copies.insert(original, text + &test_module(file, &kinds));
     }
     for manifest in &meta.manifests {
@@ -183,6 +199,118 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
         });
     }
     Ok(out)
+}
+
+/// Every `.rs` file under `dir`.
+fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry
+            .map_err(|e| Error::io("read directory", dir, e))?
+            .path();
+        if path.is_dir() {
+            collect_sources(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// `text` without its items under `#[cfg(test)]` (or `#[cfg(all(test, ..))]`),
+/// at any depth of inline modules; each removed item leaves its line breaks,
+/// so that cargo's messages keep their line numbers. `None` when there is
+/// nothing to remove (or the file does not parse: cargo will say why).
+fn without_tests(text: &str) -> Option<String> {
+    if !text.contains("test") {
+        return None;
+    }
+    let file = syn::parse_file(text).ok()?;
+    let mut ranges = Vec::new();
+    test_items(&file.items, &mut ranges);
+    if ranges.is_empty() {
+        return None;
+    }
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let offset = |lc: proc_macro2::LineColumn| -> Option<usize> {
+        let start = *line_starts.get(lc.line.checked_sub(1)?)?;
+        // Columns count characters.
+        Some(
+            start
+                + text[start..]
+                    .chars()
+                    .take(lc.column)
+                    .map(char::len_utf8)
+                    .sum::<usize>(),
+        )
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in ranges {
+        let (start, end) = (offset(start)?, offset(end)?);
+        if start < at || end > text.len() {
+            return None;
+        }
+        out.push_str(&text[at..start]);
+        out.extend(text[start..end].chars().filter(|c| *c == '\n'));
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Some(out)
+}
+
+fn test_items(
+    items: &[syn::Item],
+    out: &mut Vec<(proc_macro2::LineColumn, proc_macro2::LineColumn)>,
+) {
+    use syn::spanned::Spanned;
+    for item in items {
+        let attrs: &[syn::Attribute] = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Struct(s) => &s.attrs,
+            syn::Item::Enum(e) => &e.attrs,
+            syn::Item::Const(c) => &c.attrs,
+            syn::Item::Static(s) => &s.attrs,
+            syn::Item::Macro(m) => &m.attrs,
+            syn::Item::Type(t) => &t.attrs,
+            syn::Item::Trait(t) => &t.attrs,
+            _ => continue,
+        };
+        if attrs.iter().any(is_test_only) {
+            let span = item.span();
+            out.push((span.start(), span.end()));
+        } else if let syn::Item::Mod(m) = item
+            && let Some((_, inner)) = &m.content
+        {
+            test_items(inner, out);
+        }
+    }
+}
+
+/// `#[cfg(test)]`, or `#[cfg(all(.., test, ..))]`: compiled only in tests.
+fn is_test_only(attr: &syn::Attribute) -> bool {
+    if !attr.path().is_ident("cfg") {
+        return false;
+    }
+    let Ok(meta) = attr.parse_args::<syn::Meta>() else {
+        return false;
+    };
+    match meta {
+        syn::Meta::Path(p) => p.is_ident("test"),
+        syn::Meta::List(l) if l.path.is_ident("all") => l
+            .parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|ms| ms.iter().any(|m| m.path().is_ident("test"))),
+        _ => false,
+    }
 }
 
 /// The test module appended to `file` (relative to the package root): it
@@ -496,6 +624,24 @@ fn run_killing_on_signal(command: &mut Command) -> Result<std::process::Output> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_projects_tests_are_left_out_line_for_line() {
+        let text = "use a::b;\n\n#[cfg(test)]\nuse x::y;\n\npub fn f() {}\n\n#[cfg(all(test, feature = \"z\"))]\nmod t {\n    #[test]\n    fn t() { assert!(false); }\n}\n\n#[cfg(not(test))]\nfn g() {}\nmod inner {\n    #[cfg(test)]\n    mod tests {}\n    pub struct É; // ünïcode\n}\n";
+        let out = without_tests(text).unwrap();
+        assert_eq!(out.lines().count(), text.lines().count(), "{out}");
+        assert!(
+            !out.contains("use x::y") && !out.contains("assert!"),
+            "{out}"
+        );
+        assert!(!out.contains("mod tests"), "{out}");
+        assert!(
+            out.contains("fn g()") && out.contains("pub fn f()") && out.contains("pub struct É"),
+            "{out}"
+        );
+        syn::parse_file(&out).unwrap();
+        assert!(without_tests("pub fn f() {}\n").is_none());
+    }
 
     #[test]
     fn paths_that_leave_the_workspace_become_absolute() {
