@@ -49,23 +49,14 @@ pub fn to_string<T: ?Sized + Serialize>(value: &T) -> Result<String, serde_yaml_
 /// the words, a sign on any number): quoting a string no reader would have
 /// misread costs nothing.
 pub fn is_ambiguous(text: &str) -> bool {
-    let word = text.to_ascii_lowercase();
-    let word = matches!(
-        word.as_str(),
-        "" | "~"
-            | "null"
-            | "y"
-            | "n"
-            | "yes"
-            | "no"
-            | "true"
-            | "false"
-            | "on"
-            | "off"
-            // The merge key and the "value" key of YAML 1.1.
-            | "<<"
-            | "="
-    );
+    // Compared without allocating: this runs for every scalar written.
+    let word = [
+        "", "~", "null", "y", "n", "yes", "no", "true", "false", "on", "off",
+        // The merge key and the "value" key of YAML 1.1.
+        "<<", "=",
+    ]
+    .iter()
+    .any(|w| text.eq_ignore_ascii_case(w));
     word || is_number(text) || is_timestamp(text)
 }
 
