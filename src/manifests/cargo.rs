@@ -58,7 +58,7 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
     // rsop's to compile (they may not build where the code does): every
     // source of the package is copied without its `#[cfg(test)]` items.
     let mut sources = Vec::new();
-    collect_sources(&meta.package_dir.join("src"), &mut sources)?;
+    source::collect_rs_files(&meta.package_dir.join("src"), &mut sources)?;
     for original in sources {
         let text =
             std::fs::read_to_string(&original).map_err(|e| Error::io("read", &original, e))?;
@@ -199,24 +199,6 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
         });
     }
     Ok(out)
-}
-
-/// Every `.rs` file under `dir`.
-fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let path = entry
-            .map_err(|e| Error::io("read directory", dir, e))?
-            .path();
-        if path.is_dir() {
-            collect_sources(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// `text` without its items under `#[cfg(test)]` (or `#[cfg(all(test, ..))]`),

@@ -147,17 +147,13 @@ fn version<'a>(
         SchemaMode::Disabled => None,
         _ if !derive_schemas => Some(json!({})),
         SchemaMode::Manual if let Some(schema) = manual_root_schema(&root_name, builder, &path) => {
-            match transform::finalize(schema) {
-                Ok(schema) => Some(schema),
-                Err(e) => {
-                    builder.diagnostics.push(
-                        Diagnostic::new(location.clone(), e.to_string())
-                            .with_field_path(e.field_path(&path))
-                            .with_help("kube-derive's `crd()` panics on this; change the schema so that it is structural"),
-                    );
-                    return None;
-                }
-            }
+            Some(finalize(
+                schema,
+                builder,
+                &location,
+                &path,
+                "change the schema so that it is structural",
+            )?)
         }
         SchemaMode::Manual => {
             needs_code.push(
@@ -184,17 +180,13 @@ fn version<'a>(
                 needs_code = builder.diagnostics.split_off(before);
                 Some(json!({}))
             } else {
-                match transform::finalize(raw) {
-                    Ok(schema) => Some(schema),
-                    Err(e) => {
-                        builder.diagnostics.push(
-                        Diagnostic::new(location.clone(), e.to_string())
-                            .with_field_path(e.field_path(&path))
-                            .with_help("kube-derive's `crd()` panics on this; change the type so that it has a structural schema"),
-                    );
-                        return None;
-                    }
-                }
+                Some(finalize(
+                    raw,
+                    builder,
+                    &location,
+                    &path,
+                    "change the type so that it has a structural schema",
+                )?)
             }
         }
     };
@@ -532,6 +524,28 @@ fn version_priority(v: &str) -> (u8, u64, u64, String) {
         }
     }
     (0, 0, 0, v.to_string())
+}
+
+/// kube's transforms of a root schema; a schema they refuse (kube-derive's
+/// `crd()` panics on it) is reported, with `fix` as the help.
+fn finalize(
+    raw: Value,
+    builder: &mut Builder<'_>,
+    location: &Location,
+    path: &str,
+    fix: &str,
+) -> Option<Value> {
+    match transform::finalize(raw) {
+        Ok(schema) => Some(schema),
+        Err(e) => {
+            builder.diagnostics.push(
+                Diagnostic::new(location.clone(), e.to_string())
+                    .with_field_path(e.field_path(path))
+                    .with_help(format!("kube-derive's `crd()` panics on this; {fix}")),
+            );
+            None
+        }
+    }
 }
 
 /// With `schema = "manual"`, the root's schema is the project's own

@@ -551,6 +551,21 @@ impl Crate {
         }
     }
 
+    /// A function `path` names in `module`: a free function of the crate, or
+    /// an associated function `Type::name`; its signature and body.
+    pub fn callable<'a>(
+        &'a self,
+        module: &'a Module,
+        path: &[String],
+    ) -> Option<(&'a Module, &'a syn::Signature, &'a syn::Block)> {
+        if let Some((m, f)) = self.resolve_fn(module, path) {
+            return Some((m, &f.sig, &f.block));
+        }
+        let [ty, name] = path else { return None };
+        self.resolve_assoc_fn(ty, name)
+            .map(|(m, f)| (m, &f.sig, &f.block))
+    }
+
     /// An associated function `Type::name` of a local type (`impl Type { fn name() }`).
     pub fn resolve_assoc_fn<'a>(
         &'a self,
@@ -931,7 +946,7 @@ pub(crate) fn module_path_of(rel: &Path) -> Option<Vec<String>> {
     Some(parts)
 }
 
-fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+pub(crate) fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),

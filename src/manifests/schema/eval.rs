@@ -492,15 +492,7 @@ fn value_with(
             _ => return None,
         };
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        let (m, sig, block) = if let Some((m, f)) = krate.resolve_fn(module, &segments) {
-            (m, &f.sig, f.block.as_ref())
-        } else if let [ty, name] = segments.as_slice()
-            && let Some((m, f)) = krate.resolve_assoc_fn(ty, name)
-        {
-            (m, &f.sig, &f.block)
-        } else {
-            return None;
-        };
+        let (m, sig, block) = krate.callable(module, &segments)?;
         // The arguments, bound to the parameters' names.
         let names: Vec<String> = sig
             .inputs
@@ -1130,15 +1122,8 @@ impl<'a> Builder<'a> {
                             .collect();
                         let found = self
                             .krate
-                            .resolve_fn(module, &segments)
-                            .map(|(m, f)| (m, f.block.stmts.as_slice()))
-                            .or_else(|| match segments.as_slice() {
-                                [t, n] => self
-                                    .krate
-                                    .resolve_assoc_fn(t, n)
-                                    .map(|(m, f)| (m, f.block.stmts.as_slice())),
-                                _ => None,
-                            });
+                            .callable(module, &segments)
+                            .map(|(m, _, block)| (m, block.stmts.as_slice()));
                         match found {
                             Some((m, [syn::Stmt::Expr(tail, None)])) => {
                                 self.typed_value(tail, m, ty, ty_scope, depth + 1, path)
@@ -1359,16 +1344,9 @@ impl<'a> Builder<'a> {
         path: &str,
     ) -> Option<Value> {
         let segments: Vec<String> = fn_path.split("::").map(str::to_string).collect();
-        let body = if let Some((m, f)) = self.krate.resolve_fn(scope.module, &segments) {
-            Some((m, f.block.as_ref()))
-        } else if segments.len() == 2 {
-            self.krate
-                .resolve_assoc_fn(&segments[0], &segments[1])
-                .map(|(m, f)| (m, &f.block))
-        } else {
-            None
-        };
-        if let Some((m, [syn::Stmt::Expr(tail, None)])) = body.map(|(m, b)| (m, b.stmts.as_slice()))
+        let body = self.krate.callable(scope.module, &segments);
+        if let Some((m, [syn::Stmt::Expr(tail, None)])) =
+            body.map(|(m, _, b)| (m, b.stmts.as_slice()))
             && let Some(v) = self.typed_value(tail, m, ty, scope, 0, path)
         {
             return Some(v);
