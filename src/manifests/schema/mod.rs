@@ -588,10 +588,13 @@ impl<'a> Builder<'a> {
             },
             None => field.ty.clone(),
         };
-        if fattrs.schema_with.is_some() {
+        if let Some(span) = fattrs.schema_with {
             // schemars treats a `schema_with` field as required unless it
             // has a default, whatever its type.
             let schema = self.schema_with_value(fattrs, scope, path);
+            if schema.is_none() {
+                self.schema_with_unsupported(span, scope, path);
+            }
             return (schema.unwrap_or_else(|| json!({})), false);
         }
         let option_inner = self.option_inner(&ty, scope);
@@ -851,18 +854,26 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// A container's `schema_with` replaces its whole schema, which rsop
+    /// does not model; a field's is evaluated in [`Self::field_type_schema`].
     fn check_unsupported_container(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
-        if let Some(span) = a.schema_with
-            && self.schema_with_value(a, scope, path).is_none()
-        {
-            self.unsupported(
-                scope.module,
-                span,
-                "`schema_with` runs a function rsop cannot evaluate",
-                "describe the field with `#[schemars(with = \"...\")]` and a type rsop reads",
-                path,
-            );
+        if let Some(span) = a.schema_with {
+            self.schema_with_unsupported(span, scope, path);
         }
+        self.check_transform(a, scope, path);
+    }
+
+    fn schema_with_unsupported(&mut self, span: Span, scope: &Scope<'a>, path: &str) {
+        self.unsupported(
+            scope.module,
+            span,
+            "`schema_with` runs a function rsop cannot evaluate",
+            "describe the field with `#[schemars(with = \"...\")]` and a type rsop reads",
+            path,
+        );
+    }
+
+    fn check_transform(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
         if let Some(span) = a.transform {
             self.unsupported(
                 scope.module,
@@ -875,7 +886,7 @@ impl<'a> Builder<'a> {
     }
 
     fn check_unsupported_field(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
-        self.check_unsupported_container(a, scope, path);
+        self.check_transform(a, scope, path);
     }
 
     /// schemars' field mutators, in its order: title/description,
