@@ -680,26 +680,10 @@ fn apply_foreign_validation(out: &mut ItemAttrs, tool: &str, item: &AttrItem) {
                 _ => "ipv6",
             });
         }
-        "length" => {
+        // Keys the tools add (`exclusive_max`, `message`, `chars`) are ignored.
+        key @ ("length" | "range") => {
             for s in nested() {
-                match (s.key.as_str(), expr_of(&s)) {
-                    ("min", Some(e)) => v.length_min = Some(e),
-                    ("max", Some(e)) => v.length_max = Some(e),
-                    ("equal", Some(e)) => {
-                        v.length_min = Some(e.clone());
-                        v.length_max = Some(e);
-                    }
-                    _ => {}
-                }
-            }
-        }
-        "range" => {
-            for s in nested() {
-                match (s.key.as_str(), expr_of(&s)) {
-                    ("min", Some(e)) => v.range_min = Some(e),
-                    ("max", Some(e)) => v.range_max = Some(e),
-                    _ => {}
-                }
+                bound(v, key, &s);
             }
         }
         "required" if matches!(item.value, AttrValue::Flag) => out.required = true,
@@ -743,6 +727,26 @@ fn apply_foreign_validation(out: &mut ItemAttrs, tool: &str, item: &AttrItem) {
     }
 }
 
+/// One key of `length(..)` or `range(..)` (`min`, `max`, and for a length
+/// `equal`) into `v`; false for a key schemars does not read there.
+fn bound(v: &mut Validation, of: &str, item: &AttrItem) -> bool {
+    let Some(e) = expr_of(item) else {
+        return false;
+    };
+    match (of, item.key.as_str()) {
+        ("length", "min") => v.length_min = Some(e),
+        ("length", "max") => v.length_max = Some(e),
+        ("length", "equal") => {
+            v.length_min = Some(e.clone());
+            v.length_max = Some(e);
+        }
+        ("range", "min") => v.range_min = Some(e),
+        ("range", "max") => v.range_max = Some(e),
+        _ => return false,
+    }
+    true
+}
+
 fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span, String, String)>) {
     let sub = |errors: &mut Vec<(Span, String, String)>| -> Vec<AttrItem> {
         match &item.value {
@@ -760,30 +764,25 @@ fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span,
     match item.key.as_str() {
         "length" => {
             for s in sub(errors) {
-                match (s.key.as_str(), expr_of(&s)) {
-                    ("min", Some(e)) => v.length_min = Some(e),
-                    ("max", Some(e)) => v.length_max = Some(e),
-                    ("equal", Some(e)) => {
-                        v.length_min = Some(e.clone());
-                        v.length_max = Some(e);
-                    }
-                    (key, _) => errors.push(unknown_key(
+                if !bound(v, "length", &s) {
+                    errors.push(unknown_key(
                         "schemars(length",
-                        key,
+                        &s.key,
                         s.span,
                         &["min", "max", "equal"],
-                    )),
+                    ));
                 }
             }
         }
         "range" => {
             for s in sub(errors) {
-                match (s.key.as_str(), expr_of(&s)) {
-                    ("min", Some(e)) => v.range_min = Some(e),
-                    ("max", Some(e)) => v.range_max = Some(e),
-                    (key, _) => {
-                        errors.push(unknown_key("schemars(range", key, s.span, &["min", "max"]));
-                    }
+                if !bound(v, "range", &s) {
+                    errors.push(unknown_key(
+                        "schemars(range",
+                        &s.key,
+                        s.span,
+                        &["min", "max"],
+                    ));
                 }
             }
         }
