@@ -118,47 +118,36 @@ fn supported_versions() -> String {
     }
 }
 
-/// The schema table of the project at `root` (the package's directory).
+/// What the project's lock file decides for `rsop manifests`.
+#[derive(Debug)]
+pub struct Selection {
+    /// The k8s-openapi schema table, or why rsop has none for what the
+    /// project uses.
+    pub table: std::result::Result<Table, Unsupported>,
+    /// The major version of kube-derive (the highest, if there are
+    /// several), whose `#[kube(...)]` grammar applies; `None` without a
+    /// lock or kube-derive.
+    pub kube_derive: Option<u64>,
+}
+
+/// The schema table and kube-derive release of the project at `root` (the
+/// package's directory), from one reading of its Cargo.lock.
 ///
-/// The outer error is a Cargo.lock or Cargo.toml that cannot be read; the
-/// inner one says why rsop has no schemas for what the project uses.
-pub fn select(root: &Path) -> Result<std::result::Result<Table, Unsupported>> {
+/// The error is a Cargo.lock or Cargo.toml that cannot be read.
+pub fn select(root: &Path) -> Result<Selection> {
     // Absolute, to look for the workspace above the package; locations are
     // then shown relative to the package, as the sources' are.
     let abs = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
-    let mut outcome = select_in(&abs)?;
-    if let Err(u) = &mut outcome
+    let mut selection = select_in(&abs)?;
+    if let Err(u) = &mut selection.table
         && let Some(relative) = pathdiff::diff_paths(&u.location.file, &abs)
     {
         u.location.file = relative;
     }
-    Ok(outcome)
+    Ok(selection)
 }
 
-/// The major version of kube-derive in the project's Cargo.lock (the
-/// highest, if there are several), `None` without a lock or kube-derive:
-/// the grammar of `#[kube(...)]` follows it.
-pub fn kube_derive_major(root: &Path) -> Result<Option<u64>> {
-    let abs = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
-    let workspace = Workspace::find(&abs)?;
-    let lock_path = workspace.root.join("Cargo.lock");
-    let text = match std::fs::read_to_string(&lock_path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io("read", &lock_path, e)),
-    };
-    let doc = parse(&text, &lock_path)?;
-    Ok(doc
-        .get("package")
-        .and_then(Item::as_array_of_tables)
-        .into_iter()
-        .flat_map(|a| a.iter())
-        .filter(|p| name_of(p) == "kube-derive")
-        .filter_map(|p| p.get("version")?.as_str()?.split('.').next()?.parse().ok())
-        .max())
-}
-
-fn select_in(root: &Path) -> Result<std::result::Result<Table, Unsupported>> {
+fn select_in(root: &Path) -> Result<Selection> {
     let workspace = Workspace::find(root)?;
     let lock_path = workspace.root.join("Cargo.lock");
     let lock = match std::fs::read_to_string(&lock_path) {
@@ -167,11 +156,37 @@ fn select_in(root: &Path) -> Result<std::result::Result<Table, Unsupported>> {
         // at the first build, which writes the lock. Until then rsop assumes
         // what it scaffolds (the pinned release and Kubernetes version)
         // rather than guess at a resolution.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(Table::pinned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Selection {
+                table: Ok(Table::pinned()),
+                kube_derive: None,
+            });
+        }
         Err(e) => return Err(Error::io("read", &lock_path, e)),
     };
+    let doc = parse(&lock, &lock_path)?;
+    let kube_derive = doc
+        .get("package")
+        .and_then(Item::as_array_of_tables)
+        .into_iter()
+        .flat_map(|a| a.iter())
+        .filter(|p| name_of(p) == "kube-derive")
+        .filter_map(|p| p.get("version")?.as_str()?.split('.').next()?.parse().ok())
+        .max();
+    Ok(Selection {
+        table: table_in(&workspace, &doc, &lock, &lock_path)?,
+        kube_derive,
+    })
+}
+
+fn table_in(
+    workspace: &Workspace,
+    doc: &Document<String>,
+    lock: &str,
+    lock_path: &Path,
+) -> Result<std::result::Result<Table, Unsupported>> {
     let package = workspace.package_name()?;
-    let locked = match locked_version(&lock, &lock_path, package.as_deref())? {
+    let locked = match locked_version(doc, lock, lock_path, package.as_deref()) {
         Some(Ok(locked)) => locked,
         Some(Err(unsupported)) => return Ok(Err(unsupported)),
         // No k8s-openapi in the build: no type can embed one, so the table
@@ -246,11 +261,11 @@ struct Locked {
 /// none in the lock. With several (a dependency on another line), the
 /// package's own dependency decides, else kube's.
 fn locked_version(
+    doc: &Document<String>,
     text: &str,
     path: &Path,
     package: Option<&str>,
-) -> Result<Option<std::result::Result<Locked, Unsupported>>> {
-    let doc = parse(text, path)?;
+) -> Option<std::result::Result<Locked, Unsupported>> {
     let packages: Vec<&toml_edit::Table> = doc
         .get("package")
         .and_then(Item::as_array_of_tables)
@@ -268,7 +283,7 @@ fn locked_version(
         })
         .collect();
     if candidates.len() <= 1 {
-        return Ok(candidates.pop().map(Ok));
+        return candidates.pop().map(Ok);
     }
     // The lock writes `"k8s-openapi 0.29.0"` in a package's dependencies
     // when several releases are present.
@@ -285,14 +300,14 @@ fn locked_version(
         .and_then(dependency_of)
         .or_else(|| dependency_of("kube-core"));
     if let Some(i) = chosen.and_then(|v| candidates.iter().position(|c| c.version == v)) {
-        return Ok(Some(Ok(candidates.swap_remove(i))));
+        return Some(Ok(candidates.swap_remove(i)));
     }
-    Ok(Some(Err(Unsupported {
+    Some(Err(Unsupported {
         reason: Reason::SeveralVersions {
             versions: candidates.iter().map(|c| c.version.clone()).collect(),
         },
         location: candidates.swap_remove(0).location,
-    })))
+    }))
 }
 
 fn name_of(p: &toml_edit::Table) -> &str {
@@ -667,12 +682,12 @@ mod tests {
     }
 
     fn selected_at(root: &Path) -> (&'static str, &'static str) {
-        let table = select(root).unwrap().unwrap();
+        let table = select(root).unwrap().table.unwrap();
         (table.k8s_openapi(), table.feature())
     }
 
     fn unsupported(root: &Path) -> Unsupported {
-        select(root).unwrap().unwrap_err()
+        select(root).unwrap().table.unwrap_err()
     }
 
     const V1_34: &str = r#"k8s-openapi = { version = "0.29", features = ["v1_34"] }"#;

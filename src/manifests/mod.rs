@@ -91,7 +91,11 @@ pub fn generate_from(
     let mut builder = Builder::new(krate);
     // A k8s-openapi release or Kubernetes version rsop has no tables for
     // makes every kind one the build derives (or, with `--static`, an error).
-    let unsupported_k8s = match k8s_version::select(&opts.root)? {
+    let selection = k8s_version::select(&opts.root)?;
+    if let Some(major) = selection.kube_derive {
+        builder.kube_derive = major;
+    }
+    let unsupported_k8s = match selection.table {
         Ok(table) => {
             builder.k8s = table;
             None
@@ -104,9 +108,6 @@ pub fn generate_from(
             None
         }
     };
-    if let Some(major) = k8s_version::kube_derive_major(&opts.root)? {
-        builder.kube_derive = major;
-    }
     let mut versions = crd::versions(krate, &mut builder, opts.derivation != Derivation::Cargo);
     if let Some(d) = &unsupported_k8s
         && opts.derivation != Derivation::Cargo
