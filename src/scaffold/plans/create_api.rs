@@ -17,7 +17,7 @@ use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
 use crate::templates::Templates;
 use crate::{Error, Result, versions};
 
-const MANAGER: &str = "src/manager.rs";
+const MANAGER: &str = "src/manager/mod.rs";
 
 pub const MODULES: Marker = Marker::new("modules");
 pub const API_MODULES: Marker = Marker::new("api-modules");

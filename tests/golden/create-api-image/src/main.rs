@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use memcached_operator::cli::Cli;
-use memcached_operator::{logging, manager};
+use memcached_operator::manager::{self, cli::Cli, logging};
 use tracing::{error, info};
 
 #[tokio::main]

@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use platform_operator::cli::Cli;
-use platform_operator::{logging, manager};
+use platform_operator::manager::{self, cli::Cli, logging};
 use tracing::{error, info};
 
 #[tokio::main]

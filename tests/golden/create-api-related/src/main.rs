@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use exporter_operator::cli::Cli;
-use exporter_operator::{logging, manager};
+use exporter_operator::manager::{self, cli::Cli, logging};
 use tracing::{error, info};
 
 #[tokio::main]

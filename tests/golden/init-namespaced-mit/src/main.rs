@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use guestbook::cli::Cli;
-use guestbook::{logging, manager};
+use guestbook::manager::{self, cli::Cli, logging};
 use tracing::{error, info};
 
 #[tokio::main]

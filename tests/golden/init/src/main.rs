@@ -3,8 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use demo_operator::cli::Cli;
-use demo_operator::{logging, manager};
+use demo_operator::manager::{self, cli::Cli, logging};
 use tracing::{error, info};
 
 #[tokio::main]
