@@ -65,6 +65,7 @@ impl Sample {
             controller: true,
             controller_name: None,
             path: None,
+            webhooks: None,
         };
         let image = self.image.clone().map(|image| ImageOptions {
             image,

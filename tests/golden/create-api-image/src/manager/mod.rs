@@ -22,6 +22,7 @@ pub mod logging;
 pub mod metrics;
 pub mod server;
 pub mod tls;
+// +rsop:scaffold:manager-modules
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -59,6 +60,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let readiness = Readiness::default();
     let stop_servers = Shutdown::new();
     let mut servers = start_servers(&cli, &client, &metrics, &readiness, &stop_servers).await?;
+    // +rsop:scaffold:servers
 
     let result = tokio::select! {
         result = lead_and_run(&cli, client, metrics, &readiness, &shutdown) => result,

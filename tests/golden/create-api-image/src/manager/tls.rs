@@ -1,10 +1,11 @@
-//! TLS for the secure metrics endpoint.
+//! TLS for the manager's HTTPS servers: the secure metrics endpoint, and the webhook server once
+//! the project has webhooks.
 //!
-//! Like controller-runtime, the server uses the certificate in `--metrics-cert-path` (typically a
-//! cert-manager Secret mounted into the pod) and picks up renewals without a restart, or else a
-//! self-signed certificate generated at start-up, which Prometheus accepts with
-//! `insecure_skip_verify`. Only HTTP/1.1 is offered: kubebuilder disables HTTP/2 on this endpoint
-//! because of the HTTP/2 Rapid Reset and Stream Cancellation CVEs.
+//! Like controller-runtime, a server uses the certificate in its certificate directory (typically a
+//! cert-manager Secret mounted into the pod) and picks up renewals without a restart; the metrics
+//! endpoint falls back to a self-signed certificate generated at start-up, which Prometheus accepts
+//! with `insecure_skip_verify`. Only HTTP/1.1 is offered unless HTTP/2 is asked for: kubebuilder
+//! disables HTTP/2 by default because of the HTTP/2 Rapid Reset and Stream Cancellation CVEs.
 
 use std::io;
 use std::net::SocketAddr;
@@ -25,7 +26,7 @@ use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_rustls::server::TlsStream;
 use tracing::{debug, info, warn};
 
-/// File names inside `--metrics-cert-path`, as in a `kubernetes.io/tls` Secret.
+/// File names inside a certificate directory, as in a `kubernetes.io/tls` Secret.
 pub const CERT_FILE: &str = "tls.crt";
 /// See [`CERT_FILE`].
 pub const KEY_FILE: &str = "tls.key";
@@ -37,19 +38,48 @@ const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
 /// cannot pile up.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Builds the server configuration from `cert_dir`, or from a fresh self-signed certificate.
+/// Where a server reads its certificate chain and private key, both PEM.
+#[derive(Clone, Debug)]
+pub struct CertFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl CertFiles {
+    /// [`CERT_FILE`] and [`KEY_FILE`] in `dir`.
+    pub fn in_dir(dir: &Path) -> Self {
+        Self {
+            cert: dir.join(CERT_FILE),
+            key: dir.join(KEY_FILE),
+        }
+    }
+}
+
+/// Builds the metrics server's configuration from `cert_dir`, or from a fresh self-signed
+/// certificate.
 pub async fn server_config(cert_dir: Option<&Path>) -> anyhow::Result<Arc<ServerConfig>> {
+    config(cert_dir.map(CertFiles::in_dir), false, "metrics").await
+}
+
+/// Builds the configuration of the `server` named in logs, from `certs` or else a fresh self-signed
+/// certificate; `http2` offers HTTP/2 besides HTTP/1.1.
+pub async fn config(
+    certs: Option<CertFiles>,
+    http2: bool,
+    server: &'static str,
+) -> anyhow::Result<Arc<ServerConfig>> {
     // The provider is explicit so that nothing depends on a process-wide default being installed.
     let provider = Arc::new(ring::default_provider());
-    let resolver: Arc<dyn ResolvesServerCert> = match cert_dir {
-        Some(dir) => {
-            let resolver = Arc::new(ReloadingCert::load(dir, provider.clone()).await?);
-            info!(dir = %dir.display(), "serving metrics with the provided certificate");
+    let resolver: Arc<dyn ResolvesServerCert> = match certs {
+        Some(files) => {
+            let cert = files.cert.display().to_string();
+            let resolver = Arc::new(ReloadingCert::load(files, provider.clone(), server).await?);
+            info!(server, %cert, "serving with the provided certificate");
             tokio::spawn(watch_cert_files(Arc::downgrade(&resolver)));
             resolver
         }
         None => {
-            info!("serving metrics with a generated self-signed certificate");
+            info!(server, "serving with a generated self-signed certificate");
             Arc::new(StaticCert(Arc::new(self_signed(&provider)?)))
         }
     };
@@ -58,7 +88,11 @@ pub async fn server_config(cert_dir: Option<&Path>) -> anyhow::Result<Arc<Server
         .context("the TLS provider supports no protocol version")?
         .with_no_client_auth()
         .with_cert_resolver(resolver);
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = if http2 {
+        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+    } else {
+        vec![b"http/1.1".to_vec()]
+    };
     Ok(Arc::new(config))
 }
 
@@ -99,6 +133,8 @@ impl ResolvesServerCert for StaticCert {
 /// A certificate read from a directory and replaced whenever the files change.
 #[derive(Debug)]
 struct ReloadingCert {
+    /// The server's name in logs.
+    server: &'static str,
     cert_path: PathBuf,
     key_path: PathBuf,
     provider: Arc<CryptoProvider>,
@@ -107,15 +143,18 @@ struct ReloadingCert {
 }
 
 impl ReloadingCert {
-    async fn load(dir: &Path, provider: Arc<CryptoProvider>) -> anyhow::Result<Self> {
-        let cert_path = dir.join(CERT_FILE);
-        let key_path = dir.join(KEY_FILE);
-        let (cert, key) = read_pair(&cert_path, &key_path).await?;
+    async fn load(
+        files: CertFiles,
+        provider: Arc<CryptoProvider>,
+        server: &'static str,
+    ) -> anyhow::Result<Self> {
+        let (cert, key) = read_pair(&files.cert, &files.key).await?;
         let certified = parse_pem(&cert, &key, &provider)
-            .with_context(|| format!("failed to load the certificate in {}", dir.display()))?;
+            .with_context(|| format!("failed to load the certificate {}", files.cert.display()))?;
         Ok(Self {
-            cert_path,
-            key_path,
+            server,
+            cert_path: files.cert,
+            key_path: files.key,
             provider,
             current: RwLock::new((cert, key, Arc::new(certified))),
         })
@@ -168,11 +207,12 @@ async fn watch_cert_files(resolver: Weak<ReloadingCert>) {
             return;
         };
         match resolver.reload().await {
-            Ok(true) => info!("reloaded the metrics certificate"),
+            Ok(true) => info!(server = resolver.server, "reloaded the certificate"),
             Ok(false) => {}
             Err(err) => warn!(
+                server = resolver.server,
                 error = super::logging::error_chain(&err),
-                "keeping the previous metrics certificate"
+                "keeping the previous certificate"
             ),
         }
     }
@@ -211,7 +251,7 @@ async fn accept_loop(
             Ok(connection) => connection,
             Err(err) => {
                 // Typically EMFILE: back off instead of spinning, as axum's own listener does.
-                warn!(error = %err, "failed to accept a metrics connection");
+                warn!(error = %err, "failed to accept a connection");
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
@@ -326,7 +366,9 @@ pub(crate) mod tests {
         std::fs::write(dir.join(CERT_FILE), &cert1).unwrap();
         std::fs::write(dir.join(KEY_FILE), &key1).unwrap();
         let provider = Arc::new(ring::default_provider());
-        let resolver = ReloadingCert::load(&dir, provider).await.unwrap();
+        let resolver = ReloadingCert::load(CertFiles::in_dir(&dir), provider, "test")
+            .await
+            .unwrap();
         let served = |r: &ReloadingCert| r.current.read().unwrap().2.clone();
         let first = served(&resolver);
 

@@ -80,6 +80,7 @@ pub struct Metrics {
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_time: Family<ControllerLabels, Histogram, fn() -> Histogram>,
     leader_status: Family<LeaseLabels, Gauge>,
+    // +rsop:scaffold:metric-fields
 }
 
 impl Default for Metrics {
@@ -119,12 +120,14 @@ impl Metrics {
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
             leader_status.clone(),
         );
+        // +rsop:scaffold:metric-families
         Self {
             registry,
             reconcile_total,
             reconcile_errors,
             reconcile_time,
             leader_status,
+            // +rsop:scaffold:metric-values
         }
     }
 

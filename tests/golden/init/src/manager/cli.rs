@@ -108,6 +108,7 @@ pub struct Cli {
     /// reconciled twice at once.
     #[arg(long, default_value_t = 10, value_parser = value_parser!(u16).range(1..), value_name = "N")]
     pub max_concurrent_reconciles: u16,
+    // +rsop:scaffold:flags
 }
 
 impl Cli {
