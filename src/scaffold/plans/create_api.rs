@@ -568,6 +568,7 @@ pub fn resolve_with_manifests(opts: &CreateApiOptions, plan: &Plan) -> Result<Ve
         root: opts.root.clone(),
         crd_dir: "config/crd/bases".into(),
         rbac_dir: "config/rbac".into(),
+        webhook_dir: "config/webhook".into(),
         namespaced: opts.project.namespaced,
         derivation: Derivation::Deferred,
     };
