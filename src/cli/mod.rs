@@ -134,6 +134,10 @@ pub struct ManifestsArgs {
     #[arg(long, value_name = "DIR", default_value = "config/rbac")]
     pub rbac_dir: PathBuf,
 
+    /// Directory of manifests.yaml, the webhook configurations, relative to the project root
+    #[arg(long, value_name = "DIR", default_value = "config/webhook")]
+    pub webhook_dir: PathBuf,
+
     /// Derive from the sources only: fail, listing them, on kinds whose schema needs
     /// code to run, instead of building those with cargo (for CI jobs that must stay fast)
     #[arg(long, conflicts_with = "cargo")]

@@ -583,6 +583,7 @@ pub fn resolve_plan_with_manifests(
         root: root.to_path_buf(),
         crd_dir: "config/crd/bases".into(),
         rbac_dir: "config/rbac".into(),
+        webhook_dir: "config/webhook".into(),
         namespaced: project.namespaced,
         derivation: Derivation::Deferred,
     };
