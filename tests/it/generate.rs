@@ -92,6 +92,11 @@ pub fn add_webhooks(dir: &Path) {
         "patches:\n- path: patches/webhook_in_memcacheds.yaml\nconfigurations:\n- kustomizeconfig.yaml",
     );
     edit(
+        "config/network-policy/kustomization.yaml",
+        "- allow-metrics-traffic.yaml",
+        "- allow-metrics-traffic.yaml\n- allow-webhook-traffic.yaml\n",
+    );
+    edit(
         "src/lib.rs",
         "// +rsop:scaffold:modules",
         "pub mod webhooks;\n// +rsop:scaffold:modules",
