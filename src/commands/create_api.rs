@@ -88,6 +88,7 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
         controller: args.controller,
         controller_name: None,
         path: None,
+        webhooks: None,
     };
     let existing = project.resources.iter().find(|r| r.same_kind(&resource));
     // `--resource=false`: a controller for a kind whose types the project
@@ -244,6 +245,7 @@ fn k8s_kind_options(
         controller: true,
         controller_name: args.controller_name.clone(),
         path: Some(k.module()),
+        webhooks: None,
     };
     if project
         .resources

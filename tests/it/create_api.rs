@@ -322,7 +322,7 @@ fn init(dir: &Path) {
 
 fn init_without_marker(dir: &Path) {
     init(dir);
-    let manager = dir.join("src/manager.rs");
+    let manager = dir.join("src/manager/mod.rs");
     let text = std::fs::read_to_string(&manager).unwrap();
     std::fs::write(
         &manager,
@@ -447,7 +447,7 @@ const BAD: &[Bad] = &[
         args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"],
         code: 1,
         stderr: &[
-            "`src/manager.rs` has no `// +rsop:scaffold:controllers` marker line",
+            "`src/manager/mod.rs` has no `// +rsop:scaffold:controllers` marker line",
             "controllers.start(crate::controllers::memcached::run);",
         ],
     },

@@ -1,12 +1,12 @@
 //! docs/tutorial.md, run: every command of its `sh` blocks, in order, in a
 //! temporary directory; the `console` block needs a cluster and is not run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::support::{generated_target_dir, render_and_validate, rsop, run_tool};
 
-/// The commands of the tutorial's `sh` code blocks.
-fn commands(text: &str) -> Vec<String> {
+/// The commands of a page's `sh` code blocks.
+pub fn commands(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_sh = false;
     for line in text.lines() {
@@ -21,7 +21,7 @@ fn commands(text: &str) -> Vec<String> {
 }
 
 /// Splits a command line on spaces, keeping "quoted" words whole.
-fn words(command: &str) -> Vec<String> {
+pub fn words(command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -53,10 +53,17 @@ fn the_tutorial_runs() {
         "the tutorial lost its commands: {commands:?}"
     );
     let tmp = tempfile::tempdir().unwrap();
-    let mut cwd = tmp.path().to_path_buf();
+    let cwd = run_commands(&commands, tmp.path());
+    assert!(cwd.join("src/controllers/pod_set.rs").is_file());
+}
+
+/// Runs `commands` (rsop, cd, cargo, `kubectl kustomize config/default`) from
+/// `dir`, each of which must succeed; returns the directory they end in.
+pub fn run_commands(commands: &[String], dir: &Path) -> PathBuf {
+    let mut cwd = dir.to_path_buf();
     let target = generated_target_dir();
     for command in commands {
-        let words = words(&command);
+        let words = words(command);
         let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
         match words[0].as_str() {
             "cd" => cwd = cwd.join(args[0]),
@@ -83,9 +90,9 @@ fn the_tutorial_runs() {
                 render_and_validate(&cwd, "config/default");
             }
             other => {
-                panic!("the tutorial runs `{other}`, which this test does not know how to run")
+                panic!("the page runs `{other}`, which this test does not know how to run")
             }
         }
     }
-    assert!(cwd.join("src/controllers/pod_set.rs").is_file());
+    cwd
 }
