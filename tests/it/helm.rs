@@ -790,8 +790,8 @@ fn helm_chart_with_webhooks() {
         "{policies:?}"
     );
 
-    // cert-manager off: no Issuer or Certificate, no CA injection, no
-    // certificate volume; the webhooks are still served and registered.
+    // cert-manager off: no Issuer or Certificate, no CA injection; the
+    // webhooks are still served, from the Secret the user then makes.
     let no_cert_manager = render(&dir, RELEASE, &["certManager.enabled=false"]);
     validate_objects(&dir, &no_cert_manager);
     assert!(find(&no_cert_manager, "Certificate").is_empty());
@@ -808,15 +808,17 @@ fn helm_chart_with_webhooks() {
             "{object:?}"
         );
     }
-    let pod = &manager(&no_cert_manager)["spec"]["template"]["spec"];
-    assert!(pod.get("volumes").is_none(), "{pod:?}");
-    let container = &pod["containers"][0];
-    assert!(container.get("volumeMounts").is_none(), "{container:?}");
-    assert!(
-        !rsop::yaml::to_string(&container["args"])
-            .unwrap()
-            .contains("--webhook-cert-path")
+    assert_eq!(
+        manager(&no_cert_manager),
+        manager(&objects),
+        "the manager does not depend on cert-manager"
     );
+    let pod = &manager(&no_cert_manager)["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["volumes"][0]["secret"]["secretName"],
+        "webhook-server-cert"
+    );
+    let container = &pod["containers"][0];
     assert!(
         rsop::yaml::to_string(&container["ports"])
             .unwrap()
@@ -861,8 +863,13 @@ fn helm_chart_with_webhooks() {
             .get("cert-manager.io/inject-ca-from")
             .is_none()
     );
-    let container = &manager(&off)["spec"]["template"]["spec"]["containers"][0];
-    assert!(!rsop::yaml::to_string(container).unwrap().contains("9443"));
+    let pod = &manager(&off)["spec"]["template"]["spec"];
+    assert!(pod.get("volumes").is_none(), "{pod:?}");
+    let text = rsop::yaml::to_string(&pod["containers"][0]).unwrap();
+    assert!(
+        !text.contains("9443") && !text.contains("webhook-cert") && !text.contains("volumeMounts"),
+        "{text}"
+    );
     let by_default = by_name(objects);
     for (key, object) in by_name(off) {
         if key.0 != "Deployment" && key.0 != "CustomResourceDefinition" && key.0 != "NetworkPolicy"

@@ -1,8 +1,9 @@
 //! The chart's webhook parts, behind two values: `webhook.enabled` (the
-//! webhook configurations, their Service, the manager's webhook port, the
-//! CRDs' conversion through the webhook, the webhook `NetworkPolicy`) and
-//! `certManager.enabled` (the Issuer and Certificates, the manager's volume
-//! of the certificate's secret, the CA-injection annotations).
+//! webhook configurations, their Service, the manager's webhook port and the
+//! volume of its certificate's secret, the CRDs' conversion through the
+//! webhook, the webhook `NetworkPolicy`) and `certManager.enabled` (the
+//! Issuer and Certificates, the CA-injection annotations, the volumes of
+//! other certificates such as the metrics one).
 
 use std::collections::BTreeSet;
 
@@ -75,10 +76,14 @@ impl Webhooks {
         !self.services.is_empty()
     }
 
-    /// The condition under which the volume of `secret` is mounted.
+    /// The condition under which the volume of `secret` is mounted: the
+    /// webhook's whenever webhooks are served (the manager needs a
+    /// certificate, from cert-manager or from a secret of that name the
+    /// user makes), the others' only with cert-manager (without their
+    /// secret the manager makes its own certificate).
     fn volume_condition(&self, secret: &str) -> Option<&'static str> {
         if self.secrets.contains(secret) {
-            Some(WEBHOOK_CERT)
+            Some(WEBHOOK)
         } else if self.other_secrets.contains(secret) {
             Some(CERT_MANAGER)
         } else {
