@@ -57,46 +57,43 @@ pub fn two_kinds(tmp: &Path) -> PathBuf {
     dir
 }
 
-/// Lays the webhook parts of `config/` (tests/fixtures/webhooks, in
-/// kubebuilder's layout) over [`two_kinds`]' project and runs `rsop
-/// manifests`: a defaulting and a validating webhook on Memcached, a
-/// conversion webhook on its CRD, cert-manager's issuer and certificate.
+/// Gives [`two_kinds`]' Memcached a second version (v1, not stored) and the
+/// webhooks `rsop create webhook` scaffolds: defaulting and validation on
+/// v1alpha1, and conversion between the two versions through v1alpha1,
+/// with cert-manager's issuer and certificate and CA injection in `config/`.
 pub fn add_webhooks(dir: &Path) {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/webhooks");
-    copy_tree(&fixture, dir, None);
-    std::fs::remove_file(dir.join("README.md")).unwrap();
-    let replacements = dir.join("config/default/webhook_replacements.yaml");
-    let replacements_text = std::fs::read_to_string(&replacements).unwrap();
-    std::fs::remove_file(&replacements).unwrap();
-    let edit = |path: &str, from: &str, to: &str| {
-        let path = dir.join(path);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains(from), "{}: no {from:?}", path.display());
-        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    let memcached = ["--group", "cache", "--kind", "Memcached"];
+    let with = |args: &[&'static str]| -> Vec<&'static str> {
+        let mut all = args.to_vec();
+        all.extend(memcached);
+        all
     };
-    edit(
-        "config/default/kustomization.yaml",
-        "- ../manager\n",
-        "- ../manager\n- ../webhook\n- ../certmanager\n",
+    run(
+        dir,
+        &with(&[
+            "create",
+            "api",
+            "--version",
+            "v1",
+            "--resource",
+            "--controller=false",
+        ]),
     );
-    let kustomization = dir.join("config/default/kustomization.yaml");
-    let mut text = std::fs::read_to_string(&kustomization).unwrap();
-    text.push_str(
-        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment\nreplacements:\n",
+    run(
+        dir,
+        &with(&[
+            "create",
+            "webhook",
+            "--version",
+            "v1alpha1",
+            "--defaulting",
+            "--programmatic-validation",
+        ]),
     );
-    text.push_str(&replacements_text);
-    std::fs::write(&kustomization, text).unwrap();
-    edit(
-        "config/crd/kustomization.yaml",
-        "# +rsop:scaffold:crd-patches",
-        "- path: patches/webhook_in_memcacheds.yaml\n# +rsop:scaffold:crd-patches",
+    run(
+        dir,
+        &with(&["create", "webhook", "--version", "v1alpha1", "--conversion"]),
     );
-    edit(
-        "src/lib.rs",
-        "// +rsop:scaffold:modules",
-        "pub mod webhooks;\n// +rsop:scaffold:modules",
-    );
-    run(dir, &["manifests"]);
 }
 
 /// Runs the three generators as `make build-installer bundle` would.

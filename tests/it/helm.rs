@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_yaml_ng::{Mapping, Value};
 
-use crate::generate::{IMG, documents, run, two_kinds};
+use crate::generate::{IMG, add_webhooks, documents, run, two_kinds};
 use crate::support::{assert_golden, refusal_problems, rsop, snapshot, validate};
 
 const CHART: &str = "dist/chart";
@@ -686,4 +686,228 @@ fn helm_chart_of_a_namespaced_project() {
     let (code, _, stderr) = render_as(&["watchNamespace=other"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("'watchNamespace' not allowed"), "{stderr}");
+}
+
+/// The names of `objects`, by kind.
+fn names_of<'a>(objects: &'a [Value], kind: &str) -> Vec<&'a str> {
+    find(objects, kind)
+        .iter()
+        .map(|o| o["metadata"]["name"].as_str().unwrap())
+        .collect()
+}
+
+/// With webhooks: `webhook.enabled` and `certManager.enabled` (both on by
+/// default, which renders what the installer holds) each take their parts
+/// out, and every reference follows the release's names.
+#[test]
+fn helm_chart_with_webhooks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = two_kinds(tmp.path());
+    add_webhooks(&dir);
+    run(&dir, &["generate", "installer", "--img", IMG]);
+    run(&dir, &["generate", "helm", "--img", IMG]);
+    let (code, stdout, stderr) = helm(&dir, &["lint", CHART]);
+    assert_eq!(code, 0, "helm lint --strict failed:\n{stdout}{stderr}");
+    let values = std::fs::read_to_string(dir.join(CHART).join("values.yaml")).unwrap();
+    assert!(
+        values.contains("webhook:\n")
+            && values.contains("certManager:\n")
+            && values.matches("  enabled: true\n").count() >= 4,
+        "{values}"
+    );
+
+    // Defaults: the installer's objects (the NetworkPolicies aside: they
+    // are off by default), Helm's labels and keep annotation apart.
+    let objects = render(&dir, RELEASE, &[]);
+    validate_objects(&dir, &objects);
+    let install = std::fs::read_to_string(dir.join("dist/install.yaml")).unwrap();
+    let expected: BTreeMap<_, _> = by_name(documents(&install))
+        .into_iter()
+        .filter(|((kind, _), _)| kind != "Namespace")
+        .map(|(k, o)| (k, without_helm(o)))
+        .collect();
+    let actual: BTreeMap<_, _> = by_name(objects.clone())
+        .into_iter()
+        .map(|(k, o)| (k, without_helm(o)))
+        .collect();
+    assert_eq!(
+        actual.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (key, object) in &expected {
+        assert_eq!(&actual[key], object, "{key:?} differs from the installer's");
+    }
+
+    // Another release: the webhook configurations call its Service, its
+    // Certificate is issued by its Issuer for that Service, and the CA comes
+    // from its Certificate.
+    let release = render(&dir, "prod", &["networkPolicy.enabled=true"]);
+    validate_objects(&dir, &release);
+    let service = "prod-memcached-operator-webhook-service";
+    assert!(names_of(&release, "Service").contains(&service));
+    let ca = format!("{NAMESPACE}/prod-memcached-operator-serving-cert");
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        let configuration = find(&release, kind)[0];
+        assert_eq!(
+            configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+            ca.as_str()
+        );
+        let reference = &configuration["webhooks"][0]["clientConfig"]["service"];
+        assert_eq!(reference["name"], service);
+        assert_eq!(reference["namespace"], NAMESPACE);
+    }
+    let certificate = find(&release, "Certificate")[0];
+    assert_eq!(
+        certificate["metadata"]["name"],
+        "prod-memcached-operator-serving-cert"
+    );
+    assert_eq!(
+        certificate["spec"]["dnsNames"][0],
+        format!("{service}.{NAMESPACE}.svc").as_str()
+    );
+    assert_eq!(
+        names_of(&release, "Issuer"),
+        [certificate["spec"]["issuerRef"]["name"].as_str().unwrap()]
+    );
+    let crd = find(&release, "CustomResourceDefinition")
+        .into_iter()
+        .find(|c| c["metadata"]["name"] == "memcacheds.cache.example.com")
+        .unwrap();
+    assert_eq!(
+        crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["name"],
+        service
+    );
+    assert_eq!(
+        crd["metadata"]["annotations"]["cert-manager.io/inject-ca-from"],
+        ca.as_str()
+    );
+    let policies = names_of(&release, "NetworkPolicy");
+    assert!(
+        policies.contains(&"prod-memcached-operator-allow-webhook-traffic"),
+        "{policies:?}"
+    );
+
+    // cert-manager off: no Issuer or Certificate, no CA injection; the
+    // webhooks are still served, from the Secret the user then makes.
+    let no_cert_manager = render(&dir, RELEASE, &["certManager.enabled=false"]);
+    validate_objects(&dir, &no_cert_manager);
+    assert!(find(&no_cert_manager, "Certificate").is_empty());
+    assert!(find(&no_cert_manager, "Issuer").is_empty());
+    assert_eq!(
+        find(&no_cert_manager, "MutatingWebhookConfiguration").len(),
+        1
+    );
+    for object in &no_cert_manager {
+        assert!(
+            !rsop::yaml::to_string(object)
+                .unwrap()
+                .contains("cert-manager.io"),
+            "{object:?}"
+        );
+    }
+    assert_eq!(
+        manager(&no_cert_manager),
+        manager(&objects),
+        "the manager does not depend on cert-manager"
+    );
+    let pod = &manager(&no_cert_manager)["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["volumes"][0]["secret"]["secretName"],
+        "webhook-server-cert"
+    );
+    let container = &pod["containers"][0];
+    assert!(
+        rsop::yaml::to_string(&container["ports"])
+            .unwrap()
+            .contains("containerPort: 9443")
+    );
+    let crd = find(&no_cert_manager, "CustomResourceDefinition")
+        .into_iter()
+        .find(|c| c["metadata"]["name"] == "memcacheds.cache.example.com")
+        .unwrap();
+    assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
+
+    // Webhooks off: none of their objects, no conversion through them, the
+    // manager without their port; the rest as by default.
+    let off = render(
+        &dir,
+        RELEASE,
+        &["webhook.enabled=false", "networkPolicy.enabled=true"],
+    );
+    validate_objects(&dir, &off);
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "Certificate",
+    ] {
+        assert!(find(&off, kind).is_empty(), "{kind}");
+    }
+    assert_eq!(
+        names_of(&off, "Service"),
+        ["memcached-operator-controller-manager-metrics-service"]
+    );
+    assert_eq!(
+        names_of(&off, "NetworkPolicy"),
+        ["memcached-operator-allow-metrics-traffic"]
+    );
+    let crd = find(&off, "CustomResourceDefinition")
+        .into_iter()
+        .find(|c| c["metadata"]["name"] == "memcacheds.cache.example.com")
+        .unwrap();
+    assert!(crd["spec"].get("conversion").is_none(), "{crd:?}");
+    assert!(
+        crd["metadata"]["annotations"]
+            .get("cert-manager.io/inject-ca-from")
+            .is_none()
+    );
+    let pod = &manager(&off)["spec"]["template"]["spec"];
+    assert!(pod.get("volumes").is_none(), "{pod:?}");
+    let text = rsop::yaml::to_string(&pod["containers"][0]).unwrap();
+    assert!(
+        !text.contains("9443") && !text.contains("webhook-cert") && !text.contains("volumeMounts"),
+        "{text}"
+    );
+    let by_default = by_name(objects);
+    for (key, object) in by_name(off) {
+        if key.0 != "Deployment" && key.0 != "CustomResourceDefinition" && key.0 != "NetworkPolicy"
+        {
+            assert_eq!(Some(&object), by_default.get(&key), "{key:?} changed");
+        }
+    }
+
+    // Both off, the crds.keep annotation alone stays.
+    let neither = render(
+        &dir,
+        RELEASE,
+        &[
+            "webhook.enabled=false",
+            "certManager.enabled=false",
+            "crds.keep=false",
+        ],
+    );
+    validate_objects(&dir, &neither);
+    assert!(find(&neither, "Issuer").is_empty());
+    for crd in find(&neither, "CustomResourceDefinition") {
+        assert!(crd["metadata"].get("annotations").is_none(), "{crd:?}");
+    }
+
+    // The schema knows the two values.
+    let (code, _, stderr) = helm(
+        &dir,
+        &[
+            "render",
+            CHART,
+            "--release",
+            RELEASE,
+            "--namespace",
+            NAMESPACE,
+            "--set",
+            "webhook.enable=false",
+        ],
+    );
+    assert_ne!(code, 0, "a misspelt value passed the schema");
+    assert!(stderr.contains("enable"), "{stderr}");
 }

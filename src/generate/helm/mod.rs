@@ -14,6 +14,7 @@
 //! user's once written, and only `--force` writes them again.
 
 mod holes;
+mod webhooks;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use serde_json::json;
 use serde_yaml_ng::{Mapping, Value};
 
 use self::holes::{Holes, block, nindent};
+use self::webhooks::Webhooks;
 use super::{get, get_str, kind, kustomize, name};
 use crate::output::{Disk, FileChange};
 use crate::project::Project;
@@ -220,7 +222,7 @@ pub fn plan(root: &Path, project: &Project, opts: &HelmOptions) -> Result<Planne
     })?;
     files.push((
         out("values.schema.json"),
-        values_schema(&chart.defaults, &values),
+        values_schema(&chart.defaults, &chart.webhooks, &values),
     ));
     files.extend(user_files);
     files.sort();
@@ -359,6 +361,8 @@ struct Chart {
     service_account: String,
     /// The metrics port's name in the Deployment, Service and `ServiceMonitor`.
     metrics_port_name: Option<String>,
+    /// The webhook Service, certificates and port.
+    webhooks: Webhooks,
     defaults: Defaults,
 }
 
@@ -474,6 +478,7 @@ impl Chart {
                 .to_string(),
             prefix,
             metrics_port_name,
+            webhooks: Webhooks::of(objects),
             defaults,
         })
     }
@@ -524,11 +529,17 @@ impl Chart {
         let name = name(&object).to_string();
         let suffix = name.strip_prefix(&self.prefix).unwrap_or(&name).to_string();
         let mut holes = Holes::default();
+        let webhook = self.webhook_template(&mut holes, &mut object, &suffix);
         let (path, condition) = match kind.as_str() {
+            _ if webhook.is_some() => webhook
+                .map(|(path, condition)| (path, Some(condition)))
+                .unwrap_or_default(),
             // The release's namespace: `helm install --create-namespace`.
             "Namespace" => return Ok(None),
             "CustomResourceDefinition" => {
-                keep_crd(&mut holes, &mut object);
+                if !self.crd_webhooks(&mut holes, &mut object, ".Values.crds.keep") {
+                    keep_crd(&mut holes, &mut object);
+                }
                 let group = get_str(&object, &["spec", "group"]).unwrap_or_default();
                 let plural = get_str(&object, &["spec", "names", "plural"]).unwrap_or(&name);
                 (
@@ -832,6 +843,11 @@ impl Chart {
             return;
         };
         self.manager_container(holes, container);
+        let index = pod
+            .get("containers")
+            .and_then(Value::as_sequence)
+            .map_or(0, |c| manager_index(c));
+        self.manager_webhooks(holes, pod, index);
     }
 
     fn manager_container(&self, holes: &mut Holes, container: &mut Mapping) {
@@ -992,6 +1008,8 @@ impl Chart {
         ctx.insert("metrics_enabled", &d.metrics_enabled);
         ctx.insert("metrics_port", &d.metrics_port);
         ctx.insert("metrics_secure", &d.metrics_secure);
+        ctx.insert("webhooks", &self.webhooks.any());
+        ctx.insert("cert_manager", &self.webhooks.cert_manager);
         for (value, default) in &d.env {
             ctx.insert(value.replace('.', "_").to_snake_case(), default);
         }
@@ -1202,7 +1220,7 @@ fn project_group(project: &Project, group: &str) -> String {
 /// values.schema.json: the type of every value the templates read, so that
 /// `helm install` rejects a misspelt key or a wrong type before rendering.
 /// Top-level keys the user added to values.yaml are allowed as they are.
-fn values_schema(defaults: &Defaults, values: &Value) -> String {
+fn values_schema(defaults: &Defaults, webhooks: &Webhooks, values: &Value) -> String {
     let string = json!({"type": "string"});
     let object = json!({"type": "object"});
     let array = json!({"type": "array"});
@@ -1266,6 +1284,18 @@ fn values_schema(defaults: &Defaults, values: &Value) -> String {
         "networkPolicy",
         strict_object(&json!({"enabled": {"type": "boolean"}})),
     );
+    if webhooks.any() {
+        add(
+            "webhook",
+            strict_object(&json!({"enabled": {"type": "boolean"}})),
+        );
+    }
+    if webhooks.cert_manager {
+        add(
+            "certManager",
+            strict_object(&json!({"enabled": {"type": "boolean"}})),
+        );
+    }
     add(
         "crds",
         strict_object(&json!({

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 /// Its operator is one of: =, y, no, on, ~, <<.
 // +rsop:rbac:groups=yaml.example.com,resources=filters,verbs=get;list
 // +rsop:rbac:groups=yaml.example.com,resources=filters,resourceNames=on;y,verbs=update
+// +rsop:webhook:path=/validate-yaml-example-com-v1-filter,mutating=false,failurePolicy=fail,sideEffects=None,groups=yaml.example.com,resources=on;y;no,verbs=create,versions=n;off,name=vfilter.yaml.example.com,admissionReviewVersions=v1
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
 #[kube(
     group = "yaml.example.com",
