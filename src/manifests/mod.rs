@@ -18,6 +18,7 @@ pub mod macros;
 pub mod rbac;
 pub mod schema;
 pub mod source;
+mod yaml;
 
 use std::path::{Path, PathBuf};
 
@@ -220,8 +221,7 @@ fn generate_rest<'a>(
 
     let mut files = Vec::new();
     for crd in &crds {
-        let yaml =
-            crate::yaml::to_string(&crd.document).expect("JSON values always serialize to YAML");
+        let yaml = yaml::to_string(&crd.document);
         files.push((
             opts.crd_dir.join(crd.file_name()),
             format!("{CRD_HEADER}---\n{yaml}"),
