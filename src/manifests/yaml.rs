@@ -16,6 +16,8 @@
 //! makes [`to_string`] fall back to [`crate::yaml::to_string`] for the whole
 //! document, so the output is the same either way.
 
+use std::fmt::Write as _;
+
 use serde_json::Value;
 
 /// `value` as one YAML document, exactly as [`crate::yaml::to_string`]
@@ -104,14 +106,13 @@ impl Writer {
         match value {
             Value::Null => self.scalar("null", Style::Plain, ctx),
             Value::Bool(b) => self.scalar(if *b { "true" } else { "false" }, Style::Plain, ctx),
-            Value::Number(n) => {
-                // Floats take serde's and the YAML 1.1 spelling: left to the
-                // full writer.
-                if n.is_f64() {
-                    return None;
-                }
-                self.scalar(&n.to_string(), Style::Plain, ctx)
+            Value::Number(n) if n.is_f64() => {
+                // serde's spelling of a float, made one YAML 1.1 reads as a
+                // float (`1.0e+16`), as the full writer has it.
+                let text = crate::yaml::to_string(value).ok()?;
+                self.scalar(text.trim_end_matches('\n'), Style::Plain, ctx)
             }
+            Value::Number(n) => self.scalar(&n.to_string(), Style::Plain, ctx),
             Value::String(s) => self.string(s, ctx),
             Value::Array(items) if items.is_empty() => {
                 self.indicator("[", true, true, false);
@@ -251,16 +252,7 @@ impl Writer {
             }
             Style::DoubleQuoted => {
                 self.indicator("\"", true, false, false);
-                let mut escaped = String::with_capacity(s.len() + 2);
-                for c in s.chars() {
-                    match c {
-                        '"' => escaped.push_str("\\\""),
-                        '\\' => escaped.push_str("\\\\"),
-                        '\n' => escaped.push_str("\\n"),
-                        c => escaped.push(c),
-                    }
-                }
-                self.put(&escaped);
+                self.put(&double_quoted(s));
                 self.indicator("\"", false, false, false);
                 self.whitespace = false;
                 self.indention = false;
@@ -361,16 +353,54 @@ fn is_break(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}')
 }
 
-/// A character libyaml writes as it is (printable, not a break, not a BOM);
-/// `\n` is also accepted. Anything else (a tab, a control character) makes
-/// libyaml double-quote and escape the scalar, which is left to libyaml.
-fn is_plain_char(c: char) -> bool {
+/// libyaml's `IS_PRINTABLE`: `\n`, ASCII from space to `~`, and the
+/// Unicode ranges YAML allows unescaped but for the BOM.
+fn is_printable(c: char) -> bool {
     matches!(c, '\n' | ' '..='~' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-        && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}')
+        && c != '\u{FEFF}'
 }
 
-/// libyaml's `analyze_scalar`, for scalars of [`is_plain_char`] characters
-/// only (`None` otherwise).
+/// libyaml's double-quoted scalar with an unlimited width: escapes for what
+/// is not printable, for line breaks, `"` and `\\`.
+fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if is_printable(c) && !is_break(c) && c != '"' && c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push('\\');
+        match c {
+            '\0' => out.push('0'),
+            '\u{7}' => out.push('a'),
+            '\u{8}' => out.push('b'),
+            '\t' => out.push('t'),
+            '\n' => out.push('n'),
+            '\u{B}' => out.push('v'),
+            '\u{C}' => out.push('f'),
+            '\r' => out.push('r'),
+            '\u{1B}' => out.push('e'),
+            '"' => out.push('"'),
+            '\\' => out.push('\\'),
+            '\u{85}' => out.push('N'),
+            '\u{A0}' => out.push('_'),
+            '\u{2028}' => out.push('L'),
+            '\u{2029}' => out.push('P'),
+            c => {
+                let code = u32::from(c);
+                let _ = match code {
+                    0..=0xFF => write!(out, "x{code:02X}"),
+                    0x100..=0xFFFF => write!(out, "u{code:04X}"),
+                    _ => write!(out, "U{code:08X}"),
+                };
+            }
+        }
+    }
+    out
+}
+
+/// libyaml's `analyze_scalar`; `None` for a scalar with U+2028 or U+2029,
+/// line breaks a literal block would keep as they are, left to libyaml.
 fn analyze(s: &str) -> Option<Analysis> {
     if s.is_empty() {
         return Some(Analysis {
@@ -393,10 +423,12 @@ fn analyze(s: &str) -> Option<Analysis> {
             .is_none_or(|&c| c == ' ' || c == '\t' || is_break(c))
     };
     let mut preceded_by_whitespace = true;
+    let mut special_characters = false;
     for (i, &c) in chars.iter().enumerate() {
-        if !is_plain_char(c) {
+        if matches!(c, '\u{2028}' | '\u{2029}') {
             return None;
         }
+        special_characters |= !is_printable(c);
         let followed_by_whitespace = blankz(i + 1);
         let last = i + 1 == chars.len();
         if i == 0 {
@@ -444,7 +476,7 @@ fn analyze(s: &str) -> Option<Analysis> {
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
     }
-    if space_break {
+    if space_break || special_characters {
         a.block_plain_allowed = false;
         a.single_quoted_allowed = false;
         a.block_allowed = false;
@@ -572,8 +604,6 @@ mod tests {
     #[test]
     fn floats_and_escapes_fall_back_to_the_full_writer() {
         for value in [
-            json!({"a": 1.5}),
-            json!({"a": "tab\there"}),
             json!({"a": "kept\n\n"}),
             json!({"a": "\n"}),
             json!({"a\nb": 1}),
@@ -582,6 +612,17 @@ mod tests {
             assert!(w.document(&value).is_none(), "{value}");
             same(&value);
         }
+    }
+
+    #[test]
+    fn floats_and_escaped_characters_are_written_as_serde_yaml_writes_them() {
+        let value = json!({
+            "floats": [1.5, 0.0, 65535.0, -2e30, 1e16, 1.5e-7, 3],
+            "tab": "a\tb",
+            "control": "\u{0}\u{7}\u{1b}\u{7f}\u{85}\u{9f}\u{feff}\u{fffe}\r",
+            "doc": "first\n\n\tindented\nlast",
+        });
+        assert!(same(&value));
     }
 
     /// Strings made of the characters libyaml's analysis looks at, in
