@@ -410,27 +410,25 @@ fn analyze(s: &str) -> Option<Analysis> {
             block_allowed: false,
         });
     }
-    let chars: Vec<char> = s.chars().collect();
     let mut block_indicators = s.starts_with("---") || s.starts_with("...");
     let mut line_breaks = false;
     let (mut leading_space, mut leading_break) = (false, false);
     let (mut trailing_space, mut trailing_break) = (false, false);
     let (mut break_space, mut space_break) = (false, false);
     let (mut previous_space, mut previous_break) = (false, false);
-    let blankz = |i: usize| {
-        chars
-            .get(i)
-            .is_none_or(|&c| c == ' ' || c == '\t' || is_break(c))
-    };
+    let blankz = |c: Option<&char>| c.is_none_or(|&c| c == ' ' || c == '\t' || is_break(c));
     let mut preceded_by_whitespace = true;
     let mut special_characters = false;
-    for (i, &c) in chars.iter().enumerate() {
+    let mut chars = s.chars().peekable();
+    let mut i = 0_usize;
+    while let Some(c) = chars.next() {
         if matches!(c, '\u{2028}' | '\u{2029}') {
             return None;
         }
         special_characters |= !is_printable(c);
-        let followed_by_whitespace = blankz(i + 1);
-        let last = i + 1 == chars.len();
+        let next = chars.peek();
+        let followed_by_whitespace = blankz(next);
+        let last = next.is_none();
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
@@ -459,6 +457,7 @@ fn analyze(s: &str) -> Option<Analysis> {
             previous_break = false;
         }
         preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c);
+        i += 1;
     }
     let mut a = Analysis {
         multiline: line_breaks,
@@ -491,6 +490,11 @@ fn analyze(s: &str) -> Option<Analysis> {
 /// other than a string (null, a bool, an int, a float), in which case it
 /// asks libyaml to single-quote it. Mirrors its `visit_untagged_scalar`.
 fn resolves_to_non_string(s: &str) -> bool {
+    // Every such scalar starts with one of these (a float may also start
+    // with `i` or `n`, for `inf` and `nan`, which are not finite).
+    if !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit() || "+-.~nNtTfFiI".contains(c)) {
+        return false;
+    }
     if s.is_empty() || matches!(s, "null" | "Null" | "NULL" | "~") {
         return true;
     }
