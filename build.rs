@@ -62,17 +62,17 @@ fn main() {
     let mut rust = String::new();
     writeln!(
         rust,
-        "static TYPE_NAMES: &[&str] = {};",
+        "pub(super) static TYPE_NAMES: &[&str] = {};",
         names("type_names")
     )
     .unwrap();
     writeln!(
         rust,
-        "static DEFINITION_NAMES: &[&str] = {};",
+        "pub(super) static DEFINITION_NAMES: &[&str] = {};",
         names("definition_names")
     )
     .unwrap();
-    writeln!(rust, "static VERSIONS: &[VersionData] = &[").unwrap();
+    writeln!(rust, "pub(super) static VERSIONS: &[VersionData] = &[").unwrap();
     for v in data["versions"].as_array().expect("versions") {
         writeln!(
             rust,
@@ -87,6 +87,10 @@ fn main() {
         .unwrap();
     }
     writeln!(rust, "];").unwrap();
-    writeln!(rust, "static POOL_OFFSETS: &[u32] = &{offsets:?};").unwrap();
+    writeln!(
+        rust,
+        "pub(super) static POOL_OFFSETS: &[u32] = &{offsets:?};"
+    )
+    .unwrap();
     std::fs::write(out.join("k8s-index.rs"), rust).expect("write to OUT_DIR");
 }

@@ -544,8 +544,8 @@ fn parses_as_int(s: &str) -> bool {
     if digits_but_not_number(s) {
         return false;
     }
-    (!unpositive.starts_with(['+', '-']) && u128::from_str_radix(unpositive, 10).is_ok())
-        || i128::from_str_radix(s, 10).is_ok()
+    (!unpositive.starts_with(['+', '-']) && unpositive.parse::<u128>().is_ok())
+        || s.parse::<i128>().is_ok()
 }
 
 #[cfg(test)]

@@ -25,7 +25,12 @@ const REF_PREFIX: &str = "#/components/schemas/";
 // `DEFINITION_NAMES` (every definition name, sorted), `VERSIONS`, and
 // `POOL_OFFSETS` into `POOL`, where each distinct schema is deflated on its
 // own and inflated only when asked for.
-include!(concat!(env!("OUT_DIR"), "/k8s-index.rs"));
+#[allow(clippy::unreadable_literal, reason = "written by build.rs")]
+mod index {
+    use super::VersionData;
+    include!(concat!(env!("OUT_DIR"), "/k8s-index.rs"));
+}
+use index::{DEFINITION_NAMES, POOL_OFFSETS, TYPE_NAMES, VERSIONS};
 
 static POOL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/k8s-pool.bin"));
 
