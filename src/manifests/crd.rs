@@ -11,7 +11,7 @@ use syn::spanned::Spanned;
 use super::attrs;
 use super::attrs::kube::{self, Deprecated, KubeAttrs, SchemaMode};
 use super::diagnostics::{Diagnostic, Location};
-use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, transform};
+use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, object, transform};
 use super::source::{Crate, Module};
 use crate::project::names;
 
@@ -198,7 +198,7 @@ fn version<'a>(
     entry.insert(
         "schema".into(),
         match schema {
-            Some(s) => json!({"openAPIV3Schema": s}),
+            Some(s) => object([("openAPIV3Schema", s)]),
             None => json!({}),
         },
     );
@@ -297,7 +297,7 @@ fn root_schema<'a>(
         flatten(&mut root, child);
     } else {
         let obj = ensure_object(&mut root);
-        obj.insert("properties".into(), json!({"spec": spec}));
+        obj.insert("properties".into(), object([("spec", spec)]));
         obj.insert("required".into(), json!(["spec"]));
     }
     if let Some(status) = &attrs.status {
@@ -483,17 +483,20 @@ pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<C
         let plural = stored.plural.clone();
         // The versions are done with: their schemas move into the document.
         let entries: Vec<Value> = versions.into_iter().map(|v| v.entry).collect();
-        let document = json!({
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": metadata,
-            "spec": {
-                "group": group,
-                "names": names,
-                "scope": scope,
-                "versions": entries,
-            }
-        });
+        let document = object([
+            ("apiVersion", "apiextensions.k8s.io/v1".into()),
+            ("kind", "CustomResourceDefinition".into()),
+            ("metadata", Value::Object(metadata)),
+            (
+                "spec",
+                object([
+                    ("group", group.as_str().into()),
+                    ("names", Value::Object(names)),
+                    ("scope", scope.into()),
+                    ("versions", Value::Array(entries)),
+                ]),
+            ),
+        ]);
         out.push(Crd {
             group,
             plural,

@@ -22,6 +22,7 @@ pub mod rbac;
 pub mod schema;
 pub mod source;
 pub mod webhook;
+mod yaml;
 
 use std::path::{Path, PathBuf};
 
@@ -227,15 +228,7 @@ fn generate_rest<'a>(
         return Err(Error::Diagnostics(diagnostics.into_sorted()));
     }
 
-    let mut files = Vec::new();
-    for crd in &crds {
-        let yaml =
-            crate::yaml::to_string(&crd.document).expect("JSON values always serialize to YAML");
-        files.push((
-            opts.crd_dir.join(crd.file_name()),
-            format!("{CRD_HEADER}---\n{yaml}"),
-        ));
-    }
+    let mut files = render_crds(crds, &opts.crd_dir);
     // A namespaced project's manager holds a Role in its own namespace
     // (`system`, which kustomize renames), not a ClusterRole.
     let default_namespace = opts.namespaced.then_some("system");
@@ -249,6 +242,48 @@ fn generate_rest<'a>(
         files.push((opts.webhook_dir.join("manifests.yaml"), yaml));
     }
     Ok(Generated { files })
+}
+
+/// The CRD files, in the order of `crds`. Writing YAML (and dropping each
+/// document once written) is spread over the cores: each worker takes the
+/// next CRD, so one large CRD does not hold the others back.
+fn render_crds(crds: Vec<crd::Crd>, dir: &Path) -> Vec<(PathBuf, String)> {
+    let render = |crd: crd::Crd| {
+        let text = format!("{CRD_HEADER}---\n{}", yaml::to_string(&crd.document));
+        (dir.join(crd.file_name()), text)
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(crds.len());
+    if workers <= 1 {
+        return crds.into_iter().map(render).collect();
+    }
+    let queue = std::sync::Mutex::new(crds.into_iter().enumerate());
+    let next = || {
+        queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .next()
+    };
+    let mut done: Vec<(usize, (PathBuf, String))> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    while let Some((i, crd)) = next() {
+                        out.push((i, render(crd)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a YAML worker does not panic"))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, file)| file).collect()
 }
 
 /// The changes that bring the disk in line with `generated`.

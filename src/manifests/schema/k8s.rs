@@ -12,53 +12,39 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Read as _;
-use std::sync::OnceLock;
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::versions;
 
-/// gzipped JSON, see `scripts/k8s-schemas/pack.rs` for the layout.
-static DATA: &[u8] = include_bytes!("../../../data/k8s-openapi/schemas.json.gz");
-
 const REF_PREFIX: &str = "#/components/schemas/";
 
-#[derive(Debug, Deserialize)]
-struct Data {
-    /// Every Rust type path of every version, sorted.
-    type_names: Vec<String>,
-    /// Every definition name of every version, sorted.
-    definition_names: Vec<String>,
-    versions: Vec<VersionData>,
-    /// Distinct schemas, parsed only when asked for.
-    pool: Vec<Box<RawValue>>,
+// The data of `data/k8s-openapi/schemas.json.gz` (see
+// `scripts/k8s-schemas/pack.rs` for its layout) as build.rs indexes it:
+// `TYPE_NAMES` (every Rust type path of every version, sorted),
+// `DEFINITION_NAMES` (every definition name, sorted), `VERSIONS`, and
+// `POOL_OFFSETS` into `POOL`, where each distinct schema is deflated on its
+// own and inflated only when asked for.
+#[allow(clippy::unreadable_literal, reason = "written by build.rs")]
+mod index {
+    use super::VersionData;
+    include!(concat!(env!("OUT_DIR"), "/k8s-index.rs"));
 }
+use index::{DEFINITION_NAMES, POOL_OFFSETS, TYPE_NAMES, VERSIONS};
 
-#[derive(Debug, Deserialize)]
+static POOL: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/k8s-pool.bin"));
+
+#[derive(Debug)]
 struct VersionData {
-    k8s_openapi: String,
-    feature: String,
-    earliest: String,
-    latest: String,
-    /// Parallel to `type_names`: pool index, or `None` when the version
+    k8s_openapi: &'static str,
+    feature: &'static str,
+    earliest: &'static str,
+    latest: &'static str,
+    /// Parallel to `TYPE_NAMES`: pool index, or `None` when the version
     /// lacks the type.
-    types: Vec<Option<u32>>,
-    /// Parallel to `definition_names`.
-    definitions: Vec<Option<u32>>,
-}
-
-/// The embedded data, decoded once, on first use.
-fn data() -> &'static Data {
-    static DECODED: OnceLock<Data> = OnceLock::new();
-    DECODED.get_or_init(|| {
-        let mut text = String::new();
-        flate2::read::GzDecoder::new(DATA)
-            .read_to_string(&mut text)
-            .expect("the embedded k8s-openapi schemas are valid gzip");
-        serde_json::from_str(&text).expect("the embedded k8s-openapi schemas are valid")
-    })
+    types: &'static [Option<u32>],
+    /// Parallel to `DEFINITION_NAMES`.
+    definitions: &'static [Option<u32>],
 }
 
 /// The schemas of one k8s-openapi version under one Kubernetes version
@@ -82,11 +68,11 @@ pub struct Known {
 
 /// Every version and feature rsop has schemas for, oldest first.
 pub fn known() -> impl Iterator<Item = Known> {
-    data().versions.iter().map(|v| Known {
-        k8s_openapi: &v.k8s_openapi,
-        feature: &v.feature,
-        earliest: &v.earliest,
-        latest: &v.latest,
+    VERSIONS.iter().map(|v| Known {
+        k8s_openapi: v.k8s_openapi,
+        feature: v.feature,
+        earliest: v.earliest,
+        latest: v.latest,
     })
 }
 
@@ -95,8 +81,7 @@ impl Table {
     /// under `feature` (`v1_XX`; `earliest` and `latest` are resolved by
     /// the caller through [`known`]).
     pub fn find(k8s_openapi: &str, feature: &str) -> Option<Table> {
-        data()
-            .versions
+        VERSIONS
             .iter()
             .position(|v| v.k8s_openapi == k8s_openapi && v.feature == feature)
             .map(|index| Table { index })
@@ -111,8 +96,7 @@ impl Table {
     pub fn pinned() -> Table {
         let feature = versions::context().k8s_openapi_feature;
         let line = format!("{}.", versions::K8S_OPENAPI);
-        let index = data()
-            .versions
+        let index = VERSIONS
             .iter()
             .rposition(|v| v.k8s_openapi.starts_with(&line) && v.feature == feature)
             .unwrap_or_else(|| {
@@ -125,17 +109,17 @@ impl Table {
     }
 
     fn version(self) -> &'static VersionData {
-        &data().versions[self.index]
+        &VERSIONS[self.index]
     }
 
     /// The crate version, such as `0.29.0`.
     pub fn k8s_openapi(self) -> &'static str {
-        &self.version().k8s_openapi
+        self.version().k8s_openapi
     }
 
     /// The Kubernetes version feature, such as `v1_34`.
     pub fn feature(self) -> &'static str {
-        &self.version().feature
+        self.version().feature
     }
 
     /// The raw schema of the k8s-openapi type at `path` (such as
@@ -161,30 +145,21 @@ impl Table {
 
     /// Every recorded type path, for messages.
     pub fn known_paths(self) -> impl Iterator<Item = &'static str> {
-        let d = data();
-        d.type_names
+        TYPE_NAMES
             .iter()
-            .zip(&self.version().types)
+            .zip(self.version().types)
             .filter(|(_, i)| i.is_some())
-            .map(|(name, _)| name.as_str())
+            .map(|(name, _)| *name)
     }
 
     /// A type's schema as recorded: usually a reference to a definition.
     fn raw_type(self, path: &str) -> Option<Value> {
-        let d = data();
-        let i = d
-            .type_names
-            .binary_search_by(|n| n.as_str().cmp(path))
-            .ok()?;
+        let i = TYPE_NAMES.binary_search(&path).ok()?;
         pool_value(self.version().types[i]?)
     }
 
     fn definition(self, name: &str) -> Option<Value> {
-        let d = data();
-        let i = d
-            .definition_names
-            .binary_search_by(|n| n.as_str().cmp(name))
-            .ok()?;
+        let i = DEFINITION_NAMES.binary_search(&name).ok()?;
         pool_value(self.version().definitions[i]?)
     }
 
@@ -220,8 +195,33 @@ impl Table {
     }
 }
 
+/// A pool entry, inflated and parsed once per thread (the same definition
+/// is referenced from many places of one schema), then copied.
 fn pool_value(index: u32) -> Option<Value> {
-    serde_json::from_str(data().pool[index as usize].get()).ok()
+    thread_local! {
+        static PARSED: RefCell<HashMap<u32, Option<Value>>> = RefCell::new(HashMap::new());
+    }
+    PARSED.with(|cache| {
+        if let Some(found) = cache.borrow().get(&index) {
+            return found.clone();
+        }
+        let found = decode(index);
+        cache.borrow_mut().insert(index, found.clone());
+        found
+    })
+}
+
+fn decode(index: u32) -> Option<Value> {
+    let i = index as usize;
+    let (start, end) = (
+        *POOL_OFFSETS.get(i)? as usize,
+        *POOL_OFFSETS.get(i + 1)? as usize,
+    );
+    let mut text = String::new();
+    flate2::read::DeflateDecoder::new(&POOL[start..end])
+        .read_to_string(&mut text)
+        .ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 #[cfg(test)]
@@ -374,12 +374,11 @@ mod tests {
             assert_eq!(table.definition(name).as_ref(), Some(schema), "{name}");
             names.push(name.as_str());
         }
-        let recorded: Vec<&str> = data()
-            .definition_names
+        let recorded: Vec<&str> = DEFINITION_NAMES
             .iter()
-            .zip(&table.version().definitions)
+            .zip(table.version().definitions)
             .filter(|(_, i)| i.is_some())
-            .map(|(n, _)| n.as_str())
+            .map(|(n, _)| *n)
             .collect();
         names.sort_unstable();
         assert_eq!(recorded, names, "the recorded definitions differ");

@@ -141,16 +141,20 @@ impl<'a> Builder<'a> {
             syn::Type::Reference(r) => self.type_schema(&r.elem, scope, path),
             syn::Type::Paren(p) => self.type_schema(&p.elem, scope, path),
             syn::Type::Group(g) => self.type_schema(&g.elem, scope, path),
-            syn::Type::Slice(s) => {
-                json!({"type": "array", "items": self.type_schema(&s.elem, scope, path)})
-            }
+            syn::Type::Slice(s) => object([
+                ("type", "array".into()),
+                ("items", self.type_schema(&s.elem, scope, path)),
+            ]),
             syn::Type::Array(a) => {
                 let items = self.type_schema(&a.elem, scope, path);
                 match eval::usize_of(&a.len) {
                     Some(0) => json!({"type": "array", "maxItems": 0}),
-                    Some(n) => {
-                        json!({"type": "array", "items": items, "minItems": n, "maxItems": n})
-                    }
+                    Some(n) => object([
+                        ("type", "array".into()),
+                        ("items", items),
+                        ("minItems", n.into()),
+                        ("maxItems", n.into()),
+                    ]),
                     None => {
                         self.unsupported(
                             scope.module,
@@ -171,7 +175,12 @@ impl<'a> Builder<'a> {
                     .map(|e| self.type_schema(e, scope, path))
                     .collect();
                 let n = items.len();
-                json!({"type": "array", "prefixItems": items, "minItems": n, "maxItems": n})
+                object([
+                    ("type", "array".into()),
+                    ("prefixItems", Value::Array(items)),
+                    ("minItems", n.into()),
+                    ("maxItems", n.into()),
+                ])
             }
             syn::Type::Path(p) if p.qself.is_none() => self.path_schema(&p.path, scope, path),
             other => {
@@ -235,10 +244,17 @@ impl<'a> Builder<'a> {
             match (name, arg(0), arg(1)) {
                 ("Option", Some(t), _) => return allow_null(self.type_schema(t, scope, path)),
                 ("Vec" | "VecDeque" | "LinkedList" | "BinaryHeap", Some(t), _) => {
-                    return json!({"type": "array", "items": self.type_schema(t, scope, path)});
+                    return object([
+                        ("type", "array".into()),
+                        ("items", self.type_schema(t, scope, path)),
+                    ]);
                 }
                 ("HashSet" | "BTreeSet", Some(t), _) => {
-                    return json!({"type": "array", "uniqueItems": true, "items": self.type_schema(t, scope, path)});
+                    return object([
+                        ("type", "array".into()),
+                        ("uniqueItems", true.into()),
+                        ("items", self.type_schema(t, scope, path)),
+                    ]);
                 }
                 ("HashMap" | "BTreeMap", Some(k), Some(v)) => {
                     return self.map_schema(k, v, scope, span, path);
@@ -321,7 +337,10 @@ impl<'a> Builder<'a> {
             && key_schema.get("enum").is_none()
             && key_schema.get("pattern").is_none();
         if is_plain_string || key_schema == Value::Bool(true) {
-            return json!({"type": "object", "additionalProperties": value_schema});
+            return object([
+                ("type", "object".into()),
+                ("additionalProperties", value_schema),
+            ]);
         }
         if let Some(values) = key_schema.get("enum").and_then(Value::as_array)
             && key_schema.get("type") == Some(&json!("string"))
@@ -331,12 +350,20 @@ impl<'a> Builder<'a> {
                 .filter_map(Value::as_str)
                 .map(|k| (k.to_string(), value_schema.clone()))
                 .collect();
-            return json!({"type": "object", "properties": props, "additionalProperties": false});
+            return object([
+                ("type", "object".into()),
+                ("properties", Value::Object(props)),
+                ("additionalProperties", false.into()),
+            ]);
         }
         if key_schema.get("type") == Some(&json!("integer")) {
             let unsigned = key_schema.get("minimum") == Some(&json!(0));
             let pattern = if unsigned { "^\\d+$" } else { "^-?\\d+$" };
-            return json!({"type": "object", "patternProperties": {pattern: value_schema}, "additionalProperties": false});
+            return object([
+                ("type", "object".into()),
+                ("patternProperties", object([(pattern, value_schema)])),
+                ("additionalProperties", false.into()),
+            ]);
         }
         self.unsupported(
             scope.module,
@@ -490,7 +517,12 @@ impl<'a> Builder<'a> {
         if n == 0 {
             json!({"type": "array", "maxItems": 0})
         } else {
-            json!({"type": "array", "prefixItems": items, "minItems": n, "maxItems": n})
+            object([
+                ("type", "array".into()),
+                ("prefixItems", Value::Array(items)),
+                ("minItems", n.into()),
+                ("maxItems", n.into()),
+            ])
         }
     }
 
@@ -1238,9 +1270,11 @@ impl<'a> Builder<'a> {
                     (syn::Fields::Unit, None) => json!({"type": "object"}),
                     (_, None) => body(self),
                     (syn::Fields::Unit, Some(_)) => json!({"type": "object"}),
-                    (_, Some(content)) => {
-                        json!({"type": "object", "properties": {content.clone(): body(self)}, "required": [content]})
-                    }
+                    (_, Some(content)) => object([
+                        ("type", "object".into()),
+                        ("properties", object([(content.as_str(), body(self))])),
+                        ("required", json!([content])),
+                    ]),
                 };
                 let obj = ensure_object(&mut s);
                 obj.insert("type".into(), json!("object"));
@@ -1283,7 +1317,12 @@ impl<'a> Builder<'a> {
                 } else {
                     body(self)
                 };
-                json!({"type": "object", "properties": {name.clone(): inner}, "required": [name], "additionalProperties": false})
+                object([
+                    ("type", "object".into()),
+                    ("properties", object([(name.as_str(), inner)])),
+                    ("required", json!([name])),
+                    ("additionalProperties", false.into()),
+                ])
             };
             self.container_mutators(&mut s, &vattrs, scope, &vpath);
             others.push(s);
@@ -1294,9 +1333,9 @@ impl<'a> Builder<'a> {
                 items.push(json!({"type": "string", "enum": plain_units}));
             }
             items.extend(others);
-            json!({"anyOf": items})
+            object([("anyOf", Value::Array(items))])
         } else if cattrs.tag.is_some() {
-            json!({"oneOf": others})
+            object([("oneOf", Value::Array(others))])
         } else if others.is_empty() {
             if plain_units.is_empty() {
                 Value::Bool(false)
@@ -1309,7 +1348,7 @@ impl<'a> Builder<'a> {
                 items.push(json!({"type": "string", "enum": plain_units}));
             }
             items.extend(others);
-            json!({"oneOf": items})
+            object([("oneOf", Value::Array(items))])
         };
         self.container_mutators(&mut schema, &cattrs, scope, path);
         schema
@@ -1374,6 +1413,17 @@ fn primitive(name: &str) -> Option<Value> {
 }
 
 /// schemars' `allow_null`: the schema of `Option<T>` from that of `T`.
+/// A JSON object of `entries`, moved in: `json!` would copy each value
+/// that is not a literal, a cost that grows with the depth of the types.
+pub fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
 pub fn allow_null(schema: Value) -> Value {
     match schema {
         Value::Bool(true) => Value::Bool(true),
@@ -1389,7 +1439,10 @@ pub fn allow_null(schema: Value) -> Value {
                 .iter()
                 .any(|k| o.contains_key(*k))
             {
-                return json!({"anyOf": [Value::Object(o), {"type": "null"}]});
+                return object([(
+                    "anyOf",
+                    Value::Array(vec![Value::Object(o), json!({"type": "null"})]),
+                )]);
             }
             match o.get_mut("type") {
                 Some(Value::String(t)) if t != "null" => {
