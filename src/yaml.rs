@@ -17,6 +17,10 @@
 //! nothing: serde writes them as block scalars, which are strings to every
 //! reader, and no scalar that needs quoting has a line break.
 
+mod direct;
+
+pub use direct::to_string as json_to_string;
+
 use serde::Serialize;
 use serde_yaml_ng::{Mapping, Value};
 

@@ -22,7 +22,6 @@ pub mod rbac;
 pub mod schema;
 pub mod source;
 pub mod webhook;
-mod yaml;
 
 use std::path::{Path, PathBuf};
 
@@ -249,7 +248,10 @@ fn generate_rest<'a>(
 /// next CRD, so one large CRD does not hold the others back.
 fn render_crds(crds: Vec<crd::Crd>, dir: &Path) -> Vec<(PathBuf, String)> {
     let render = |crd: crd::Crd| {
-        let text = format!("{CRD_HEADER}---\n{}", yaml::to_string(&crd.document));
+        let text = format!(
+            "{CRD_HEADER}---\n{}",
+            crate::yaml::json_to_string(&crd.document)
+        );
         (dir.join(crd.file_name()), text)
     };
     let workers = std::thread::available_parallelism()

@@ -1,4 +1,4 @@
-//! A direct YAML writer for the JSON documents `rsop manifests` makes,
+//! A direct YAML writer for JSON documents (the CRDs `rsop manifests` makes),
 //! byte for byte what [`crate::yaml::to_string`] writes for them.
 //!
 //! [`crate::yaml::to_string`] goes through `serde_yaml_ng`: the document is
