@@ -57,6 +57,15 @@ impl Crd {
     }
 }
 
+/// The folder of the types `rsop create api --external-api-crd` generates
+/// from other projects' CRDs.
+pub const EXTERNAL_DIR: &str = "src/external";
+
+/// Whether `module` is under [`EXTERNAL_DIR`].
+fn is_external(krate: &Crate, module: &Module) -> bool {
+    krate.file_of(module).path.starts_with(EXTERNAL_DIR)
+}
+
 fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("derive")
@@ -82,8 +91,14 @@ pub fn versions<'a>(
     derive_schemas: bool,
 ) -> Vec<Version> {
     let mut out = Vec::new();
-    // A path dependency's kinds are that crate's to publish.
-    for module in krate.modules.iter().filter(|m| !Crate::is_dependency(m)) {
+    // A path dependency's kinds are that crate's to publish, and the types
+    // under `src/external/` are other projects' kinds, whose CRDs those
+    // projects install.
+    for module in krate
+        .modules
+        .iter()
+        .filter(|m| !Crate::is_dependency(m) && !is_external(krate, m))
+    {
         for item in &module.items {
             if let syn::Item::Struct(s) = item
                 && derives_custom_resource(&s.attrs)

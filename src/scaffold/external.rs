@@ -190,17 +190,17 @@ fn from_crd(file: &Path, doc: &Value, version: Option<&str>) -> Result<ExternalK
         .and_then(|s| s.get("versions"))
         .and_then(Value::as_sequence)
         .ok_or_else(|| bad("`spec.versions`"))?;
-    fn name_of(v: &Value) -> &str {
-        v.get("name").and_then(Value::as_str).unwrap_or_default()
-    }
     let chosen = match version {
-        Some(wanted) => versions.iter().find(|v| name_of(v) == wanted).ok_or_else(|| {
-            let have: Vec<&str> = versions.iter().map(name_of).collect();
-            Error::user_with_help(
-                format!("the CRD of `{kind}` has no version `{wanted}`"),
-                format!("pick one of its versions: {}", have.join(", ")),
-            )
-        })?,
+        Some(wanted) => versions
+            .iter()
+            .find(|v| name_of(v) == wanted)
+            .ok_or_else(|| {
+                let have: Vec<&str> = versions.iter().map(name_of).collect();
+                Error::user_with_help(
+                    format!("the CRD of `{kind}` has no version `{wanted}`"),
+                    format!("pick one of its versions: {}", have.join(", ")),
+                )
+            })?,
         None => versions
             .iter()
             .find(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
@@ -276,6 +276,11 @@ fn from_crd(file: &Path, doc: &Value, version: Option<&str>) -> Result<ExternalK
         source: file.to_path_buf(),
         code,
     })
+}
+
+/// The `name` of a CRD version.
+fn name_of(v: &Value) -> &str {
+    v.get("name").and_then(Value::as_str).unwrap_or_default()
 }
 
 /// A Rust string literal of `s`.
@@ -489,7 +494,11 @@ fn type_word(key: &str) -> String {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect::<String>()
         .to_pascal_case();
-    if word.is_empty() { "Field".into() } else { word }
+    if word.is_empty() {
+        "Field".into()
+    } else {
+        word
+    }
 }
 
 /// The Rust field name of the JSON key `key`: snake case, a valid

@@ -16,7 +16,13 @@ fn types_of(yaml: &str) -> Result<ExternalKind> {
 
 /// A CRD of kind `Widget` whose spec has the given schema.
 fn widget(spec: &str) -> String {
-    let spec: String = spec.lines().map(|l| format!("              {l}\n")).collect();
+    let mut indented = String::new();
+    for line in spec.lines() {
+        indented.push_str("              ");
+        indented.push_str(line);
+        indented.push('\n');
+    }
+    let spec = indented;
     format!(
         "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -108,11 +114,18 @@ fn another_kind_and_version_of_the_same_file() {
     let k = read(&fixture(), Some("Issuer"), None).unwrap();
     assert_eq!(k.kind, "Issuer");
     assert!(!k.code.contains("status ="), "no status schema: {}", k.code);
-    assert!(k.code.contains("pub struct IssuerSelfSigned {"), "{}", k.code);
+    assert!(
+        k.code.contains("pub struct IssuerSelfSigned {"),
+        "{}",
+        k.code
+    );
     assert_parses(&k.code);
 
     let err = read(&fixture(), Some("Certificate"), Some("v1alpha2")).unwrap_err();
-    assert_eq!(err.to_string(), "version `v1alpha2` of `Certificate` is not served");
+    assert_eq!(
+        err.to_string(),
+        "version `v1alpha2` of `Certificate` is not served"
+    );
     let err = read(&fixture(), Some("Certificate"), Some("v2")).unwrap_err();
     assert_eq!(err.help(), Some("pick one of its versions: v1alpha2, v1"));
 }
@@ -223,16 +236,19 @@ properties:
 fn input_that_is_not_a_crd_of_the_kind() {
     let err = types_of("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n").unwrap_err();
     assert!(
-        err.to_string().ends_with("holds no CustomResourceDefinition"),
+        err.to_string()
+            .ends_with("holds no CustomResourceDefinition"),
         "{err}"
     );
     let err = types_of("a: [").unwrap_err();
     assert!(matches!(err, Error::Parse { .. }), "{err:?}");
-    let err = types_of(
-        "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\n",
-    )
-    .unwrap_err();
-    assert!(err.to_string().contains("`apiextensions.k8s.io/v1beta1`"), "{err}");
+    let err =
+        types_of("apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\n")
+            .unwrap_err();
+    assert!(
+        err.to_string().contains("`apiextensions.k8s.io/v1beta1`"),
+        "{err}"
+    );
 
     let err = read(&fixture(), Some("Certificat"), None).unwrap_err();
     assert!(

@@ -65,6 +65,8 @@ impl Sample {
             controller: true,
             controller_name: None,
             path: None,
+            external: false,
+            domain: None,
         };
         let image = self.image.clone().map(|image| ImageOptions {
             image,
@@ -81,6 +83,7 @@ impl Sample {
             controller_only: false,
             force: false,
             related: Vec::new(),
+            external: None,
         })
     }
 }
