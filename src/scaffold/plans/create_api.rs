@@ -81,6 +81,9 @@ pub struct Related {
     /// A kind of the project's own, whose types have no `Default`: the
     /// tests make an object of it from JSON.
     pub own: bool,
+    /// Its types are in the crate (`crate::...`): imported with the
+    /// crate's own modules.
+    pub local: bool,
 }
 
 impl Related {
@@ -114,6 +117,7 @@ impl Related {
             owned,
         );
         related.own = r.api;
+        related.local = related.rust_path.starts_with("crate::");
         related
     }
 
@@ -144,6 +148,7 @@ impl Related {
             singular,
             field,
             own: false,
+            local: false,
         }
     }
 }
