@@ -525,7 +525,7 @@ fn init_with_deployment_controller(dir: &Path) {
     );
 }
 
-/// A project with the cert-manager CRD fixture and a ConfigMap file in it.
+/// A project with the cert-manager CRD fixture and a file of a `ConfigMap` in it.
 fn init_with_crd_files(dir: &Path) {
     init(dir);
     std::fs::copy(cert_manager_crds(), dir.join("cert-manager.yaml")).unwrap();
