@@ -380,7 +380,11 @@ fn foreign_kind_options(
             } else {
                 format!("the project already has the types of `{reference}`")
             },
-            "pass `--force` to generate it again, or `--controller-name` for another controller of the kind",
+            if resource.controller {
+                "pass `--force` to generate it again, or `--controller-name` for another controller of the kind"
+            } else {
+                "pass `--force` to generate the types again, from the CRD as it is now"
+            },
         ));
     }
     if resource.controller
@@ -528,13 +532,21 @@ fn resolve_related(
 /// What to do next: edit the kind's types (or its controller, when only
 /// that is new), then derive the manifests, test and run.
 fn next_steps(changes: &[FileChange]) -> String {
-    let edit = changes
-        .iter()
-        .find(|c| c.path.starts_with("src/api") && !c.path.ends_with("mod.rs"))
-        .map_or_else(
-            || "the controller".to_string(),
-            |c| format!("`{}`", c.path.display()),
-        );
+    let file = |dir: &str| {
+        changes
+            .iter()
+            .find(|c| c.path.starts_with(dir) && !c.path.ends_with("mod.rs"))
+    };
+    let controller = file("src/controllers");
+    let edit = match (file("src/api"), file("src/external")) {
+        (Some(types), _) => format!("`{}`", types.path.display()),
+        // Generated types are not edited: a controller uses them.
+        (None, Some(types)) if controller.is_none() => format!(
+            "a controller that uses `{}` (`--owns` or `--watches` of its kind)",
+            types.path.display()
+        ),
+        _ => "the controller".to_string(),
+    };
     format!(
         "\nnext steps:\n  edit {edit}, then run `rsop manifests`\n  make test\n  \
          make install run   # against your current kube context\n"
