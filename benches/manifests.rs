@@ -379,6 +379,7 @@ fn options(root: &Path, cargo: bool) -> ManifestsOptions {
         root: root.to_path_buf(),
         crd_dir: "config/crd/bases".into(),
         rbac_dir: "config/rbac".into(),
+        webhook_dir: "config/webhook".into(),
         namespaced: false,
         derivation: if cargo {
             Derivation::Cargo

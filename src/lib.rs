@@ -35,6 +35,9 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     match cli.command {
         Command::Init(args) => commands::init::run(&args, cwd, out),
         Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, cwd, out),
+        Command::Create(CreateCommand::Webhook(args)) => {
+            commands::create_webhook::run(&args, cwd, out)
+        }
         Command::Edit(args) => commands::edit::run(&args, cwd, out),
         Command::Manifests(args) => commands::manifests::run(&args, cwd, out),
         Command::Generate(command) => commands::generate::run(&command, cwd, out),

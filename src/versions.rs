@@ -22,9 +22,11 @@ pub const RUST: &str = "1.95";
 const CRATES: &[(&str, &str)] = &[
     ("anyhow", "1.0"),
     ("axum", "0.8"),
+    ("base64", "0.22"),
     ("clap", "4.6"),
     ("futures", "0.3"),
     ("http", "1.3"),
+    ("json-patch", "4.0"),
     ("k8s-openapi", K8S_OPENAPI),
     ("kube", KUBE),
     ("prometheus-client", "0.25"),

@@ -134,6 +134,10 @@ pub struct ManifestsArgs {
     #[arg(long, value_name = "DIR", default_value = "config/rbac")]
     pub rbac_dir: PathBuf,
 
+    /// Directory of manifests.yaml, the webhook configurations, relative to the project root
+    #[arg(long, value_name = "DIR", default_value = "config/webhook")]
+    pub webhook_dir: PathBuf,
+
     /// Derive from the sources only: fail, listing them, on kinds whose schema needs
     /// code to run, instead of building those with cargo (for CI jobs that must stay fast)
     #[arg(long, conflicts_with = "cargo")]
@@ -279,6 +283,60 @@ impl OutputModeArgs {
 pub enum CreateCommand {
     /// Add an API kind: its types, controller, sample, roles and wiring
     Api(CreateApiArgs),
+    /// Add a kind's defaulting, validating or conversion webhook, served by the manager
+    Webhook(CreateWebhookArgs),
+}
+
+/// Arguments of `rsop create webhook`.
+#[derive(Debug, Args)]
+#[command(
+    // `--version` is the API version here, not rsop's.
+    disable_version_flag = true,
+    after_help = "Examples:\n  rsop create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --programmatic-validation\n  \
+                  rsop create webhook --group cache --version v1alpha1 --kind Memcached --conversion --spoke v1\n  \
+                  rsop create webhook --group core --version v1 --kind Pod --defaulting   # a webhook on a Kubernetes kind"
+)]
+pub struct CreateWebhookArgs {
+    /// API group, without the domain (`core`, `apps`, ... for Kubernetes' kinds)
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+
+    /// API version of the kind; with `--conversion`, the hub: the storage version
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+
+    /// Kind, in upper camel case (`Memcached`)
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+
+    /// A mutating webhook that fills in defaults
+    #[arg(long)]
+    pub defaulting: bool,
+
+    /// A validating webhook that checks creations, updates and deletions
+    #[arg(long)]
+    pub programmatic_validation: bool,
+
+    /// A conversion webhook between the kind's versions, through `--version` as the hub
+    #[arg(long)]
+    pub conversion: bool,
+
+    /// The versions converted to and from the hub (default: every other version of the kind)
+    #[arg(
+        long,
+        value_name = "VERSION,...",
+        value_delimiter = ',',
+        requires = "conversion"
+    )]
+    pub spoke: Vec<String>,
+
+    /// Generate the webhook's files again if they exist
+    #[arg(long)]
+    pub force: bool,
+
+    /// List the files that would be written, and write none
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Arguments of `rsop create api`.

@@ -100,6 +100,7 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
         path: None,
         external: false,
         domain: None,
+        webhooks: None,
     };
     let existing = project.resources.iter().find(|r| r.same_kind(&resource));
     // `--resource=false`: a controller for a kind whose types the project
@@ -248,6 +249,7 @@ fn k8s_kind_options(
         path: Some(k.module()),
         external: false,
         domain: None,
+        webhooks: None,
     };
     foreign_kind_options(args, root, project, resource, &k.reference(), None)
 }
@@ -330,6 +332,7 @@ fn external_options(
         )),
         external: true,
         domain: Some(domain.to_string()),
+        webhooks: None,
     };
     let related_asked = !args.owns.is_empty() || !args.watches.is_empty();
     if related_asked && !args.controller {

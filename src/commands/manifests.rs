@@ -1,4 +1,4 @@
-//! `rsop manifests`: CRDs and RBAC derived from the project's sources, then
+//! `rsop manifests`: CRDs, RBAC and webhook configurations derived from the project's sources, then
 //! written, diffed or checked.
 
 use std::io::Write;
@@ -18,6 +18,7 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
         root: root.clone(),
         crd_dir: args.crd_dir.clone(),
         rbac_dir: args.rbac_dir.clone(),
+        webhook_dir: args.webhook_dir.clone(),
         namespaced: project.is_some_and(|p| p.namespaced),
         derivation: if args.cargo {
             Derivation::Cargo

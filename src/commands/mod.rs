@@ -8,6 +8,7 @@
 
 pub mod completion;
 pub mod create_api;
+pub mod create_webhook;
 pub mod edit;
 pub mod generate;
 pub mod init;

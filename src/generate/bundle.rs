@@ -8,15 +8,22 @@
 //! creates the namespace and the service account itself, so those are left
 //! out. Nothing in the output depends on the clock: a second run writes the
 //! same bytes.
+//!
+//! Webhooks become the CSV's `webhookdefinitions`, as operator-sdk makes
+//! them: OLM creates the webhook configurations, the Service and the serving
+//! certificate itself, so those objects, cert-manager's and the CA-injection
+//! annotations stay out of the bundle, and the manager's Deployment loses the
+//! volume of cert-manager's secret (OLM mounts its own certificate at
+//! [`webhooks::OLM_CERT_DIR`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_yaml_ng::{Mapping, Value};
 
 use super::csv::{self, MANIFESTS_DIR};
-use super::{get, get_str, kind, kustomize, name, to_yaml};
+use super::{get, get_str, kind, kustomize, name, to_yaml, webhooks};
 use crate::output::FileChange;
 use crate::project::Project;
 use crate::{Error, Result};
@@ -160,6 +167,8 @@ struct Bundle {
     others: Vec<Value>,
     /// Custom resources of the bundle's own CRDs.
     samples: Vec<Value>,
+    /// The CSV's `webhookdefinitions`.
+    webhooks: Vec<Value>,
 }
 
 impl Bundle {
@@ -168,16 +177,39 @@ impl Bundle {
         let mut crds = Vec::new();
         let mut deployments = Vec::new();
         let mut rest = Vec::new();
-        for object in objects {
+        let services = webhooks::service_names(&objects);
+        let secrets = webhooks::certificate_secrets(&objects);
+        let mut configurations = Vec::new();
+        let mut webhook_services = Vec::new();
+        for mut object in objects {
+            // OLM makes the webhook configurations, their Service and the
+            // certificates itself.
+            if webhooks::is_configuration(&object) {
+                configurations.push(object);
+                continue;
+            }
+            if webhooks::is_webhook_service(&object, &services) {
+                webhook_services.push(object);
+                continue;
+            }
+            if webhooks::is_cert_manager(&object) {
+                continue;
+            }
+            webhooks::strip_ca_injection(&mut object);
             match kind(&object) {
                 "ClusterServiceVersion" => csvs.push(object),
                 "CustomResourceDefinition" => crds.push(object),
-                "Deployment" => deployments.push(object),
+                "Deployment" => {
+                    without_cert_manager_volumes(&mut object, &secrets);
+                    deployments.push(object);
+                }
                 // OLM makes the install namespace itself.
                 "Namespace" => {}
                 _ => rest.push(object),
             }
         }
+        let webhooks =
+            webhook_definitions(&configurations, &crds, &webhook_services, &deployments)?;
         let csv = match csvs.len() {
             1 => csvs.remove(0),
             n => {
@@ -302,6 +334,7 @@ impl Bundle {
             permissions,
             others,
             samples,
+            webhooks,
         })
     }
 
@@ -363,6 +396,12 @@ impl Bundle {
         spec.insert("install".into(), Value::Mapping(install));
         spec.insert("relatedImages".into(), self.related_images());
         spec.insert("version".into(), opts.version.to_string().into());
+        if !self.webhooks.is_empty() {
+            spec.insert(
+                "webhookdefinitions".into(),
+                Value::Sequence(self.webhooks.clone()),
+            );
+        }
         Ok(csv)
     }
 
@@ -500,4 +539,244 @@ fn strip_namespace(object: &Value) -> Value {
         metadata.remove("namespace");
     }
     object
+}
+
+/// The Deployment without the volumes of cert-manager's `secrets` and their
+/// mounts: OLM mounts the certificate it issues at
+/// [`webhooks::OLM_CERT_DIR`] itself, and a second mount there would make
+/// the pod invalid. A flag that named a path in a removed mount now names
+/// OLM's directory if it is `--webhook-cert-path`, and is dropped otherwise
+/// (the manager then makes its own certificate, as without the flag).
+fn without_cert_manager_volumes(deployment: &mut Value, secrets: &BTreeSet<String>) {
+    let Some(pod) = deployment
+        .get_mut("spec")
+        .and_then(|s| s.get_mut("template"))
+        .and_then(|t| t.get_mut("spec"))
+    else {
+        return;
+    };
+    let (volumes, paths) = webhooks::secret_volumes(pod, secrets);
+    if volumes.is_empty() {
+        return;
+    }
+    let Some(pod) = pod.as_mapping_mut() else {
+        return;
+    };
+    let removed =
+        |item: &Value| get_str(item, &["name"]).is_some_and(|n| volumes.iter().any(|v| v == n));
+    if let Some(list) = pod.get_mut("volumes").and_then(Value::as_sequence_mut) {
+        list.retain(|v| !removed(v));
+        if list.is_empty() {
+            pod.shift_remove("volumes");
+        }
+    }
+    let containers = pod.get_mut("containers").and_then(Value::as_sequence_mut);
+    for container in containers.into_iter().flatten() {
+        let Some(container) = container.as_mapping_mut() else {
+            continue;
+        };
+        if let Some(mounts) = container
+            .get_mut("volumeMounts")
+            .and_then(Value::as_sequence_mut)
+        {
+            mounts.retain(|m| !removed(m));
+            if mounts.is_empty() {
+                container.shift_remove("volumeMounts");
+            }
+        }
+        if let Some(args) = container.get_mut("args").and_then(Value::as_sequence_mut) {
+            args.retain_mut(|arg| {
+                let Some(text) = arg.as_str() else {
+                    return true;
+                };
+                if !webhooks::points_into(text, &paths) {
+                    return true;
+                }
+                if text.starts_with("--webhook-cert-path=") {
+                    *arg = format!("--webhook-cert-path={}", webhooks::OLM_CERT_DIR).into();
+                    return true;
+                }
+                false
+            });
+        }
+    }
+}
+
+/// The CSV's `webhookdefinitions`: one per admission webhook, and one
+/// `ConversionWebhook` per service path that CRDs convert through, sorted by
+/// `generateName` (operator-sdk's entries).
+fn webhook_definitions(
+    configurations: &[Value],
+    crds: &[Value],
+    services: &[Value],
+    deployments: &[Value],
+) -> Result<Vec<Value>> {
+    let mut definitions = Vec::new();
+    for configuration in configurations {
+        let mutating = kind(configuration) == "MutatingWebhookConfiguration";
+        for hook in webhooks::hooks(configuration) {
+            let hook_name = get_str(hook, &["name"]).unwrap_or_default();
+            let Some(service) = get(hook, &["clientConfig", "service"]) else {
+                return Err(Error::user_with_help(
+                    format!(
+                        "the webhook `{hook_name}` calls a URL; an OLM bundle can only carry webhooks its operator serves"
+                    ),
+                    "give its marker `path=` instead of `url=`, or ship this webhook outside the bundle",
+                ));
+            };
+            let mut entry = Mapping::new();
+            let versions = hook
+                .get("admissionReviewVersions")
+                .cloned()
+                .unwrap_or_else(|| Value::Sequence(vec!["v1beta1".into()]));
+            entry.insert("admissionReviewVersions".into(), versions);
+            serving(&mut entry, service, services, deployments);
+            for key in ["failurePolicy"] {
+                if let Some(value) = hook.get(key) {
+                    entry.insert(key.into(), value.clone());
+                }
+            }
+            entry.insert("generateName".into(), hook_name.into());
+            let mut optional = vec!["matchPolicy", "objectSelector"];
+            if mutating {
+                optional.push("reinvocationPolicy");
+            }
+            optional.push("rules");
+            for key in optional {
+                if let Some(value) = hook.get(key) {
+                    entry.insert(key.into(), value.clone());
+                }
+            }
+            entry.insert(
+                "sideEffects".into(),
+                hook.get("sideEffects").cloned().unwrap_or("None".into()),
+            );
+            if let Some(value) = hook.get("timeoutSeconds") {
+                entry.insert("timeoutSeconds".into(), value.clone());
+            }
+            entry.insert(
+                "type".into(),
+                if mutating {
+                    "MutatingAdmissionWebhook"
+                } else {
+                    "ValidatingAdmissionWebhook"
+                }
+                .into(),
+            );
+            if let Some(path) = service.get("path") {
+                entry.insert("webhookPath".into(), path.clone());
+            }
+            definitions.push(sorted(entry));
+        }
+    }
+    // CRDs that convert through the same service port and path share one entry.
+    let mut conversions: BTreeMap<(String, u64, String), (Vec<String>, &Value)> = BTreeMap::new();
+    for crd in crds {
+        let Some(webhook) = webhooks::conversion(crd) else {
+            continue;
+        };
+        let Some(service) = get(webhook, &["clientConfig", "service"]) else {
+            return Err(Error::user_with_help(
+                format!(
+                    "the CRD `{}` converts through a URL; an OLM bundle can only carry conversion webhooks its operator serves",
+                    name(crd)
+                ),
+                "point its conversion webhook at the webhook Service, as config/crd/patches/ does",
+            ));
+        };
+        let key = (
+            get_str(service, &["name"]).unwrap_or_default().to_string(),
+            service.get("port").and_then(Value::as_u64).unwrap_or(443),
+            get_str(service, &["path"]).unwrap_or_default().to_string(),
+        );
+        conversions
+            .entry(key)
+            .or_insert_with(|| (Vec::new(), webhook))
+            .0
+            .push(name(crd).to_string());
+    }
+    for (mut crd_names, webhook) in conversions.into_values() {
+        crd_names.sort();
+        let service = get(webhook, &["clientConfig", "service"]).unwrap_or(&Value::Null);
+        let mut entry = Mapping::new();
+        entry.insert(
+            "admissionReviewVersions".into(),
+            webhook
+                .get("conversionReviewVersions")
+                .cloned()
+                .unwrap_or_else(|| Value::Sequence(vec!["v1".into()])),
+        );
+        serving(&mut entry, service, services, deployments);
+        entry.insert(
+            "conversionCRDs".into(),
+            Value::Sequence(crd_names.iter().map(|n| n.as_str().into()).collect()),
+        );
+        let short: String = crd_names
+            .iter()
+            .map(|n| n.split('.').next().unwrap_or_default())
+            .collect();
+        entry.insert("generateName".into(), format!("c{short}.kb.io").into());
+        entry.insert("sideEffects".into(), "None".into());
+        entry.insert("type".into(), "ConversionWebhook".into());
+        if let Some(path) = service.get("path") {
+            entry.insert("webhookPath".into(), path.clone());
+        }
+        definitions.push(sorted(entry));
+    }
+    definitions.sort_by(|a, b| get_str(a, &["generateName"]).cmp(&get_str(b, &["generateName"])));
+    Ok(definitions)
+}
+
+/// `containerPort`, `deploymentName` and `targetPort` of a webhook served
+/// through `service_ref`: the port of the Service it names, and the
+/// Deployment whose pods that Service selects (else the Service's name
+/// without `-service`, as operator-sdk guesses).
+fn serving(entry: &mut Mapping, service_ref: &Value, services: &[Value], deployments: &[Value]) {
+    let service_name = get_str(service_ref, &["name"]).unwrap_or_default();
+    let port = service_ref
+        .get("port")
+        .and_then(Value::as_u64)
+        .unwrap_or(443);
+    let service = services.iter().find(|s| name(s) == service_name);
+    if let Some(matched) = service
+        .and_then(|s| get(s, &["spec", "ports"]))
+        .and_then(Value::as_sequence)
+        .into_iter()
+        .flatten()
+        .find(|p| p.get("port").and_then(Value::as_u64) == Some(port))
+    {
+        entry.insert("containerPort".into(), port.into());
+        if let Some(target) = matched.get("targetPort") {
+            entry.insert("targetPort".into(), target.clone());
+        }
+    }
+    let selector = service
+        .and_then(|s| get(s, &["spec", "selector"]))
+        .and_then(Value::as_mapping)
+        .filter(|s| !s.is_empty());
+    let deployment = selector.and_then(|selector| {
+        deployments.iter().find(|d| {
+            let labels = get(d, &["spec", "template", "metadata", "labels"]);
+            selector
+                .iter()
+                .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
+        })
+    });
+    let deployment_name = deployment.map_or_else(
+        || {
+            service_name
+                .strip_suffix("-service")
+                .unwrap_or(service_name)
+                .to_string()
+        },
+        |d| name(d).to_string(),
+    );
+    entry.insert("deploymentName".into(), deployment_name.into());
+}
+
+/// `entry` with its keys in alphabetical order, as the rest of the CSV.
+fn sorted(entry: Mapping) -> Value {
+    let mut pairs: Vec<(Value, Value)> = entry.into_iter().collect();
+    pairs.sort_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+    Value::Mapping(pairs.into_iter().collect())
 }

@@ -11,6 +11,7 @@ pub mod bundle;
 pub mod csv;
 pub mod helm;
 pub mod kustomize;
+pub mod webhooks;
 
 use std::path::Path;
 

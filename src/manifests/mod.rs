@@ -1,11 +1,13 @@
-//! `rsop manifests`: CRDs and RBAC derived from the project's Rust sources,
-//! statically, as kube-derive and controller-gen would make them.
+//! `rsop manifests`: CRDs, RBAC and webhook configurations derived from the
+//! project's Rust sources, statically, as kube-derive and controller-gen
+//! would make them.
 //!
 //! Pipeline: [`source`] parses `src/**/*.rs` and resolves names; [`attrs`]
 //! reads `#[kube]`, `#[serde]`, `#[schemars]`, `#[x_kube]` and docs;
 //! [`schema`] builds each kind's raw schema and applies kube's transforms;
-//! [`crd`] assembles and merges the CRDs; [`rbac`] turns markers into
-//! `role.yaml`. The result is a list of file changes for `output::apply`.
+//! [`crd`] assembles and merges the CRDs; [`rbac`] and [`webhook`] turn
+//! comment markers (their syntax: [`markers`]) into `role.yaml` and the
+//! webhooks' `manifests.yaml`. The result is a list of file changes for `output::apply`.
 //! Every problem in the sources is collected and reported at once, and then
 //! nothing is written.
 
@@ -15,9 +17,11 @@ pub mod crd;
 pub mod diagnostics;
 pub mod k8s_version;
 pub mod macros;
+pub mod markers;
 pub mod rbac;
 pub mod schema;
 pub mod source;
+pub mod webhook;
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +41,8 @@ pub struct ManifestsOptions {
     pub root: PathBuf,
     pub crd_dir: PathBuf,
     pub rbac_dir: PathBuf,
+    /// Where `manifests.yaml`, the webhook configurations, goes.
+    pub webhook_dir: PathBuf,
     /// The project was made with `rsop init --namespaced`.
     pub namespaced: bool,
     pub derivation: Derivation,
@@ -208,9 +214,12 @@ fn generate_rest<'a>(
     let crds = crd::merge(versions, &mut found);
 
     let mut rules = Vec::new();
+    let mut webhooks = Vec::new();
     for file in krate.files.iter().filter(|f| !f.dependency) {
         rules.extend(rbac::parse_markers(&file.path, &file.text, &mut found));
+        webhooks.extend(webhook::parse_markers(&file.path, &file.text, &mut found));
     }
+    let webhook_yaml = webhook::render_manifests_yaml(&webhooks, &mut found);
     for d in found {
         diagnostics.push(d);
     }
@@ -234,6 +243,11 @@ fn generate_rest<'a>(
         opts.rbac_dir.join("role.yaml"),
         rbac::render_role_yaml(&rules, "manager-role", default_namespace),
     ));
+    // No markers, no file: like the CRD of a removed kind, a manifests.yaml
+    // left from removed markers stays until the user deletes it.
+    if let Some(yaml) = webhook_yaml {
+        files.push((opts.webhook_dir.join("manifests.yaml"), yaml));
+    }
     Ok(Generated { files })
 }
 

@@ -394,7 +394,18 @@ fn external_kinds_and_own_kinds_owned_and_watched() {
         ]
     );
     let install = std::fs::read_to_string(dir.join("config/crd/kustomization.yaml")).unwrap();
-    assert!(!install.contains("cert-manager"), "{install}");
+    let installed: Vec<&str> = install
+        .lines()
+        .filter(|l| l.starts_with("- bases/"))
+        .collect();
+    assert_eq!(
+        installed,
+        [
+            "- bases/tls.example.com_backends.yaml",
+            "- bases/tls.example.com_frontends.yaml"
+        ],
+        "{install}"
+    );
     let project_file = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
     for expected in [
         "- group: cert-manager\n  version: v1\n  kind: Certificate\n  plural: certificates\n  namespaced: true\n  controller: true\n  path: crate::external::cert_manager_io::v1\n  external: true\n  domain: io\n",
@@ -496,7 +507,7 @@ fn init(dir: &Path) {
 
 fn init_without_marker(dir: &Path) {
     init(dir);
-    let manager = dir.join("src/manager.rs");
+    let manager = dir.join("src/manager/mod.rs");
     let text = std::fs::read_to_string(&manager).unwrap();
     std::fs::write(
         &manager,
@@ -632,7 +643,7 @@ const BAD: &[Bad] = &[
         args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"],
         code: 1,
         stderr: &[
-            "`src/manager.rs` has no `// +rsop:scaffold:controllers` marker line",
+            "`src/manager/mod.rs` has no `// +rsop:scaffold:controllers` marker line",
             "controllers.start(crate::controllers::memcached::run);",
         ],
     },

@@ -57,6 +57,48 @@ pub fn two_kinds(tmp: &Path) -> PathBuf {
     dir
 }
 
+/// Lays the webhook parts of `config/` (tests/fixtures/webhooks, in
+/// kubebuilder's layout) over [`two_kinds`]' project and runs `rsop
+/// manifests`: a defaulting and a validating webhook on Memcached, a
+/// conversion webhook on its CRD, cert-manager's issuer and certificate.
+pub fn add_webhooks(dir: &Path) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/webhooks");
+    copy_tree(&fixture, dir, None);
+    std::fs::remove_file(dir.join("README.md")).unwrap();
+    let replacements = dir.join("config/default/webhook_replacements.yaml");
+    let replacements_text = std::fs::read_to_string(&replacements).unwrap();
+    std::fs::remove_file(&replacements).unwrap();
+    let edit = |path: &str, from: &str, to: &str| {
+        let path = dir.join(path);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{}: no {from:?}", path.display());
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    };
+    edit(
+        "config/default/kustomization.yaml",
+        "- ../manager\n",
+        "- ../manager\n- ../webhook\n- ../certmanager\n",
+    );
+    let kustomization = dir.join("config/default/kustomization.yaml");
+    let mut text = std::fs::read_to_string(&kustomization).unwrap();
+    text.push_str(
+        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment\nreplacements:\n",
+    );
+    text.push_str(&replacements_text);
+    std::fs::write(&kustomization, text).unwrap();
+    edit(
+        "config/crd/kustomization.yaml",
+        "patches: []",
+        "patches:\n- path: patches/webhook_in_memcacheds.yaml\nconfigurations:\n- kustomizeconfig.yaml",
+    );
+    edit(
+        "src/lib.rs",
+        "// +rsop:scaffold:modules",
+        "pub mod webhooks;\n// +rsop:scaffold:modules",
+    );
+    run(dir, &["manifests"]);
+}
+
 /// Runs the three generators as `make build-installer bundle` would.
 fn generate_all(dir: &Path) {
     run(dir, &["generate", "installer", "--img", IMG]);
@@ -588,4 +630,131 @@ fn bad_input_is_refused_and_changes_nothing() {
     assert!(dry.stdout.contains("dist/install.yaml"), "{}", dry.stdout);
     assert!(snapshot(&dir) == before, "--dry-run wrote files");
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// With webhooks: the installer is everything config/default renders, the
+/// cert-manager objects included; the bundle's CSV lists the admission and
+/// conversion webhooks as OLM wants them, and the objects OLM makes itself
+/// (webhook configurations, their Service, certificates, CA injection) are
+/// not in the bundle.
+#[test]
+fn installer_and_bundle_with_webhooks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = two_kinds(tmp.path());
+    add_webhooks(&dir);
+    generate_all(&dir);
+
+    let install = std::fs::read_to_string(dir.join("dist/install.yaml")).unwrap();
+    validate(&dir, &install);
+    let rendered = run_tool(&dir, "kubectl", &["kustomize", "config/default"], &[]);
+    let expected = String::from_utf8(rendered.stdout)
+        .unwrap()
+        .replace("image: controller:latest", &format!("image: {IMG}"));
+    assert_eq!(documents(&install), documents(&expected));
+    for needle in [
+        "kind: MutatingWebhookConfiguration",
+        "kind: ValidatingWebhookConfiguration",
+        "kind: Certificate",
+        "kind: Issuer",
+        "name: memcached-operator-webhook-service",
+        "cert-manager.io/inject-ca-from: memcached-operator-system/memcached-operator-serving-cert",
+        "secretName: webhook-server-cert",
+    ] {
+        assert!(install.contains(needle), "install.yaml has no {needle:?}");
+    }
+
+    let csv_path = "bundle/manifests/memcached-operator.clusterserviceversion.yaml";
+    validate_csv(&dir, csv_path);
+    let csv = read_yaml(&dir.join(csv_path));
+    let definitions = csv["spec"]["webhookdefinitions"].as_sequence().unwrap();
+    let summary: Vec<(&str, &str, &str)> = definitions
+        .iter()
+        .map(|d| {
+            (
+                d["type"].as_str().unwrap(),
+                d["generateName"].as_str().unwrap(),
+                d["webhookPath"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("ConversionWebhook", "cmemcacheds.kb.io", "/convert"),
+            (
+                "MutatingAdmissionWebhook",
+                "mmemcached-v1alpha1.kb.io",
+                "/mutate-cache-example-com-v1alpha1-memcached"
+            ),
+            (
+                "ValidatingAdmissionWebhook",
+                "vmemcached-v1alpha1.kb.io",
+                "/validate-cache-example-com-v1alpha1-memcached"
+            ),
+        ]
+    );
+    let deployment = &csv["spec"]["install"]["spec"]["deployments"][0];
+    for definition in definitions {
+        assert_eq!(definition["deploymentName"], deployment["name"]);
+        assert_eq!(definition["containerPort"], 443);
+        assert_eq!(definition["targetPort"], 9443);
+        assert_eq!(definition["sideEffects"], "None");
+        assert_eq!(definition["admissionReviewVersions"][0], "v1");
+    }
+    assert_eq!(
+        definitions[0]["conversionCRDs"][0],
+        "memcacheds.cache.example.com"
+    );
+    let validating = &definitions[2];
+    assert_eq!(validating["failurePolicy"], "Fail");
+    assert_eq!(
+        validating["rules"][0]["operations"],
+        Value::Sequence(vec!["CREATE".into(), "UPDATE".into()])
+    );
+
+    // OLM mounts its own certificate where the manager reads it.
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert!(pod.get("volumes").is_none(), "{pod:?}");
+    assert!(
+        pod["containers"][0].get("volumeMounts").is_none(),
+        "{pod:?}"
+    );
+    assert!(
+        pod["containers"][0]["args"]
+            .as_sequence()
+            .unwrap()
+            .contains(&"--webhook-cert-path=/tmp/k8s-webhook-server/serving-certs".into())
+    );
+    assert_eq!(pod["containers"][0]["ports"][2]["containerPort"], 9443);
+
+    // Nothing OLM makes itself is in the bundle.
+    for entry in std::fs::read_dir(dir.join("bundle/manifests")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for needle in [
+            "kind: MutatingWebhookConfiguration",
+            "kind: ValidatingWebhookConfiguration",
+            "kind: Certificate\n",
+            "kind: Issuer",
+            "cert-manager.io",
+            "webhook-server-cert",
+        ] {
+            assert!(!text.contains(needle), "{}: {needle:?}", path.display());
+        }
+        let object = read_yaml(&path);
+        assert_ne!(
+            object["metadata"]["name"],
+            "memcached-operator-webhook-service",
+            "{}",
+            path.display()
+        );
+    }
+    // The converted CRD keeps its conversion settings, which OLM fills in.
+    let crd = read_yaml(&dir.join("bundle/manifests/cache.example.com_memcacheds.yaml"));
+    assert_eq!(crd["spec"]["conversion"]["strategy"], "Webhook");
+    assert!(crd["metadata"].get("annotations").is_none(), "{crd:?}");
+
+    let before = snapshot(&dir);
+    generate_all(&dir);
+    assert!(snapshot(&dir) == before, "a second run changed files");
 }

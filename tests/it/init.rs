@@ -152,16 +152,16 @@ fn forced_rerun_changes_nothing_and_says_so() {
 fn force_overwrites_a_changed_file() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = init_demo(tmp.path());
-    let golden_manager = std::fs::read_to_string(dir.join("src/manager.rs")).unwrap();
-    std::fs::write(dir.join("src/manager.rs"), "// edited\n").unwrap();
+    let golden_manager = std::fs::read_to_string(dir.join("src/manager/mod.rs")).unwrap();
+    std::fs::write(dir.join("src/manager/mod.rs"), "// edited\n").unwrap();
     let run = rsop(&dir, &["init", "--domain", "example.com", "--force"]).success();
     assert!(
-        run.stdout.contains("update  src/manager.rs"),
+        run.stdout.contains("update  src/manager/mod.rs"),
         "{}",
         run.stdout
     );
     assert_eq!(
-        std::fs::read_to_string(dir.join("src/manager.rs")).unwrap(),
+        std::fs::read_to_string(dir.join("src/manager/mod.rs")).unwrap(),
         golden_manager
     );
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::support::{
-    assert_tree, copy_tree, refusal_problems, render_and_validate, rsop, snapshot,
+    assert_tree, copy_tree, refusal_problems, render_and_validate, rsop, snapshot, validate,
 };
 
 /// Each directory under tests/manifests is a crate; `rsop manifests` on it
@@ -23,6 +23,11 @@ fn manifest_cases_match_their_expected_output() {
         copy_tree(&case, tmp.path(), Some("expected"));
         rsop(tmp.path(), &["manifests"]).success();
         assert_tree(&tmp.path().join("config"), &case.join("expected"));
+        // The webhook configurations are what the API server accepts.
+        let webhooks = case.join("expected/webhook/manifests.yaml");
+        if webhooks.exists() {
+            validate(tmp.path(), &std::fs::read_to_string(&webhooks).unwrap());
+        }
         // A second run changes nothing, byte for byte.
         let before = snapshot(tmp.path());
         let again = rsop(tmp.path(), &["manifests"]).success();
@@ -290,6 +295,47 @@ const BAD: &[Bad] = &[
             "declare the kind with `#[derive(CustomResource)]` outside the macro",
         ],
     },
+    Bad {
+        name: "bad webhook marker",
+        source: "// +rsop:webhook:path=/validate-a-io-v1-app,mutating=false,failurePolicy=fail,sideEffect=None,groups=a.io,resources=apps,verbs=create,versions=v1,name=vapp.a.io,admissionReviewVersions=v1\n",
+        expect: &[
+            "unknown key `sideEffect` in webhook marker",
+            "src/lib.rs:5:4",
+            "did you mean `sideEffects`?",
+        ],
+    },
+    Bad {
+        name: "invalid webhook values",
+        source: "// +kubebuilder:webhook:path=/mutate-a-io-v1-app,mutating=true,failurePolicy=retry,sideEffects=Some,groups=a.io,resources=apps,verbs=create;get,versions=v1,name=mapp.a.io,admissionReviewVersions=v1\n",
+        expect: &[
+            "invalid value `retry` for `failurePolicy` in webhook marker",
+            "the values are `Fail` and `Ignore`",
+            "`sideEffects=Some` is refused by admissionregistration.k8s.io/v1",
+            "unknown verb `get` in webhook marker",
+            "src/lib.rs:5:4",
+            "3 problems in the sources",
+        ],
+    },
+    Bad {
+        name: "webhook marker without required keys",
+        source: "// +rsop:webhook:path=/mutate-a-io-v1-app,mutating=true,name=mapp.a.io\n",
+        expect: &[
+            "missing `failurePolicy` in webhook marker",
+            "missing `sideEffects` in webhook marker",
+            "missing `admissionReviewVersions` in webhook marker",
+            "src/lib.rs:5:4",
+        ],
+    },
+    Bad {
+        name: "duplicate webhook name",
+        source: "// +rsop:webhook:path=/mutate-a-io-v1-app,mutating=true,failurePolicy=fail,sideEffects=None,groups=a.io,resources=apps,verbs=create,versions=v1,name=app.a.io,admissionReviewVersions=v1\n\
+                 // +rsop:webhook:path=/validate-a-io-v1-app,mutating=false,failurePolicy=fail,sideEffects=None,groups=a.io,resources=apps,verbs=create,versions=v1,name=app.a.io,admissionReviewVersions=v1\n",
+        expect: &[
+            "duplicate webhook name `app.a.io`",
+            "src/lib.rs:6:4",
+            "also names the webhook of the marker at src/lib.rs:5:4",
+        ],
+    },
 ];
 
 #[test]
@@ -542,4 +588,97 @@ fn path_dependencies_are_read_for_their_types_only() {
     assert!(crd.contains("maximum: 9.0"), "{crd}");
     let role = std::fs::read_to_string(root.join("op/config/rbac/role.yaml")).unwrap();
     assert!(!role.contains("other.io"), "{role}");
+}
+
+const WEBHOOK_MARKERS: &str = "//! Webhooks of Guestbooks.\n\n\
+// +rsop:webhook:path=/validate-webapp-example-com-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1\n\
+// +rsop:webhook:path=/mutate-webapp-example-com-v1-guestbook,mutating=true,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=mguestbook-v1.kb.io,admissionReviewVersions=v1\n";
+
+/// `config/webhook/manifests.yaml` is one more derived file: `--check`
+/// fails with its diff, `--diff` writes it, `--webhook-dir` moves it, and
+/// a project without markers has none (one left from removed markers stays,
+/// like the CRD of a removed kind).
+#[test]
+fn webhook_manifests_follow_the_markers_and_check_covers_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    rsop(
+        dir,
+        &["init", "--domain", "example.com", "--project-name", "demo"],
+    )
+    .success();
+    add_guestbook(dir);
+    rsop(dir, &["manifests"]).success();
+    assert!(!dir.join("config/webhook/manifests.yaml").exists());
+
+    std::fs::create_dir_all(dir.join("src/webhooks")).unwrap();
+    std::fs::write(dir.join("src/webhooks/guestbook.rs"), WEBHOOK_MARKERS).unwrap();
+    std::fs::write(dir.join("src/webhooks/mod.rs"), "pub mod guestbook;\n").unwrap();
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        lib.replace("pub mod api;\n", "pub mod api;\npub mod webhooks;\n"),
+    )
+    .unwrap();
+
+    let before = snapshot(dir);
+    let check = rsop(dir, &["manifests", "--check"]);
+    assert_eq!(check.code, 1, "new markers are drift: {}", check.stderr);
+    assert!(
+        check.stdout.contains("+++ b/config/webhook/manifests.yaml")
+            && check.stdout.contains("+kind: MutatingWebhookConfiguration"),
+        "{}",
+        check.stdout
+    );
+    assert_eq!(snapshot(dir), before, "--check changed files");
+
+    let diff = rsop(dir, &["manifests", "--diff"]).success();
+    assert!(
+        diff.stdout.contains("+  name: vguestbook-v1.kb.io"),
+        "{}",
+        diff.stdout
+    );
+    let written = std::fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    validate(dir, &written);
+    let check = rsop(dir, &["manifests", "--check"]);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (0, ""),
+        "{}",
+        check.stderr
+    );
+
+    // A changed marker is drift, shown in the file's diff.
+    let src = dir.join("src/webhooks/guestbook.rs");
+    let text = std::fs::read_to_string(&src).unwrap();
+    std::fs::write(
+        &src,
+        text.replace(
+            "verbs=create;update,versions=v1,name=vguestbook",
+            "verbs=create;update;delete,versions=v1,name=vguestbook",
+        ),
+    )
+    .unwrap();
+    let check = rsop(dir, &["manifests", "--check"]);
+    assert_eq!(check.code, 1);
+    assert!(check.stdout.contains("+    - DELETE"), "{}", check.stdout);
+
+    // Elsewhere with --webhook-dir.
+    rsop(dir, &["manifests", "--webhook-dir", "deploy/webhook"]).success();
+    let moved = std::fs::read_to_string(dir.join("deploy/webhook/manifests.yaml")).unwrap();
+    assert!(moved.contains("- DELETE"), "{moved}");
+
+    // Without markers, the file is left as it is and nothing is drift.
+    std::fs::write(&src, "//! No webhooks any more.\n").unwrap();
+    let check = rsop(dir, &["manifests", "--check"]);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (0, ""),
+        "{}",
+        check.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap(),
+        written
+    );
 }

@@ -10,7 +10,7 @@ use crate::support::{generated_target_dir, render_and_validate, rsop, run_tool};
 
 /// One step of a tutorial.
 #[derive(Debug)]
-enum Step {
+pub enum Step {
     /// A line of an `sh` block.
     Command(String),
     /// A block with a `file=` path: the file's whole text.
@@ -66,8 +66,19 @@ fn steps(text: &str) -> Vec<Step> {
     out
 }
 
+/// The commands of a page's `sh` code blocks.
+pub fn commands(text: &str) -> Vec<String> {
+    steps(text)
+        .into_iter()
+        .filter_map(|s| match s {
+            Step::Command(c) => Some(c),
+            Step::File { .. } => None,
+        })
+        .collect()
+}
+
 /// Splits a command line on spaces, keeping "quoted" words whole.
-fn words(command: &str) -> Vec<String> {
+pub fn words(command: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut quoted = false;
@@ -103,6 +114,18 @@ fn run_tutorial(doc: &str, dir: &Path, min_commands: usize) -> PathBuf {
         commands >= min_commands,
         "{doc} lost its commands: {steps:?}"
     );
+    run_steps(steps, dir)
+}
+
+/// Runs `commands` (rsop, cd, cargo, `kubectl kustomize config/default`) from
+/// `dir`, each of which must succeed; returns the directory they end in.
+pub fn run_commands(commands: &[String], dir: &Path) -> PathBuf {
+    run_steps(commands.iter().cloned().map(Step::Command).collect(), dir)
+}
+
+/// Runs `steps` from `dir`: each command must succeed, each file is written
+/// over one the commands before made. Returns the directory they end in.
+fn run_steps(steps: Vec<Step>, dir: &Path) -> PathBuf {
     let mut cwd = dir.to_path_buf();
     let target = generated_target_dir();
     for step in steps {
@@ -111,7 +134,7 @@ fn run_tutorial(doc: &str, dir: &Path, min_commands: usize) -> PathBuf {
                 let file = cwd.join(&path);
                 assert!(
                     file.is_file(),
-                    "{doc} writes `{path}`, which the commands before it did not make"
+                    "the page writes `{path}`, which the commands before it did not make"
                 );
                 std::fs::write(file, text).unwrap();
                 continue;
@@ -145,7 +168,7 @@ fn run_tutorial(doc: &str, dir: &Path, min_commands: usize) -> PathBuf {
                 render_and_validate(&cwd, "config/default");
             }
             other => {
-                panic!("{doc} runs `{other}`, which this test does not know how to run")
+                panic!("the page runs `{other}`, which this test does not know how to run")
             }
         }
     }
@@ -154,8 +177,16 @@ fn run_tutorial(doc: &str, dir: &Path, min_commands: usize) -> PathBuf {
 
 #[test]
 fn the_tutorial_runs() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tutorial.md"))
+            .unwrap();
+    let commands = commands(&text);
+    assert!(
+        commands.len() >= 7,
+        "the tutorial lost its commands: {commands:?}"
+    );
     let tmp = tempfile::tempdir().unwrap();
-    let cwd = run_tutorial("tutorial.md", tmp.path(), 7);
+    let cwd = run_commands(&commands, tmp.path());
     assert!(cwd.join("src/controllers/pod_set.rs").is_file());
 }
 

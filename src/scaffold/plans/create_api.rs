@@ -18,7 +18,7 @@ use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
 use crate::templates::Templates;
 use crate::{Error, Result, versions};
 
-const MANAGER: &str = "src/manager.rs";
+const MANAGER: &str = "src/manager/mod.rs";
 
 pub const MODULES: Marker = Marker::new("modules");
 pub const API_MODULES: Marker = Marker::new("api-modules");
@@ -592,7 +592,12 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     // A kind made again with `--force` keeps its place, so that an unchanged
     // project's PROJECT file stays byte for byte the same.
     match project.resources.iter_mut().find(|x| x.same_entry(r)) {
-        Some(existing) => *existing = r.clone(),
+        // Its webhooks stay: `create api` does not touch them.
+        Some(existing) => {
+            let webhooks = existing.webhooks.take();
+            *existing = r.clone();
+            existing.webhooks = webhooks;
+        }
         None => project.resources.push(r.clone()),
     }
     plan.save_project(project);
@@ -648,14 +653,24 @@ fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
 /// Resolves the plan, then derives the manifests from the tree as it will
 /// be, so that one apply writes a consistent project.
 pub fn resolve_with_manifests(opts: &CreateApiOptions, plan: &Plan) -> Result<Vec<FileChange>> {
-    let disk = Disk::new(&opts.root);
+    resolve_plan_with_manifests(&opts.root, &opts.project, plan)
+}
+
+/// Resolves `plan` against the project at `root`, then derives the
+/// manifests from the tree as it will be.
+pub fn resolve_plan_with_manifests(
+    root: &Path,
+    project: &Project,
+    plan: &Plan,
+) -> Result<Vec<FileChange>> {
+    let disk = Disk::new(root);
     let mut changes = scaffold::resolve(plan, &disk)?;
     let overlay: BTreeMap<PathBuf, String> = changes
         .iter()
         .map(|c| (c.path.clone(), c.after.clone()))
         .collect();
     let mut sources: Vec<(String, String)> = Vec::new();
-    collect_sources(&opts.root, Path::new("src"), &overlay, &mut sources)?;
+    collect_sources(root, Path::new("src"), &overlay, &mut sources)?;
     for (path, text) in &overlay {
         if path.starts_with("src")
             && path.extension().is_some_and(|e| e == "rs")
@@ -670,16 +685,17 @@ pub fn resolve_with_manifests(opts: &CreateApiOptions, plan: &Plan) -> Result<Ve
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     let mut diagnostics = Diagnostics::default();
-    let krate = Crate::from_sources(&borrowed, Some(opts.project.crate_name()), &mut diagnostics);
+    let krate = Crate::from_sources(&borrowed, Some(project.crate_name()), &mut diagnostics);
     let mopts = ManifestsOptions {
-        root: opts.root.clone(),
+        root: root.to_path_buf(),
         crd_dir: "config/crd/bases".into(),
         rbac_dir: "config/rbac".into(),
-        namespaced: opts.project.namespaced,
+        webhook_dir: "config/webhook".into(),
+        namespaced: project.namespaced,
         derivation: Derivation::Deferred,
     };
     let generated = manifests::generate_from(&krate, &mopts, diagnostics, &mut anstream::stderr())?;
-    for change in manifests::changes(&generated, &opts.root)? {
+    for change in manifests::changes(&generated, root)? {
         changes.retain(|c| c.path != change.path);
         changes.push(change);
     }

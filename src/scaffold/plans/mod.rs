@@ -7,4 +7,5 @@
 //! [`Disk`]: crate::output::Disk
 
 pub mod create_api;
+pub mod create_webhook;
 pub mod init;

@@ -67,6 +67,7 @@ impl Sample {
             path: None,
             external: false,
             domain: None,
+            webhooks: None,
         };
         let image = self.image.clone().map(|image| ImageOptions {
             image,
@@ -212,7 +213,16 @@ fn rustfmt_problems(samples: &[Sample]) -> String {
         for (path, text) in rendered {
             let out = work.path().join(format!("sample{i}")).join(&path);
             std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-            std::fs::write(&out, text).unwrap();
+            std::fs::write(&out, &text).unwrap();
+            // The manager declares `init`'s machinery modules, which are not in the sample:
+            // stand-ins let rustfmt resolve them.
+            if path == Path::new(MANAGER) {
+                for module in text.lines().filter_map(|l| l.strip_prefix("pub mod")) {
+                    let stub =
+                        out.with_file_name(format!("{}.rs", module.trim().trim_end_matches(';')));
+                    std::fs::write(stub, "//! A stand-in.\n").unwrap();
+                }
+            }
             if roots.contains(&path) {
                 files.push(out);
             }

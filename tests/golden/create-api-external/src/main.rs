@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use tls_operator::cli::Cli;
-use tls_operator::{logging, manager};
 use tracing::{error, info};
+
+use tls_operator::manager::{self, cli::Cli, logging};
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use platform_operator::cli::Cli;
-use platform_operator::{logging, manager};
 use tracing::{error, info};
+
+use platform_operator::manager::{self, cli::Cli, logging};
 
 #[tokio::main]
 async fn main() -> ExitCode {

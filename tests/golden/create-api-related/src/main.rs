@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use exporter_operator::cli::Cli;
-use exporter_operator::{logging, manager};
 use tracing::{error, info};
+
+use exporter_operator::manager::{self, cli::Cli, logging};
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use memcached_operator::cli::Cli;
-use memcached_operator::{logging, manager};
 use tracing::{error, info};
+
+use memcached_operator::manager::{self, cli::Cli, logging};
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use guestbook::cli::Cli;
-use guestbook::{logging, manager};
 use tracing::{error, info};
+
+use guestbook::manager::{self, cli::Cli, logging};
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser as _;
-use demo_operator::cli::Cli;
-use demo_operator::{logging, manager};
 use tracing::{error, info};
+
+use demo_operator::manager::{self, cli::Cli, logging};
 
 #[tokio::main]
 async fn main() -> ExitCode {

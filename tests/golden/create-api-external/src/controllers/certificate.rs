@@ -16,12 +16,12 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, ResourceExt};
 use tracing::{error, instrument};
 
-use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::watch;
 use crate::controllers::{log_result, reconcile_result};
 use crate::external::cert_manager_io::v1::Certificate;
-use crate::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::context::Context;
+use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "certificate";
@@ -135,7 +135,7 @@ mod tests {
 
     use super::*;
     use crate::controllers::testing::{ApiServer, finished, mock_client};
-    use crate::metrics::Metrics;
+    use crate::manager::metrics::Metrics;
 
     /// A Certificate as the API server returns it.
     fn object() -> Certificate {

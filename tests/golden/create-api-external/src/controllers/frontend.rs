@@ -30,14 +30,14 @@ use tracing::{debug, error, info, instrument, warn};
 use crate::api::v1alpha1::Backend;
 use crate::api::v1alpha1::Frontend;
 use crate::api::v1alpha1::FrontendStatus;
-use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
 use crate::controllers::watch;
 use crate::controllers::{log_result, reconcile_result};
 use crate::external::cert_manager_io::v1::Certificate;
 use crate::external::cert_manager_io::v1::Issuer;
-use crate::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::context::Context;
+use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "frontend";
@@ -405,7 +405,7 @@ mod tests {
     use super::*;
     use crate::api::v1alpha1::FrontendSpec;
     use crate::controllers::testing::{ApiServer, finished, mock_client};
-    use crate::metrics::Metrics;
+    use crate::manager::metrics::Metrics;
 
     /// Where the client reads and writes the test object.
     fn url() -> String {

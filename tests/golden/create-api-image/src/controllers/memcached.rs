@@ -33,12 +33,12 @@ use tracing::{error, instrument, warn};
 
 use crate::api::v1alpha1::Memcached;
 use crate::api::v1alpha1::MemcachedStatus;
-use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
 use crate::controllers::watch;
 use crate::controllers::{log_result, reconcile_result};
-use crate::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::context::Context;
+use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "memcached";
@@ -627,7 +627,7 @@ mod tests {
     use super::*;
     use crate::api::v1alpha1::MemcachedSpec;
     use crate::controllers::testing::{ApiServer, finished, mock_client};
-    use crate::metrics::Metrics;
+    use crate::manager::metrics::Metrics;
 
     /// Where the client reads and writes the test object.
     fn url() -> String {

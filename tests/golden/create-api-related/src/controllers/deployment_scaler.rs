@@ -20,11 +20,11 @@ use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use tracing::{debug, error, instrument};
 
-use crate::context::Context;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::watch;
 use crate::controllers::{log_result, reconcile_result};
-use crate::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::context::Context;
+use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "deployment-scaler";
@@ -299,7 +299,7 @@ mod tests {
 
     use super::*;
     use crate::controllers::testing::{ApiServer, finished, mock_client};
-    use crate::metrics::Metrics;
+    use crate::manager::metrics::Metrics;
 
     /// A Deployment as the API server returns it.
     fn object() -> Deployment {

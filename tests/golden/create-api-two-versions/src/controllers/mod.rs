@@ -19,8 +19,8 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use tracing::{debug, warn};
 
-use crate::logging::error_chain;
-use crate::metrics::ReconcileResult;
+use crate::manager::logging::error_chain;
+use crate::manager::metrics::ReconcileResult;
 
 /// What a failed API request tells a user reading a condition: the API server's own message when it
 /// answered, the client's description otherwise. Logs get the whole error through its source.

@@ -1,0 +1,485 @@
+//! `rsop create webhook`: a kind's admission webhooks (defaulting,
+//! validation) or its conversion webhook, the webhook server wired into the
+//! manager at its markers the first time, and `config/` made to deploy them
+//! with cert-manager.
+
+use std::path::PathBuf;
+
+use heck::ToSnakeCase;
+
+use crate::output::FileChange;
+use crate::project::{Project, Resource, Webhooks, names};
+use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
+use crate::templates::Templates;
+use crate::{Result, versions};
+
+use super::create_api::MODULES;
+
+pub const MANAGER_MODULES: Marker = Marker::new("manager-modules");
+pub const FLAGS: Marker = Marker::new("flags");
+pub const METRIC_FIELDS: Marker = Marker::new("metric-fields");
+pub const METRIC_FAMILIES: Marker = Marker::new("metric-families");
+pub const METRIC_VALUES: Marker = Marker::new("metric-values");
+pub const SERVERS: Marker = Marker::new("servers");
+pub const WEBHOOK_MODULES: Marker = Marker::new("webhook-modules");
+pub const WEBHOOKS: Marker = Marker::new("webhooks");
+pub const WEBHOOK_RESOURCES: Marker = Marker::new("webhook-resources");
+pub const WEBHOOK_PATCHES: Marker = Marker::new("webhook-patches");
+pub const WEBHOOK_REPLACEMENTS: Marker = Marker::new("webhook-replacements");
+pub const WEBHOOK_MANIFESTS: Marker = Marker::new("webhook-manifests");
+pub const NETWORK_POLICIES: Marker = Marker::new("network-policies");
+pub const CRD_PATCHES: Marker = Marker::new("crd-patches");
+
+const MANAGER: &str = "src/manager/mod.rs";
+
+/// Validated input of `rsop create webhook`; see `commands::create_webhook`
+/// for the rules.
+#[derive(Debug, Clone)]
+pub struct CreateWebhookOptions {
+    pub root: PathBuf,
+    pub project: Project,
+    /// The kind's entry of PROJECT (a new one for a Kubernetes kind without
+    /// one), with its webhooks as they will be.
+    pub resource: Resource,
+    /// The admission webhooks to generate now (the file has them all).
+    pub admission: Option<Admission>,
+    /// The hub's conversion to generate now, with its spokes.
+    pub conversion: Option<Vec<String>>,
+    /// What the kind's types look like, for the examples and tests.
+    pub shape: Shape,
+    pub force: bool,
+}
+
+/// The admission webhooks of the kind's file.
+#[derive(Debug, Clone, Copy)]
+pub struct Admission {
+    pub defaulting: bool,
+    pub validation: bool,
+}
+
+/// The fields the kind's spec has, as far as the examples need to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `create api`'s example fields, `foo` and `count`: the webhooks get
+    /// working examples on them.
+    Example,
+    /// `create api --image`'s fields, `size` and `image`.
+    Image,
+    /// Anything else, such as a Kubernetes kind: skeletons only.
+    Other,
+}
+
+impl Shape {
+    /// The shape of the types in `source`, the text of the kind's module.
+    pub fn of(source: &str) -> Self {
+        if source.contains("pub foo: Option<String>,") && source.contains("pub count: i32,") {
+            Shape::Example
+        } else if source.contains("pub size: i32,") && source.contains("pub image: String,") {
+            Shape::Image
+        } else {
+            Shape::Other
+        }
+    }
+
+    /// A spec that decodes, for the tests' objects.
+    fn spec_fixture(self) -> &'static str {
+        match self {
+            Shape::Example => r#"{"foo": "bar", "count": 1}"#,
+            Shape::Image => r#"{"size": 1, "image": "example.com/app:1.0"}"#,
+            Shape::Other => "{}",
+        }
+    }
+}
+
+/// Paths of the kind's modules in this project's layout.
+struct Layout {
+    /// `crate::api` or `crate::api::<group>`: the parent of the versions.
+    api_parent: String,
+    /// `src/webhooks` or `src/webhooks/<group>`.
+    dir: String,
+    /// How `src/webhooks/mod.rs` names the kind's modules: nothing, or `<group>::`.
+    prefix: String,
+    group_module: Option<String>,
+}
+
+impl Layout {
+    fn new(project: &Project, r: &Resource) -> Self {
+        let group = r.group.replace(['-', '.'], "_");
+        if project.multigroup {
+            Layout {
+                api_parent: format!("crate::api::{group}"),
+                dir: format!("src/webhooks/{group}"),
+                prefix: format!("{group}::"),
+                group_module: Some(group),
+            }
+        } else {
+            Layout {
+                api_parent: "crate::api".into(),
+                dir: "src/webhooks".into(),
+                prefix: String::new(),
+                group_module: None,
+            }
+        }
+    }
+}
+
+/// The group as webhooks and API versions name it: the legacy group is empty.
+fn api_group(project: &Project, r: &Resource) -> String {
+    if r.path.is_some() {
+        if r.group == "core" {
+            String::new()
+        } else {
+            r.group.clone()
+        }
+    } else {
+        names::group_full(&r.group, &project.domain)
+    }
+}
+
+/// The template context of the kind's webhooks.
+fn context(opts: &CreateWebhookOptions, layout: &Layout) -> tera::Context {
+    let project = &opts.project;
+    let r = &opts.resource;
+    let mut ctx = super::init::context(project, "", None);
+    let group = api_group(project, r);
+    let kind_lower = r.kind.to_ascii_lowercase();
+    let kind_snake = r.kind.to_snake_case();
+    ctx.insert("kind", &r.kind);
+    ctx.insert("kind_lower", &kind_lower);
+    ctx.insert("kind_snake", &kind_snake);
+    ctx.insert("version", &r.version);
+    ctx.insert("plural", &r.plural);
+    ctx.insert("group_full", &group);
+    ctx.insert(
+        "api_version",
+        &if group.is_empty() {
+            r.version.clone()
+        } else {
+            format!("{group}/{}", r.version)
+        },
+    );
+    ctx.insert(
+        "kind_path",
+        &match &r.path {
+            Some(path) => format!("{path}::{}", r.kind),
+            None => format!("{}::{}::{}", layout.api_parent, r.version, r.kind),
+        },
+    );
+    ctx.insert("api_parent", &layout.api_parent);
+    ctx.insert("k8s_kind", &r.path.is_some());
+    // The object's variable: the kind in snake case, unless that is a keyword.
+    let var = if names::RUST_KEYWORDS.contains(&kind_snake.as_str()) {
+        "object".to_string()
+    } else {
+        kind_snake
+    };
+    ctx.insert("var", &var);
+    let path_segment = format!("{}-{}-{kind_lower}", group.replace('.', "-"), r.version);
+    ctx.insert("mutate_path", &format!("/mutate-{path_segment}"));
+    ctx.insert("validate_path", &format!("/validate-{path_segment}"));
+    ctx.insert("mutate_name", &format!("m{kind_lower}-{}.kb.io", r.version));
+    ctx.insert(
+        "validate_name",
+        &format!("v{kind_lower}-{}.kb.io", r.version),
+    );
+    ctx.insert(
+        "marker_group",
+        &if group.is_empty() {
+            "\"\"".to_string()
+        } else {
+            group.clone()
+        },
+    );
+    ctx.insert("example", &(opts.shape == Shape::Example));
+    ctx.insert("spec_fixture", opts.shape.spec_fixture());
+    if let Some(admission) = opts.admission {
+        ctx.insert("defaulting", &admission.defaulting);
+        ctx.insert("validation", &admission.validation);
+    }
+    ctx.insert("hub", &r.version);
+    ctx.insert("spokes", opts.conversion.as_deref().unwrap_or_default());
+    ctx
+}
+
+/// Plans the webhooks' files and inserts (without the manifests).
+pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> {
+    let r = &opts.resource;
+    let layout = Layout::new(&opts.project, r);
+    let ctx = context(opts, &layout);
+    let render = |name: &str| templates.render(&format!("create-webhook/{name}.tera"), &ctx);
+    let if_exists = IfExists::from_force(opts.force);
+    let mut plan = Plan::new();
+
+    wire_server(&mut plan, &render)?;
+    plan_config(&mut plan, &render)?;
+
+    let kind_module = r.kind.to_snake_case();
+    let mut modules: Vec<(String, String)> = Vec::new();
+    if opts.admission.is_some() {
+        modules.push((kind_module.clone(), render("src/webhooks/kind.rs")?));
+        plan.insert(
+            "config/webhook/kustomization.yaml",
+            WEBHOOK_MANIFESTS,
+            "- manifests.yaml",
+        );
+    }
+    if opts.conversion.is_some() {
+        modules.push((
+            format!("{kind_module}_conversion"),
+            render("src/webhooks/kind_conversion.rs")?,
+        ));
+        plan_conversion_config(&mut plan, opts, templates, &ctx)?;
+    }
+    if let Some(group) = &layout.group_module {
+        plan.insert_sorted(
+            "src/webhooks/mod.rs",
+            WEBHOOK_MODULES,
+            format!("pub mod {group};"),
+        );
+        plan.create(
+            format!("{}/mod.rs", layout.dir),
+            render("src/webhooks/group/mod.rs")?,
+            IfExists::Keep,
+        );
+    }
+    // The kind's names change how rustfmt lays its modules out.
+    let texts: Vec<(String, String)> = modules
+        .iter()
+        .map(|(module, text)| (module.clone(), text.clone()))
+        .collect();
+    let formatted = scaffold::rustfmt::format_all(&texts)?;
+    for ((module, _), text) in modules.iter().zip(formatted) {
+        plan.create(format!("{}/{module}.rs", layout.dir), text, if_exists);
+        plan.insert_sorted(
+            format!("{}/mod.rs", layout.dir),
+            WEBHOOK_MODULES,
+            format!("pub mod {module};"),
+        );
+        plan.insert(
+            "src/webhooks/mod.rs",
+            WEBHOOKS,
+            format!("{}{module}::register(&mut webhooks);", layout.prefix),
+        );
+    }
+
+    for edit in cargo_edits() {
+        plan.edit_toml("Cargo.toml", edit);
+    }
+    let mut project = opts.project.clone();
+    match project.resources.iter_mut().find(|x| x.same_entry(r)) {
+        Some(existing) => existing.webhooks.clone_from(&r.webhooks),
+        None => project.resources.push(r.clone()),
+    }
+    plan.save_project(project);
+    Ok(plan)
+}
+
+/// The webhook server, wired into the manager at its markers; every insert
+/// is skipped once it is there, so only the first webhook changes anything.
+fn wire_server(plan: &mut Plan, render: &dyn Fn(&str) -> Result<String>) -> Result<()> {
+    plan.create(
+        "src/manager/webhook.rs",
+        render("src/manager/webhook.rs")?,
+        IfExists::Keep,
+    );
+    plan.insert_sorted(MANAGER, MANAGER_MODULES, "pub mod webhook;");
+    plan.insert(
+        MANAGER,
+        SERVERS,
+        "let webhooks = crate::webhooks::all().router(metrics.webhooks.clone());\n\
+         webhook::start(&cli.webhook, webhooks, &stop_servers, &mut servers).await?;",
+    );
+    plan.insert(
+        "src/manager/cli.rs",
+        FLAGS,
+        "\n// The webhook server's: --webhook-port, --webhook-cert-path, ...\n\
+         #[command(flatten)]\n\
+         pub webhook: super::webhook::WebhookFlags,",
+    );
+    let metrics = "src/manager/metrics.rs";
+    plan.insert(
+        metrics,
+        METRIC_FIELDS,
+        "/// The webhook server's requests.\npub webhooks: super::webhook::WebhookMetrics,",
+    );
+    plan.insert(
+        metrics,
+        METRIC_FAMILIES,
+        "let webhooks = super::webhook::WebhookMetrics::register(&mut registry);",
+    );
+    plan.insert(metrics, METRIC_VALUES, "webhooks,");
+    plan.insert_sorted("src/lib.rs", MODULES, "pub mod webhooks;");
+    plan.create(
+        "src/webhooks/mod.rs",
+        render("src/webhooks/mod.rs")?,
+        IfExists::Keep,
+    );
+    Ok(())
+}
+
+/// `config/`: the webhook Service, cert-manager's Issuer and Certificates,
+/// the manager's patch and the network policy, enabled in config/default.
+fn plan_config(plan: &mut Plan, render: &dyn Fn(&str) -> Result<String>) -> Result<()> {
+    for file in [
+        "config/webhook/kustomization.yaml",
+        "config/webhook/kustomizeconfig.yaml",
+        "config/webhook/service.yaml",
+        "config/certmanager/kustomization.yaml",
+        "config/certmanager/kustomizeconfig.yaml",
+        "config/certmanager/issuer.yaml",
+        "config/certmanager/certificate-webhook.yaml",
+        "config/certmanager/certificate-metrics.yaml",
+        "config/default/manager_webhook_patch.yaml",
+        "config/network-policy/allow-webhook-traffic.yaml",
+    ] {
+        plan.create(file, render(file)?, IfExists::Keep);
+    }
+    let default = "config/default/kustomization.yaml";
+    plan.insert(default, WEBHOOK_RESOURCES, "- ../webhook\n- ../certmanager");
+    plan.insert(
+        default,
+        WEBHOOK_PATCHES,
+        "# [WEBHOOK] Serve the webhooks on :9443 with the certificate of\n\
+         # config/certmanager, mounted from its Secret.\n\
+         - path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment",
+    );
+    plan.insert(
+        default,
+        WEBHOOK_REPLACEMENTS,
+        render("fragments/default_replacements.yaml")?,
+    );
+    plan.insert(
+        "config/network-policy/kustomization.yaml",
+        NETWORK_POLICIES,
+        "- allow-webhook-traffic.yaml",
+    );
+    Ok(())
+}
+
+/// The CRD patches that make the kind convert through the webhook, with
+/// cert-manager's CA injection.
+fn plan_conversion_config(
+    plan: &mut Plan,
+    opts: &CreateWebhookOptions,
+    templates: &Templates,
+    ctx: &tera::Context,
+) -> Result<()> {
+    let plural = &opts.resource.plural;
+    let if_exists = IfExists::from_force(opts.force);
+    for (template, prefix) in [
+        ("webhook_in_kind", "webhook_in"),
+        ("cainjection_in_kind", "cainjection_in"),
+    ] {
+        let path = format!("config/crd/patches/{prefix}_{plural}.yaml");
+        plan.create(
+            &path,
+            templates.render(
+                &format!("create-webhook/config/crd/patches/{template}.yaml.tera"),
+                ctx,
+            )?,
+            if_exists,
+        );
+        plan.insert(
+            "config/crd/kustomization.yaml",
+            CRD_PATCHES,
+            format!("- path: patches/{prefix}_{plural}.yaml"),
+        );
+    }
+    plan.insert(
+        "config/default/kustomization.yaml",
+        WEBHOOK_REPLACEMENTS,
+        templates.render(
+            "create-webhook/fragments/crd_ca_replacements.yaml.tera",
+            ctx,
+        )?,
+    );
+    Ok(())
+}
+
+/// The crates the webhook server needs, added to Cargo.toml.
+fn cargo_edits() -> Vec<TomlEdit> {
+    let dep = |name: &str, default_features: bool, features: &[&str]| TomlEdit::Dependency {
+        table: "dependencies",
+        name: name.to_string(),
+        version: versions::crate_version(name).to_string(),
+        default_features,
+        features: features.iter().map(|f| (*f).to_string()).collect(),
+    };
+    vec![
+        // `--enable-http2`.
+        dep("axum", false, &["http2"]),
+        dep("base64", true, &[]),
+        dep("json-patch", false, &[]),
+        // kube's AdmissionReview types.
+        dep("kube", false, &["admission"]),
+        dep("serde", true, &["derive"]),
+        dep("serde_json", true, &[]),
+    ]
+}
+
+/// Resolves the plan, then derives the manifests (the webhook
+/// configurations among them) from the tree as it will be.
+pub fn resolve_with_manifests(opts: &CreateWebhookOptions, plan: &Plan) -> Result<Vec<FileChange>> {
+    super::create_api::resolve_plan_with_manifests(&opts.root, &opts.project, plan)
+}
+
+/// The kind's webhooks once this command has run: those it had, and the new.
+pub fn merged_webhooks(
+    existing: Option<&Webhooks>,
+    admission: Option<Admission>,
+    spokes: Option<&[String]>,
+) -> Webhooks {
+    let mut webhooks = existing.cloned().unwrap_or_else(|| Webhooks {
+        webhook_version: "v1".into(),
+        ..Webhooks::default()
+    });
+    if let Some(admission) = admission {
+        webhooks.defaulting |= admission.defaulting;
+        webhooks.validation |= admission.validation;
+    }
+    if let Some(spokes) = spokes {
+        webhooks.conversion = true;
+        for spoke in spokes {
+            if !webhooks.spoke.contains(spoke) {
+                webhooks.spoke.push(spoke.clone());
+            }
+        }
+    }
+    webhooks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_told_apart_by_the_scaffolded_fields() {
+        let example = "pub struct S {\n    pub foo: Option<String>,\n    pub count: i32,\n}";
+        let image = "pub struct S {\n    pub size: i32,\n    pub image: String,\n}";
+        assert_eq!(Shape::of(example), Shape::Example);
+        assert_eq!(Shape::of(image), Shape::Image);
+        assert_eq!(
+            Shape::of("pub struct S {\n    pub foo: Option<String>,\n}"),
+            Shape::Other
+        );
+    }
+
+    #[test]
+    fn webhooks_accumulate_and_spokes_stay_unique() {
+        let first = merged_webhooks(
+            None,
+            Some(Admission {
+                defaulting: true,
+                validation: false,
+            }),
+            None,
+        );
+        assert!(first.defaulting && !first.validation && !first.conversion);
+        assert_eq!(first.webhook_version, "v1");
+        let spokes = ["v1".to_string(), "v2".to_string()];
+        let second = merged_webhooks(Some(&first), None, Some(&spokes));
+        let third = merged_webhooks(Some(&second), None, Some(&spokes[..1]));
+        assert!(third.defaulting && third.conversion);
+        assert_eq!(third.spoke, ["v1", "v2"]);
+    }
+}

@@ -1,0 +1,2 @@
+pub mod cronjob;
+pub mod pod;
