@@ -351,8 +351,16 @@ fn read_types(project: &Project, r: &Resource, root: &Path) -> Result<String> {
 /// What to do next: edit the webhooks, derive the manifests, test, deploy
 /// with cert-manager.
 fn next_steps(opts: &CreateWebhookOptions) -> String {
+    let dir = if opts.project.multigroup {
+        format!(
+            "src/webhooks/{}",
+            opts.resource.group.replace(['-', '.'], "_")
+        )
+    } else {
+        "src/webhooks".to_string()
+    };
     let file = format!(
-        "src/webhooks/{}",
+        "{dir}/{}",
         heck::ToSnakeCase::to_snake_case(opts.resource.kind.as_str())
     );
     format!(

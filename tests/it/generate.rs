@@ -88,8 +88,8 @@ pub fn add_webhooks(dir: &Path) {
     std::fs::write(&kustomization, text).unwrap();
     edit(
         "config/crd/kustomization.yaml",
-        "patches: []",
-        "patches:\n- path: patches/webhook_in_memcacheds.yaml\nconfigurations:\n- kustomizeconfig.yaml",
+        "# +rsop:scaffold:crd-patches",
+        "- path: patches/webhook_in_memcacheds.yaml\n# +rsop:scaffold:crd-patches",
     );
     edit(
         "src/lib.rs",

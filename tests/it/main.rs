@@ -5,6 +5,7 @@
 
 mod conformance;
 mod create_api;
+mod create_webhook;
 mod generate;
 mod generated;
 mod helm;
