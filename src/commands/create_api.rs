@@ -403,14 +403,22 @@ fn foreign_kind_options(
     let related = related_kinds(args, &resource, &project)?;
     // The types of an external kind are generated again only when PROJECT
     // does not have them yet, or with `--force`.
-    let external = external.map(|kind| {
-        let regenerate = args.force
-            || !project
-                .resources
-                .iter()
-                .any(|r| r.external && r.same_kind(&resource));
-        ExternalTypes { kind, regenerate }
+    let recorded = project
+        .resources
+        .iter()
+        .find(|r| r.external && r.same_entry(&resource));
+    let external = external.map(|kind| ExternalTypes {
+        kind,
+        regenerate: args.force || recorded.is_none(),
+        types_only: !resource.controller,
     });
+    // Types made again with `--controller=false` keep the kind's controller.
+    let mut resource = resource;
+    if let Some(recorded) = recorded
+        && !resource.controller
+    {
+        resource.controller = recorded.controller;
+    }
     Ok(CreateApiOptions {
         root: root.to_path_buf(),
         project,

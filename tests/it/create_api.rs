@@ -376,6 +376,17 @@ fn external_kinds_and_own_kinds_owned_and_watched() {
                 "--watches",
                 "cert-manager.io/v1/Issuer",
             ],
+            // The types again, as for a new release of the CRD: the
+            // controller and its PROJECT entry stay.
+            &[
+                "--external-api-crd",
+                crd,
+                "--kind",
+                "Certificate",
+                "--resource=false",
+                "--controller=false",
+                "--force",
+            ],
         ],
     );
     assert_golden(&dir, "create-api-external");

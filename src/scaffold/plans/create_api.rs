@@ -57,6 +57,9 @@ pub struct ExternalTypes {
     /// Write them, replacing those of an earlier run (the first run, or
     /// `--force`); else the project's are kept.
     pub regenerate: bool,
+    /// `--controller=false`: the types alone, whatever controller PROJECT
+    /// records for the kind.
+    pub types_only: bool,
 }
 
 /// A kind the controller owns (`--owns`) or watches (`--watches`), as the
@@ -521,7 +524,8 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             ));
         }
     }
-    if r.controller {
+    let controller = r.controller && !opts.external.as_ref().is_some_and(|e| e.types_only);
+    if controller {
         plan.insert_sorted("src/lib.rs", MODULES, "pub mod controllers;");
         plan.create(
             "src/controllers/mod.rs",
@@ -579,7 +583,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     let fast = layout_stable(opts, &layout);
     // A start line too long for one line is formatted in a function body of
     // the manager's indentation, then put in place of the inserted one.
-    let start_line = (!fast && r.controller).then(|| format!("    {}", start_line(&layout)));
+    let start_line = (!fast && controller).then(|| format!("    {}", start_line(&layout)));
     if let Some(line) = &start_line {
         formatted.push((MANAGER.into(), format!("fn start() {{\n{line}\n}}\n")));
     }
