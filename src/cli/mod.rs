@@ -347,20 +347,41 @@ pub struct CreateWebhookArgs {
     after_help = "Examples:\n  rsop create api --group cache --version v1alpha1 --kind Memcached\n  \
                   rsop create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine --image-container-port 11211\n  \
                   rsop create api --group apps --version v1 --kind Deployment --resource=false   # a controller on a Kubernetes kind\n  \
-                  rsop create api --group monitoring --version v1alpha1 --kind Exporter --owns v1/ConfigMap --watches v1/Pod"
+                  rsop create api --group monitoring --version v1alpha1 --kind Exporter --owns v1/ConfigMap --watches v1/Pod\n  \
+                  rsop create api --external-api-crd certificates.yaml --resource=false   # a controller on another project's kind"
 )]
 pub struct CreateApiArgs {
     /// API group, without the domain: the kind's group is <group>.<domain>
-    #[arg(long, value_name = "GROUP")]
-    pub group: String,
+    #[arg(
+        long,
+        value_name = "GROUP",
+        required_unless_present = "external_api_crd"
+    )]
+    pub group: Option<String>,
 
-    /// API version, such as v1, v1beta1 or v1alpha1
-    #[arg(long, value_name = "VERSION")]
-    pub version: String,
+    /// API version, such as v1, v1beta1 or v1alpha1 (with `--external-api-crd`: the CRD's
+    /// version to generate types for, if not its storage version)
+    #[arg(
+        long,
+        value_name = "VERSION",
+        required_unless_present = "external_api_crd"
+    )]
+    pub version: Option<String>,
 
-    /// Kind, in upper camel case (`Memcached`)
-    #[arg(long, value_name = "KIND")]
-    pub kind: String,
+    /// Kind, in upper camel case (`Memcached`; with `--external-api-crd`: the CRD's kind, when
+    /// the file holds several)
+    #[arg(
+        long,
+        value_name = "KIND",
+        required_unless_present = "external_api_crd"
+    )]
+    pub kind: Option<String>,
+
+    /// A kind another project defines, from its CRD (a YAML file, or a directory of them): its
+    /// Rust types are generated under `src/external/`, and its CRD is left to that project.
+    /// Needs `--resource=false`
+    #[arg(long, value_name = "PATH_OR_FILE")]
+    pub external_api_crd: Option<std::path::PathBuf>,
 
     /// Generate the kind's types (`--resource=false`: a controller for a kind that exists: the
     /// project's own, or one of Kubernetes', such as `--group apps --version v1 --kind Deployment`)

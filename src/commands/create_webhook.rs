@@ -151,6 +151,8 @@ fn k8s_resource(args: &CreateWebhookArgs, project: &Project) -> Result<Resource>
         controller: false,
         controller_name: None,
         path: Some(k.module()),
+        external: false,
+        domain: None,
         webhooks: None,
     }))
 }

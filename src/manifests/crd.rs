@@ -57,6 +57,15 @@ impl Crd {
     }
 }
 
+/// The folder of the types `rsop create api --external-api-crd` generates
+/// from other projects' CRDs.
+pub const EXTERNAL_DIR: &str = "src/external";
+
+/// Whether `module` is under [`EXTERNAL_DIR`].
+fn is_external(krate: &Crate, module: &Module) -> bool {
+    krate.file_of(module).path.starts_with(EXTERNAL_DIR)
+}
+
 fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("derive")
@@ -82,8 +91,14 @@ pub fn versions<'a>(
     derive_schemas: bool,
 ) -> Vec<Version> {
     let mut out = Vec::new();
-    // A path dependency's kinds are that crate's to publish.
-    for module in krate.modules.iter().filter(|m| !Crate::is_dependency(m)) {
+    // A path dependency's kinds are that crate's to publish, and the types
+    // under `src/external/` are other projects' kinds, whose CRDs those
+    // projects install.
+    for module in krate
+        .modules
+        .iter()
+        .filter(|m| !Crate::is_dependency(m) && !is_external(krate, m))
+    {
         for item in &module.items {
             if let syn::Item::Struct(s) = item
                 && derives_custom_resource(&s.attrs)
@@ -574,7 +589,33 @@ fn manual_root_schema(root_name: &str, builder: &mut Builder<'_>, path: &str) ->
 
 #[cfg(test)]
 mod tests {
-    use super::version_priority;
+    use super::{Builder, Crate, version_priority, versions};
+    use crate::manifests::diagnostics::Diagnostics;
+
+    #[test]
+    fn kinds_under_src_external_have_no_crd() {
+        let kind = |group: &str| {
+            format!(
+                "#[derive(kube::CustomResource, serde::Serialize, serde::Deserialize, Clone, Debug, schemars::JsonSchema)]\n\
+                 #[kube(group = \"{group}\", version = \"v1\", kind = \"Widget\", namespaced)]\n\
+                 pub struct WidgetSpec {{ pub size: i32 }}\n"
+            )
+        };
+        let own = kind("apps.example.com");
+        let other = kind("example.org");
+        let sources = [
+            ("src/lib.rs", "pub mod api;\npub mod external;\n"),
+            ("src/api/mod.rs", own.as_str()),
+            ("src/external/mod.rs", "pub mod example_org;\n"),
+            ("src/external/example_org/mod.rs", other.as_str()),
+        ];
+        let mut diagnostics = Diagnostics::default();
+        let krate = Crate::from_sources(&sources, Some("demo".into()), &mut diagnostics);
+        let mut builder = Builder::new(&krate);
+        let found = versions(&krate, &mut builder, true);
+        let groups: Vec<&str> = found.iter().map(|v| v.attrs.group.as_str()).collect();
+        assert_eq!(groups, ["apps.example.com"]);
+    }
 
     #[test]
     fn versions_sort_like_kubernetes() {

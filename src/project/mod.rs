@@ -76,10 +76,20 @@ pub struct Resource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller_name: Option<String>,
     /// The Rust module of a type the project does not define, such as
-    /// `k8s_openapi::api::apps::v1` for a Kubernetes kind (kubebuilder's
-    /// `path`, which names the Go package).
+    /// `k8s_openapi::api::apps::v1` for a Kubernetes kind or
+    /// `crate::external::cert_manager_io::v1` for another project's
+    /// (kubebuilder's `path`, which names the Go package).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Another project defines the kind and installs its CRD; its types,
+    /// generated from that CRD, live under `src/external/` (kubebuilder's
+    /// `external: true`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub external: bool,
+    /// The domain of an external kind's group, which is `<group>.<domain>`
+    /// as for the project's own kinds (kubebuilder's `domain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
     /// The kind's webhooks, made by `rsop create webhook`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<Webhooks>,
@@ -109,6 +119,17 @@ impl Resource {
     /// Whether `other` is the same kind: same group, version and kind name.
     pub fn same_kind(&self, other: &Resource) -> bool {
         self.group == other.group && self.version == other.version && self.kind == other.kind
+    }
+
+    /// The kind's full API group: `<group>.<domain>` for the project's own
+    /// kinds (under `project_domain`) and external ones (under theirs), the
+    /// group itself for Kubernetes' kinds (`apps`, `core`).
+    pub fn full_group(&self, project_domain: &str) -> String {
+        match (&self.domain, &self.path) {
+            (Some(domain), _) => names::group_full(&self.group, domain),
+            (None, Some(_)) => self.group.clone(),
+            (None, None) => names::group_full(&self.group, project_domain),
+        }
     }
 
     /// Whether `other` is the same entry of PROJECT: the same kind, and the
@@ -257,6 +278,8 @@ mod tests {
             controller: true,
             controller_name: None,
             path: None,
+            external: false,
+            domain: None,
             webhooks: Some(Webhooks {
                 defaulting: true,
                 webhook_version: "v1".into(),

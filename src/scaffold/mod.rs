@@ -7,6 +7,7 @@
 //! modes and all-or-nothing writes possible: every action is validated, every
 //! marker found and every template rendered before the first byte lands.
 
+pub mod external;
 mod markers;
 pub mod plans;
 pub mod rustfmt;

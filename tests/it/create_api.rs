@@ -206,35 +206,9 @@ fn kubernetes_kinds_owned_and_watched_kinds() {
     assert_eq!(crds, ["monitoring.example.com_exporters.yaml"]);
 
     // The role covers every reconciled, owned and watched kind, with the verbs each needs.
-    let role: serde_yaml_ng::Value = serde_yaml_ng::from_str(
-        &std::fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap(),
-    )
-    .unwrap();
-    let verbs = |group: &str, resource: &str| -> Vec<String> {
-        role["rules"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .filter(|rule| {
-                rule["apiGroups"]
-                    .as_sequence()
-                    .unwrap()
-                    .iter()
-                    .any(|g| g == group)
-                    && rule["resources"]
-                        .as_sequence()
-                        .unwrap()
-                        .iter()
-                        .any(|r| r == resource)
-            })
-            .flat_map(|rule| rule["verbs"].as_sequence().unwrap().clone())
-            .map(|v| v.as_str().unwrap().to_owned())
-            .collect()
-    };
-    let all = [
-        "create", "delete", "get", "list", "patch", "update", "watch",
-    ];
-    let read = ["get", "list", "watch"];
+    let verbs = |group: &str, resource: &str| role_verbs(&dir, group, resource);
+    let all = ALL_VERBS;
+    let read = READ_VERBS;
     assert_eq!(verbs("apps", "deployments"), all);
     assert_eq!(verbs("apps", "deployments/finalizers"), ["update"]);
     assert_eq!(verbs("", "configmaps"), all);
@@ -242,6 +216,228 @@ fn kubernetes_kinds_owned_and_watched_kinds() {
     assert_eq!(verbs("", "pods"), read);
     assert_eq!(verbs("", "nodes"), read);
     assert_eq!(verbs("monitoring.example.com", "exporters"), all);
+    gates(&dir);
+}
+
+const ALL_VERBS: [&str; 7] = [
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+const READ_VERBS: [&str; 3] = ["get", "list", "watch"];
+
+/// The verbs `config/rbac/role.yaml` grants on `resource` of `group`.
+fn role_verbs(dir: &Path, group: &str, resource: &str) -> Vec<String> {
+    let role: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap(),
+    )
+    .unwrap();
+    role["rules"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter(|rule| {
+            rule["apiGroups"]
+                .as_sequence()
+                .unwrap()
+                .iter()
+                .any(|g| g == group)
+                && rule["resources"]
+                    .as_sequence()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r == resource)
+        })
+        .flat_map(|rule| rule["verbs"].as_sequence().unwrap().clone())
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The CRD fixture of two kinds of cert-manager.io, modelled on cert-manager's.
+fn cert_manager_crds() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/external/cert-manager.yaml")
+}
+
+/// A test the project gets before its gates: the generated types read an
+/// object of the external kind as the API server returns it.
+const EXTERNAL_TYPES_TEST: &str = r#"//! The types generated from cert-manager's CRD read a Certificate.
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use tls_operator::external::cert_manager_io::v1::Certificate;
+
+#[test]
+fn a_certificate_deserializes() {
+    let cert: Certificate = serde_json::from_value(serde_json::json!({
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "secretName": "web-tls",
+            "issuerRef": {"name": "ca", "kind": "Issuer"},
+            "dnsNames": ["web.example.com"],
+            "isCA": false,
+            "privateKey": {"algorithm": "ECDSA", "size": 256},
+            "secretTemplate": {"labels": {"app": "web"}},
+            "usages": ["server auth"],
+            "additionalOutputFormats": [{"type": "DER"}],
+            "renewalWindow": "https",
+            "issuerOptions": {"anything": {"goes": [1, 2]}},
+            "revisionHistoryLimit": null
+        },
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 3}],
+            "revision": 2
+        }
+    }))
+    .unwrap();
+    assert_eq!(cert.spec.secret_name, "web-tls");
+    assert_eq!(cert.spec.issuer_ref.kind.as_deref(), Some("Issuer"));
+    assert_eq!(cert.spec.is_ca, Some(false));
+    let key = cert.spec.private_key.as_ref().unwrap();
+    assert_eq!(
+        (key.algorithm.as_deref(), key.size),
+        (Some("ECDSA"), Some(256))
+    );
+    let labels = cert.spec.secret_template.as_ref().unwrap().labels.as_ref();
+    assert_eq!(labels.unwrap()["app"], "web");
+    assert_eq!(
+        cert.spec.additional_output_formats.as_ref().unwrap()[0].r#type,
+        "DER"
+    );
+    assert_eq!(
+        cert.spec.renewal_window,
+        Some(IntOrString::String("https".into()))
+    );
+    assert_eq!(
+        cert.spec.issuer_options.as_ref().unwrap()["anything"]["goes"][1],
+        2
+    );
+    assert_eq!(cert.spec.revision_history_limit, None);
+    let status = cert.status.as_ref().unwrap();
+    let ready = &status.conditions.as_ref().unwrap()[0];
+    assert_eq!(
+        (ready.r#type.as_str(), ready.observed_generation),
+        ("Ready", Some(3))
+    );
+
+    // What is not set stays out of what the types write.
+    let written = serde_json::to_value(&cert).unwrap();
+    assert!(written["spec"].get("commonName").is_none());
+    assert_eq!(written["spec"]["isCA"], false);
+}
+"#;
+
+/// A controller on another project's kind, with types generated from its
+/// CRD; types only of a second external kind; and a kind of the project's
+/// that owns an external kind and another kind of its own and watches an
+/// external one: one project, built and tested once.
+#[test]
+fn external_kinds_and_own_kinds_owned_and_watched() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The CRD file sits next to the project, named relative to it.
+    std::fs::copy(cert_manager_crds(), tmp.path().join("cert-manager.yaml")).unwrap();
+    let crd = "../cert-manager.yaml";
+    let dir = project(
+        tmp.path(),
+        "tls-operator",
+        &[],
+        &[
+            &[
+                "--external-api-crd",
+                crd,
+                "--kind",
+                "Certificate",
+                "--resource=false",
+            ],
+            &[
+                "--external-api-crd",
+                crd,
+                "--kind",
+                "Issuer",
+                "--resource=false",
+                "--controller=false",
+            ],
+            &[
+                "--group",
+                "tls",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Backend",
+                "--controller=false",
+            ],
+            &[
+                "--group",
+                "tls",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Frontend",
+                "--owns",
+                "cert-manager.io/v1/Certificate,tls/v1alpha1/Backend",
+                "--watches",
+                "cert-manager.io/v1/Issuer",
+            ],
+            // The types again, as for a new release of the CRD: the
+            // controller and its PROJECT entry stay.
+            &[
+                "--external-api-crd",
+                crd,
+                "--kind",
+                "Certificate",
+                "--resource=false",
+                "--controller=false",
+                "--force",
+            ],
+        ],
+    );
+    assert_golden(&dir, "create-api-external");
+
+    // No CRD for the external kinds: neither written nor installed.
+    let mut crds: Vec<String> = std::fs::read_dir(dir.join("config/crd/bases"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    crds.sort();
+    assert_eq!(
+        crds,
+        [
+            "tls.example.com_backends.yaml",
+            "tls.example.com_frontends.yaml"
+        ]
+    );
+    let install = std::fs::read_to_string(dir.join("config/crd/kustomization.yaml")).unwrap();
+    let installed: Vec<&str> = install
+        .lines()
+        .filter(|l| l.starts_with("- bases/"))
+        .collect();
+    assert_eq!(
+        installed,
+        [
+            "- bases/tls.example.com_backends.yaml",
+            "- bases/tls.example.com_frontends.yaml"
+        ],
+        "{install}"
+    );
+    let project_file = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
+    for expected in [
+        "- group: cert-manager\n  version: v1\n  kind: Certificate\n  plural: certificates\n  namespaced: true\n  controller: true\n  path: crate::external::cert_manager_io::v1\n  external: true\n  domain: io\n",
+        "  kind: Issuer\n  plural: issuers\n  namespaced: true\n  path: crate::external::cert_manager_io::v1\n  external: true\n  domain: io\n",
+    ] {
+        assert!(project_file.contains(expected), "{project_file}");
+    }
+
+    // The role covers every reconciled, owned and watched kind.
+    let verbs = |group: &str, resource: &str| role_verbs(&dir, group, resource);
+    assert_eq!(verbs("cert-manager.io", "certificates"), ALL_VERBS);
+    assert_eq!(
+        verbs("cert-manager.io", "certificates/finalizers"),
+        ["update"]
+    );
+    assert_eq!(verbs("cert-manager.io", "issuers"), READ_VERBS);
+    assert_eq!(verbs("tls.example.com", "backends"), ALL_VERBS);
+    assert_eq!(verbs("tls.example.com", "frontends"), ALL_VERBS);
+
+    std::fs::create_dir(dir.join("tests")).unwrap();
+    std::fs::write(dir.join("tests/external_types.rs"), EXTERNAL_TYPES_TEST).unwrap();
     gates(&dir);
 }
 
@@ -349,6 +545,17 @@ fn init_with_deployment_controller(dir: &Path) {
             "--resource=false",
         ],
     );
+}
+
+/// A project with the cert-manager CRD fixture and a file of a `ConfigMap` in it.
+fn init_with_crd_files(dir: &Path) {
+    init(dir);
+    std::fs::copy(cert_manager_crds(), dir.join("cert-manager.yaml")).unwrap();
+    std::fs::write(
+        dir.join("configmap.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+    )
+    .unwrap();
 }
 
 const BAD: &[Bad] = &[
@@ -652,6 +859,98 @@ const BAD: &[Bad] = &[
         ],
         code: 1,
         stderr: &["`v1/Pod` is named twice"],
+    },
+    Bad {
+        name: "external CRD file that is not a CRD",
+        setup: init_with_crd_files,
+        args: &["--external-api-crd", "configmap.yaml", "--resource=false"],
+        code: 1,
+        stderr: &[
+            "error: `configmap.yaml` holds no CustomResourceDefinition",
+            "help: pass the CRD's YAML",
+        ],
+    },
+    Bad {
+        name: "external CRD file without the kind",
+        setup: init_with_crd_files,
+        args: &[
+            "--external-api-crd",
+            "cert-manager.yaml",
+            "--kind",
+            "Certificat",
+            "--resource=false",
+        ],
+        code: 1,
+        stderr: &[
+            "error: `cert-manager.yaml` has no CRD of kind `Certificat`",
+            "help: did you mean `--kind Certificate`?",
+        ],
+    },
+    Bad {
+        name: "external CRD file of several kinds, none chosen",
+        setup: init_with_crd_files,
+        args: &[
+            "--external-api-crd",
+            "cert-manager.yaml",
+            "--resource=false",
+        ],
+        code: 1,
+        stderr: &[
+            "error: `cert-manager.yaml` holds 2 CRDs",
+            "help: pick one with `--kind`: Certificate, Issuer",
+        ],
+    },
+    Bad {
+        name: "missing external CRD file",
+        setup: init,
+        args: &[
+            "--external-api-crd",
+            "crds/missing.yaml",
+            "--resource=false",
+        ],
+        code: 1,
+        stderr: &["error: `crds/missing.yaml` does not exist"],
+    },
+    Bad {
+        name: "external CRD without --resource=false",
+        setup: init_with_crd_files,
+        args: &[
+            "--external-api-crd",
+            "cert-manager.yaml",
+            "--kind",
+            "Issuer",
+        ],
+        code: 1,
+        stderr: &[
+            "`--external-api-crd` is for a kind another project defines",
+            "add `--resource=false`",
+        ],
+    },
+    Bad {
+        name: "watches of a kind the project does not have",
+        setup: init,
+        args: &[
+            "--group",
+            "tls",
+            "--version",
+            "v1",
+            "--kind",
+            "Frontend",
+            "--watches",
+            "cert-manager.io/v1/Certificate",
+        ],
+        code: 1,
+        stderr: &[
+            "error: `--watches cert-manager.io/v1/Certificate`: the project has no kind `Certificate` in `cert-manager.io/v1`",
+            "--external-api-crd",
+        ],
+    },
+    Bad {
+        name: "no kind named",
+        setup: init,
+        args: &["--group", "tls", "--version", "v1"],
+        code: 2,
+        stderr: &["--kind <KIND>"],
     },
 ];
 

@@ -13,6 +13,7 @@ use crate::manifests::{
 use crate::output::{Disk, FileChange};
 use crate::project::k8s_kinds::K8sKind;
 use crate::project::{Project, Resource, names};
+use crate::scaffold::external::ExternalKind;
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
 use crate::templates::Templates;
 use crate::{Error, Result, versions};
@@ -45,6 +46,20 @@ pub struct CreateApiOptions {
     pub force: bool,
     /// The kinds of `--owns` and `--watches`.
     pub related: Vec<Related>,
+    /// `--external-api-crd`: the types of another project's kind.
+    pub external: Option<ExternalTypes>,
+}
+
+/// The types generated from another project's CRD.
+#[derive(Debug, Clone)]
+pub struct ExternalTypes {
+    pub kind: ExternalKind,
+    /// Write them, replacing those of an earlier run (the first run, or
+    /// `--force`); else the project's are kept.
+    pub regenerate: bool,
+    /// `--controller=false`: the types alone, whatever controller PROJECT
+    /// records for the kind.
+    pub types_only: bool,
 }
 
 /// A kind the controller owns (`--owns`) or watches (`--watches`), as the
@@ -66,27 +81,77 @@ pub struct Related {
     pub singular: String,
     /// `config_maps`: the field of the controller's state that caches them.
     pub field: String,
+    /// A kind of the project's own, whose types have no `Default`: the
+    /// tests make an object of it from JSON.
+    pub own: bool,
+    /// Its types are in the crate (`crate::...`): imported with the
+    /// crate's own modules.
+    pub local: bool,
 }
 
 impl Related {
+    /// A Kubernetes kind.
     pub fn new(k: &K8sKind, owned: bool) -> Self {
-        let singular = k.kind.to_snake_case();
+        Self::with(
+            k.kind,
+            k.rust_path(),
+            k.reference(),
+            k.group,
+            k.plural,
+            k.namespaced,
+            owned,
+        )
+    }
+
+    /// A kind of the project's PROJECT file: its own, or an external one.
+    pub fn of_project(project: &Project, r: &Resource, owned: bool) -> Self {
+        let module = match &r.path {
+            Some(path) => path.clone(),
+            None => Layout::new(project, r).api_module,
+        };
+        let group = r.full_group(&project.domain);
+        let mut related = Self::with(
+            &r.kind,
+            format!("{module}::{}", r.kind),
+            format!("{group}/{}/{}", r.version, r.kind),
+            &group,
+            &r.plural,
+            r.namespaced,
+            owned,
+        );
+        related.own = r.api;
+        related.local = related.rust_path.starts_with("crate::");
+        related
+    }
+
+    fn with(
+        kind: &str,
+        rust_path: String,
+        reference: String,
+        rbac_group: &str,
+        plural: &str,
+        namespaced: bool,
+        owned: bool,
+    ) -> Self {
+        let singular = kind.to_snake_case();
         // `Endpoints` is its own plural.
-        let field = if k.plural == k.kind.to_ascii_lowercase() {
+        let field = if plural == kind.to_ascii_lowercase() {
             singular.clone()
         } else {
             names::to_plural(&singular)
         };
         Related {
-            kind: k.kind.to_string(),
-            rust_path: k.rust_path(),
-            reference: k.reference(),
-            rbac_group: k.group.to_string(),
-            plural: k.plural.to_string(),
-            namespaced: k.namespaced,
+            kind: kind.to_string(),
+            rust_path,
+            reference,
+            rbac_group: rbac_group.to_string(),
+            plural: plural.to_string(),
+            namespaced,
             owned,
             singular,
             field,
+            own: false,
+            local: false,
         }
     }
 }
@@ -215,18 +280,22 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     ctx.insert("controller_module", &layout.controller_module);
     ctx.insert("controller_name", &r.controller_name());
     ctx.insert("k8s_kind", &r.path.is_some());
+    ctx.insert("external", &r.external);
+    ctx.insert("external_group", &r.full_group(&project.domain));
     if let Some(path) = &r.path {
-        // A Kubernetes kind: its group is not under the project's domain.
+        // A Kubernetes kind or another project's: its group is not under
+        // the project's domain.
+        let rbac_group = r.full_group(&project.domain);
         ctx.insert("kind_path", &format!("{path}::{}", r.kind));
-        ctx.insert("rbac_group", &r.group);
         ctx.insert(
             "api_version",
-            &if r.group == "core" {
+            &if rbac_group == "core" {
                 r.version.clone()
             } else {
-                format!("{}/{}", r.group, r.version)
+                format!("{rbac_group}/{}", r.version)
             },
         );
+        ctx.insert("rbac_group", &rbac_group);
         ctx.insert(
             "relation_label",
             &format!("{}/{}", project.domain, r.controller_name()),
@@ -414,7 +483,49 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             );
         }
     }
-    if r.controller {
+    if let Some(external) = &opts.external {
+        let k = &external.kind;
+        let group = k.group_module();
+        plan.insert_sorted("src/lib.rs", MODULES, "pub mod external;");
+        plan.create(
+            "src/external/mod.rs",
+            render("src/external/mod.rs")?,
+            IfExists::Keep,
+        );
+        plan.insert_sorted(
+            "src/external/mod.rs",
+            API_MODULES,
+            format!("pub mod {group};"),
+        );
+        let group_mod = format!("src/external/{group}/mod.rs");
+        plan.create(
+            &group_mod,
+            render("src/external/group/mod.rs")?,
+            IfExists::Keep,
+        );
+        plan.insert_sorted(&group_mod, API_MODULES, format!("pub mod {};", k.version));
+        let version_mod = format!("src/external/{group}/{}/mod.rs", k.version);
+        plan.create(
+            &version_mod,
+            render("src/external/version/mod.rs")?,
+            IfExists::Keep,
+        );
+        plan.insert_sorted(&version_mod, KINDS, format!("pub mod {kind_file};"));
+        plan.insert_sorted(
+            &version_mod,
+            KIND_EXPORTS,
+            format!("pub use {kind_file}::*;"),
+        );
+        if external.regenerate {
+            formatted.push((k.source.display().to_string(), k.code.clone()));
+            kind_files.push((
+                format!("src/external/{group}/{}/{kind_file}.rs", k.version),
+                if_exists,
+            ));
+        }
+    }
+    let controller = r.controller && !opts.external.as_ref().is_some_and(|e| e.types_only);
+    if controller {
         plan.insert_sorted("src/lib.rs", MODULES, "pub mod controllers;");
         plan.create(
             "src/controllers/mod.rs",
@@ -472,7 +583,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     let fast = layout_stable(opts, &layout);
     // A start line too long for one line is formatted in a function body of
     // the manager's indentation, then put in place of the inserted one.
-    let start_line = (!fast && r.controller).then(|| format!("    {}", start_line(&layout)));
+    let start_line = (!fast && controller).then(|| format!("    {}", start_line(&layout)));
     if let Some(line) = &start_line {
         formatted.push((MANAGER.into(), format!("fn start() {{\n{line}\n}}\n")));
     }

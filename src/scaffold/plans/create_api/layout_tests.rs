@@ -65,6 +65,8 @@ impl Sample {
             controller: true,
             controller_name: None,
             path: None,
+            external: false,
+            domain: None,
             webhooks: None,
         };
         let image = self.image.clone().map(|image| ImageOptions {
@@ -82,6 +84,7 @@ impl Sample {
             controller_only: false,
             force: false,
             related: Vec::new(),
+            external: None,
         })
     }
 }

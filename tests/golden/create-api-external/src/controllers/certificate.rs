@@ -1,0 +1,202 @@
+//! The controller `certificate` of `Certificate` (`cert-manager.io/v1`), a kind another project
+//! defines: its types, under `src/external/`, are generated from that project's CRD, which this
+//! project does not install.
+//!
+//! Each reconciliation gets a Certificate from the controller's watch cache and hands it to
+//! [`apply`], which you complete. The scaffold writes nothing, so it sends no request.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use kube::api::ListParams;
+use kube::runtime::controller::{Action, Config, Controller};
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, ResourceExt};
+use tracing::{error, instrument};
+
+use crate::controllers::backoff::Backoff;
+use crate::controllers::watch;
+use crate::controllers::{log_result, reconcile_result};
+use crate::external::cert_manager_io::v1::Certificate;
+use crate::manager::context::Context;
+use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
+
+/// The controller's name in metrics and logs.
+const CONTROLLER_NAME: &str = "certificate";
+
+/// Why a reconciliation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the Kubernetes API failed.
+    #[error("{}", crate::controllers::api_error_message(.0))]
+    Kube(#[from] kube::Error),
+}
+
+/// What every reconciliation of this controller shares.
+struct State {
+    #[expect(
+        dead_code,
+        reason = "the scaffold sends no request; `apply` writes with it once completed"
+    )]
+    client: Client,
+    metrics: ControllerMetrics,
+    backoff: Backoff<Certificate>,
+}
+
+impl State {
+    fn new(client: Client, metrics: ControllerMetrics) -> Self {
+        Self {
+            client,
+            metrics,
+            backoff: Backoff::default(),
+        }
+    }
+}
+
+// +rsop:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;patch;delete
+// +rsop:rbac:groups=cert-manager.io,resources=certificates/status,verbs=get;update;patch
+// +rsop:rbac:groups=cert-manager.io,resources=certificates/finalizers,verbs=update
+
+/// Runs the controller until the manager shuts down.
+pub async fn run(ctx: Arc<Context>) {
+    let api = ctx.api::<Certificate>();
+    // Fail fast, with a message that says why, rather than retry a watch that cannot work.
+    if let Err(err) = api.list_metadata(&ListParams::default().limit(1)).await {
+        error!(
+            error = %err,
+            "cannot list Certificate objects: is the manager allowed to list them?"
+        );
+        return;
+    }
+    // TODO(user): watch only the Certificate objects this controller is for, with a label or field
+    // selector in `watcher::Config`: on a large cluster the cache of every one of them is big.
+    let (objects, objects_writer) = reflector::store();
+
+    let state = Arc::new(State::new(
+        ctx.client.clone(),
+        ctx.controller_metrics(CONTROLLER_NAME),
+    ));
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
+        .reflect(objects_writer)
+        .touched_objects();
+    Controller::for_stream(object_events, objects)
+        .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
+        .graceful_shutdown_on(ctx.shutdown_signal())
+        .run(reconcile, error_policy, state)
+        .for_each(log_result)
+        .await;
+}
+
+/// Reconciles one Certificate, recording the outcome in the controller metrics.
+#[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
+async fn reconcile(obj: Arc<Certificate>, state: Arc<State>) -> Result<Action, Error> {
+    let started = Instant::now();
+    let object = ObjectRef::from(&*obj);
+    let result = apply(&obj, &state).await;
+    let outcome = match &result {
+        Ok(action) => {
+            state.backoff.succeeded(&object);
+            reconcile_result(action)
+        }
+        Err(_) => ReconcileResult::Error,
+    };
+    state.metrics.observe(outcome, started.elapsed());
+    result
+}
+
+/// Brings the cluster to what `obj` calls for.
+///
+/// TODO(user): do what this controller is for, with server-side apply so that every
+/// reconciliation converges, and add RBAC markers above `run` for what it touches. The
+/// Certificate is not the operator's: change only what is yours in it, such as an annotation
+/// under the project's domain, under a field manager of your own. An error is retried with
+/// backoff.
+async fn apply(obj: &Certificate, _state: &State) -> Result<Action, Error> {
+    // A Certificate being deleted is left to its owners and the garbage collector.
+    if obj.metadata.deletion_timestamp.is_some() {
+        return Ok(Action::await_change());
+    }
+    // Changes to the Certificate trigger the next reconciliation. TODO(user):
+    // return `Action::requeue(...)` instead if what you reconcile can change without a watch event.
+    Ok(Action::await_change())
+}
+
+/// Schedules the retry of a failed reconciliation with a per-object exponential backoff.
+fn error_policy(obj: Arc<Certificate>, _err: &Error, state: Arc<State>) -> Action {
+    Action::requeue(state.backoff.failed(ObjectRef::from(&*obj)))
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
+
+    use super::*;
+    use crate::controllers::testing::{ApiServer, finished, mock_client};
+    use crate::manager::metrics::Metrics;
+
+    /// A Certificate as the API server returns it.
+    fn object() -> Certificate {
+        let mut obj = Certificate::default();
+        obj.metadata.name = Some("test".into());
+        obj.metadata.namespace = Some("default".into());
+        obj.metadata.uid = Some("6ac0d01a-8fda-4b94-a8ec-6b8e0e4a39f2".into());
+        obj.metadata.generation = Some(1);
+        obj
+    }
+
+    fn state() -> (Arc<State>, ApiServer, Metrics) {
+        let (client, server) = mock_client();
+        let metrics = Metrics::new();
+        let state = State::new(client, metrics.controller(CONTROLLER_NAME));
+        (Arc::new(state), server, metrics)
+    }
+
+    /// Drops the state, and with it every client, then checks the script is complete.
+    async fn finish(state: Arc<State>, server: ApiServer) {
+        drop(state);
+        server.assert_no_more_requests().await;
+    }
+
+    #[tokio::test]
+    async fn reconcile_sends_no_request_and_is_counted() {
+        let (state, server, metrics) = state();
+        let reconciling = tokio::spawn(reconcile(Arc::new(object()), state.clone()));
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+
+        let text = metrics.encode().unwrap();
+        let series =
+            r#"controller_runtime_reconcile_total{controller="certificate",result="success"} 1"#;
+        assert!(text.contains(series), "{series} missing in:\n{text}");
+        finish(state, server).await;
+    }
+
+    #[tokio::test]
+    async fn a_deleted_certificate_is_left_alone() {
+        let (state, server, _) = state();
+        let mut obj = object();
+        obj.metadata.deletion_timestamp =
+            Some(Time(Timestamp::from_second(1_700_000_000).unwrap()));
+        let reconciling = tokio::spawn(reconcile(Arc::new(obj), state.clone()));
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+        finish(state, server).await;
+    }
+
+    #[tokio::test]
+    async fn error_policy_backs_off_until_a_success() {
+        let (state, server, _) = state();
+        let obj = Arc::new(object());
+        let err = Error::Kube(kube::Error::LinesCodecMaxLineLengthExceeded);
+        let first = error_policy(obj.clone(), &err, state.clone());
+        let second = error_policy(obj.clone(), &err, state.clone());
+        assert_ne!(first, second);
+
+        finished(tokio::spawn(reconcile(obj.clone(), state.clone())))
+            .await
+            .unwrap();
+        assert_eq!(error_policy(obj, &err, state.clone()), first);
+        finish(state, server).await;
+    }
+}

@@ -1,0 +1,519 @@
+//! The manager: what controller-runtime's `ctrl.Manager` does for a Go operator.
+//!
+//! It connects to the cluster, serves the health probes and the metrics, takes part in leader
+//! election when asked to, runs the controllers while it leads, and shuts everything down in order
+//! on SIGTERM or Ctrl-C: readiness drops, controllers finish their in-flight reconciliations, the
+//! Lease is released, and the servers stop last so that probes and scrapes keep working meanwhile.
+//! The process exits 0 after such a drain. Only a real failure ends `run` with an error, so that
+//! the process exits non-zero and Kubernetes restarts the pod: lost leadership, a controller or
+//! server that stops before the shutdown signal, or a drain that outlasts
+//! `--graceful-shutdown-timeout`. A second signal exits at once, non-zero.
+//!
+//! This module is the machinery every operator of this layout shares, kept apart from the code
+//! you write in `api/`, `controllers/` and `webhooks/`: flags ([`cli`]), logging, the health and
+//! metrics servers ([`server`], [`tls`], [`auth`]), leader election ([`leader`]) and what a
+//! controller is handed ([`context`]).
+
+pub mod auth;
+pub mod cli;
+pub mod context;
+pub mod leader;
+pub mod logging;
+pub mod metrics;
+pub mod server;
+pub mod tls;
+// +rsop:scaffold:manager-modules
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow};
+use kube::Client;
+use tokio::task::{Id, JoinSet};
+use tracing::{error, info, warn};
+
+use self::auth::KubeAuth;
+use self::cli::Cli;
+use self::context::{Context, Shutdown};
+use self::leader::LeaderElector;
+use self::metrics::Metrics;
+use self::server::Readiness;
+use self::tls::TlsListener;
+
+/// How long the servers get to answer the requests they are handling when the manager stops.
+const SERVER_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
+
+type Servers = JoinSet<(&'static str, io::Result<()>)>;
+
+/// Runs the manager until it is told to stop, or fails.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let shutdown = Shutdown::new();
+    tokio::spawn(handle_signals(shutdown.clone()));
+
+    let client = Client::try_default().await.context(
+        "failed to configure the Kubernetes client from KUBECONFIG, ~/.kube/config or the in-cluster service account",
+    )?;
+    let metrics = Arc::new(Metrics::new());
+    let readiness = Readiness::default();
+    let stop_servers = Shutdown::new();
+    let mut servers = start_servers(&cli, &client, &metrics, &readiness, &stop_servers).await?;
+    // +rsop:scaffold:servers
+
+    let result = tokio::select! {
+        result = lead_and_run(&cli, client, metrics, &readiness, &shutdown) => result,
+        err = server_failure(&mut servers) => Err(err),
+    };
+
+    readiness.set(false);
+    stop_servers.trigger();
+    let stopped = async { while servers.join_next().await.is_some() {} };
+    if tokio::time::timeout(SERVER_SHUTDOWN_TIMEOUT, stopped)
+        .await
+        .is_err()
+    {
+        warn!("servers did not stop in time");
+    }
+    result
+}
+
+/// Takes the lead if configured to, then runs the controllers until shutdown.
+async fn lead_and_run(
+    cli: &Cli,
+    client: Client,
+    metrics: Arc<Metrics>,
+    readiness: &Readiness,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    let elector = if cli.leader_elect {
+        let namespace = cli
+            .lease_namespace()
+            .map_or_else(|| leader::default_namespace(&client), str::to_owned);
+        Some(LeaderElector::new(
+            client.clone(),
+            &cli.leader_election_id,
+            &namespace,
+            cli.leader_election_timing()?,
+            metrics.clone(),
+        ))
+    } else {
+        None
+    };
+
+    if let Some(elector) = &elector {
+        // A standby is ready too, see the `server` module.
+        readiness.set(true);
+        info!("waiting to become the leader");
+        if or_shutdown(shutdown, elector.acquire()).await.is_none() {
+            // The signal may have cut short an attempt that took the Lease: give it back if so.
+            elector.release().await;
+            return Ok(());
+        }
+    }
+
+    let ctx = Context::new(
+        client,
+        metrics,
+        cli.watch_namespace().map(str::to_owned),
+        cli.max_concurrent_reconciles,
+        shutdown.clone(),
+    );
+    let mut controllers = Controllers::new(Arc::new(ctx));
+    controllers.start(crate::controllers::certificate::run);
+    controllers.start(crate::controllers::frontend::run);
+    // +rsop:scaffold:controllers
+    if controllers.is_empty() {
+        info!("no controllers are registered yet; serving probes and metrics only");
+    }
+    readiness.set(true);
+    let result = supervise(
+        &mut controllers,
+        shutdown,
+        elector.as_ref(),
+        cli.graceful_shutdown_timeout,
+    )
+    .await;
+    readiness.set(false);
+    result
+}
+
+/// Runs the controllers until the shutdown signal or a failure, then drains them and releases the
+/// Lease. `Ok` means a clean stop: the signal came first and every controller drained in time.
+async fn supervise(
+    controllers: &mut Controllers,
+    shutdown: &Shutdown,
+    elector: Option<&LeaderElector>,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    // One renewal loop across both phases: a new one would restart the renew deadline, and a
+    // leader whose renewals were already failing could drain past the time a standby may take over.
+    let lost = leadership_lost(elector);
+    tokio::pin!(lost);
+    let failure = tokio::select! {
+        () = shutdown.signalled() => None,
+        err = &mut lost => return Err(err),
+        err = controllers.failure() => Some(err),
+    };
+
+    // After a controller failure the others are stopped the same way as on a signal.
+    shutdown.trigger();
+    info!("stopping controllers");
+    let drained = tokio::select! {
+        drained = controllers.drain(timeout) => drained,
+        err = &mut lost => return Err(err),
+    };
+    if let Some(elector) = elector {
+        elector.release().await;
+    }
+    match (failure, drained) {
+        (Some(err), _) => Err(err),
+        (None, Err(err)) => Err(err),
+        (None, Ok(())) => Ok(()),
+    }
+}
+
+/// Binds the enabled servers and starts serving; binding errors are returned at once.
+async fn start_servers(
+    cli: &Cli,
+    client: &Client,
+    metrics: &Arc<Metrics>,
+    readiness: &Readiness,
+    stop: &Shutdown,
+) -> anyhow::Result<Servers> {
+    let mut servers = Servers::new();
+    if let Some(addr) = cli.health_probe_bind_address.socket_addr() {
+        let listener = server::bind(addr, "health probe").await?;
+        info!(address = %listener.local_addr()?, "serving health probes");
+        let serve = axum::serve(listener, server::health_router(readiness.clone()))
+            .with_graceful_shutdown(stop.signalled());
+        servers.spawn(async move { ("health probe", serve.await) });
+    }
+
+    let Some(addr) = cli.metrics_bind_address.socket_addr() else {
+        info!("metrics are disabled");
+        return Ok(servers);
+    };
+    let listener = server::bind(addr, "metrics").await?;
+    let address = listener.local_addr()?;
+    if cli.metrics_secure {
+        let config = tls::server_config(cli.metrics_cert_path.as_deref()).await?;
+        let router = server::metrics_router(metrics.clone(), Some(KubeAuth::new(client.clone())));
+        let serve = axum::serve(TlsListener::new(listener, config)?, router)
+            .with_graceful_shutdown(stop.signalled());
+        info!(%address, "serving metrics over HTTPS with authentication and authorization");
+        servers.spawn(async move { ("metrics", serve.await) });
+    } else {
+        if cli.metrics_cert_path.is_some() {
+            warn!("--metrics-cert-path is ignored because --metrics-secure=false");
+        }
+        let serve = axum::serve(listener, server::metrics_router(metrics.clone(), None))
+            .with_graceful_shutdown(stop.signalled());
+        info!(%address, "serving metrics over plain HTTP");
+        servers.spawn(async move { ("metrics", serve.await) });
+    }
+    Ok(servers)
+}
+
+/// Resolves when a server stops before being told to, which is always a failure.
+async fn server_failure(servers: &mut Servers) -> anyhow::Error {
+    match servers.join_next().await {
+        None => std::future::pending().await,
+        Some(Ok((name, Ok(())))) => anyhow!("the {name} server stopped unexpectedly"),
+        Some(Ok((name, Err(err)))) => anyhow!(err).context(format!("the {name} server failed")),
+        Some(Err(err)) => anyhow!(err).context("a server task failed"),
+    }
+}
+
+/// Runs `future` unless shutdown comes first, in which case it is dropped and `None` returned.
+async fn or_shutdown<T>(shutdown: &Shutdown, future: impl Future<Output = T>) -> Option<T> {
+    tokio::select! {
+        () = shutdown.signalled() => None,
+        output = future => Some(output),
+    }
+}
+
+/// Resolves if leadership is lost; never without leader election.
+async fn leadership_lost(elector: Option<&LeaderElector>) -> anyhow::Error {
+    match elector {
+        Some(elector) => elector.lost().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Triggers `shutdown` on SIGTERM or Ctrl-C; a second signal exits at once, as with
+/// controller-runtime, for when a graceful shutdown hangs.
+async fn handle_signals(shutdown: Shutdown) {
+    if let Err(err) = shutdown_signal().await {
+        error!(error = %err, "cannot listen for shutdown signals");
+        return;
+    }
+    info!("shutdown signal received, stopping gracefully");
+    shutdown.trigger();
+    if shutdown_signal().await.is_ok() {
+        error!("second shutdown signal received, exiting immediately");
+        std::process::exit(1);
+    }
+}
+
+#[cfg(unix)]
+async fn shutdown_signal() -> io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result,
+        _ = terminate.recv() => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+async fn shutdown_signal() -> io::Result<()> {
+    tokio::signal::ctrl_c().await
+}
+
+/// The running controllers, each on its own task.
+pub struct Controllers {
+    ctx: Arc<Context>,
+    tasks: JoinSet<()>,
+    names: HashMap<Id, &'static str>,
+}
+
+impl Controllers {
+    /// An empty set whose controllers will receive `ctx`.
+    pub fn new(ctx: Arc<Context>) -> Self {
+        Self {
+            ctx,
+            tasks: JoinSet::new(),
+            names: HashMap::new(),
+        }
+    }
+
+    /// Starts `controller`, e.g. `controllers.start(crate::controllers::memcached::run)`.
+    ///
+    /// A controller must run until [`Context::shutdown_signal`] fires and return once it has
+    /// drained; returning earlier is treated as a failure of the whole manager.
+    pub fn start<F, Fut>(&mut self, controller: F)
+    where
+        F: FnOnce(Arc<Context>) -> Fut,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        // The function's path names the controller in logs without asking callers for a name.
+        let name = std::any::type_name::<F>();
+        let task = self.tasks.spawn(controller(self.ctx.clone()));
+        self.names.insert(task.id(), name);
+        info!(controller = name, "started controller");
+    }
+
+    /// Whether no controller has been started.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Resolves when a controller stops before shutdown, which is a failure; never if none runs.
+    ///
+    /// A controller returns when the shutdown signal tells it to drain, and the task that waits
+    /// for the signal may learn of it later than this one learns of the return: a return after the
+    /// signal is the drain asked for, never a failure, whichever is seen first.
+    async fn failure(&mut self) -> anyhow::Error {
+        loop {
+            match self.tasks.join_next_with_id().await {
+                None => std::future::pending().await,
+                Some(Ok((id, ()))) if self.ctx.is_shutting_down() => {
+                    info!(controller = self.name(id), "controller stopped");
+                }
+                Some(Ok((id, ()))) => {
+                    return anyhow!("controller {} stopped unexpectedly", self.name(id));
+                }
+                Some(Err(err)) if err.is_panic() => {
+                    return anyhow!("controller {} panicked", self.name(err.id()));
+                }
+                Some(Err(err)) => {
+                    return anyhow!("controller {} was cancelled", self.name(err.id()));
+                }
+            }
+        }
+    }
+
+    /// Waits for the controllers to drain, aborting those still running after `timeout`, which is
+    /// an error: their in-flight work was cut short.
+    async fn drain(&mut self, timeout: Duration) -> anyhow::Result<()> {
+        let Self { tasks, names, .. } = self;
+        let all_stopped = async {
+            while let Some(result) = tasks.join_next_with_id().await {
+                if let Err(err) = result
+                    && err.is_panic()
+                {
+                    let name = names.get(&err.id()).copied().unwrap_or("unknown");
+                    error!(controller = name, "controller panicked while stopping");
+                }
+            }
+        };
+        if tokio::time::timeout(timeout, all_stopped).await.is_err() {
+            let remaining = tasks.len();
+            tasks.shutdown().await;
+            return Err(anyhow!(
+                "{remaining} controller(s) did not stop within --graceful-shutdown-timeout ({timeout:?}) and were aborted"
+            ));
+        }
+        Ok(())
+    }
+
+    fn name(&self, id: Id) -> &'static str {
+        self.names.get(&id).copied().unwrap_or("unknown")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::context::tests::offline_client;
+    use super::*;
+
+    fn controllers(shutdown: &Shutdown) -> Controllers {
+        let ctx = Context::new(offline_client(), Arc::default(), None, 1, shutdown.clone());
+        Controllers::new(Arc::new(ctx))
+    }
+
+    /// What a real controller does: run until the shutdown signal, then return.
+    async fn well_behaved(ctx: Arc<Context>) {
+        ctx.shutdown_signal().await;
+    }
+
+    async fn quits_early(_: Arc<Context>) {}
+
+    async fn hangs(_: Arc<Context>) {
+        std::future::pending::<()>().await;
+    }
+
+    async fn panics(_: Arc<Context>) {
+        panic!("reconciler bug");
+    }
+
+    #[tokio::test]
+    async fn no_controller_never_fails() {
+        let mut set = controllers(&Shutdown::new());
+        assert!(set.is_empty());
+        let failure = tokio::time::timeout(Duration::from_millis(50), set.failure()).await;
+        assert!(failure.is_err());
+    }
+
+    #[tokio::test]
+    async fn controllers_drain_on_shutdown() {
+        let shutdown = Shutdown::new();
+        let mut set = controllers(&shutdown);
+        set.start(well_behaved);
+        set.start(well_behaved);
+        assert!(!set.is_empty());
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), set.failure())
+                .await
+                .is_err()
+        );
+
+        shutdown.trigger();
+        tokio::time::timeout(Duration::from_secs(1), set.drain(Duration::from_secs(5)))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(set.tasks.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_controller_that_stops_early_is_a_failure_naming_it() {
+        let mut set = controllers(&Shutdown::new());
+        set.start(well_behaved);
+        set.start(quits_early);
+        let err = set.failure().await.to_string();
+        assert!(
+            err.contains("quits_early") && err.contains("stopped unexpectedly"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panicking_controller_is_a_failure() {
+        let mut set = controllers(&Shutdown::new());
+        set.start(panics);
+        let err = set.failure().await.to_string();
+        assert!(err.contains("panics") && err.contains("panicked"), "{err}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stuck_controllers_are_aborted_after_the_timeout() {
+        let shutdown = Shutdown::new();
+        let mut set = controllers(&shutdown);
+        set.start(hangs);
+        set.start(well_behaved);
+        shutdown.trigger();
+        let err = set.drain(Duration::from_secs(30)).await.unwrap_err();
+        assert!(
+            err.to_string().contains("1 controller(s) did not stop"),
+            "{err}"
+        );
+        assert!(set.tasks.is_empty());
+    }
+
+    /// A reconciliation that is in flight when the signal comes: it finishes, then the controller
+    /// returns, as kube-runtime's `graceful_shutdown_on` does.
+    async fn drains_in_flight_work(ctx: Arc<Context>, finished: Arc<AtomicUsize>) {
+        ctx.shutdown_signal().await;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        finished.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The race of a real stop: the signal reaches the controllers, which return at once, and the
+    /// manager, on other threads at the same time. Every run must end cleanly, after the drain.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_shutdown_signal_during_reconciliations_is_a_clean_stop_every_time() {
+        const RUNS: usize = 50;
+        let finished = Arc::new(AtomicUsize::new(0));
+        let mut clean = 0;
+        for _ in 0..RUNS {
+            let shutdown = Shutdown::new();
+            let mut set = controllers(&shutdown);
+            set.start(well_behaved);
+            set.start(well_behaved);
+            let counter = finished.clone();
+            set.start(move |ctx| drains_in_flight_work(ctx, counter));
+            let signal = shutdown.clone();
+            tokio::spawn(async move { signal.trigger() });
+            let stopped = supervise(&mut set, &shutdown, None, Duration::from_secs(30)).await;
+            if stopped.is_ok() && set.tasks.is_empty() {
+                clean += 1;
+            }
+        }
+        assert_eq!(clean, RUNS, "clean stops out of {RUNS}");
+        assert_eq!(finished.load(Ordering::SeqCst), RUNS);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_controller_that_returns_before_the_signal_fails_the_manager() {
+        let shutdown = Shutdown::new();
+        let mut set = controllers(&shutdown);
+        set.start(well_behaved);
+        set.start(quits_early);
+        let err = supervise(&mut set, &shutdown, None, Duration::from_secs(30))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("stopped unexpectedly"), "{err}");
+        // The others were still told to stop, and drained.
+        assert!(shutdown.is_triggered());
+        assert!(set.tasks.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_drain_that_outlasts_the_timeout_fails_the_manager() {
+        let shutdown = Shutdown::new();
+        let mut set = controllers(&shutdown);
+        set.start(hangs);
+        shutdown.trigger();
+        let started = tokio::time::Instant::now();
+        let err = supervise(&mut set, &shutdown, None, Duration::from_secs(30))
+            .await
+            .unwrap_err();
+        assert_eq!(started.elapsed(), Duration::from_secs(30));
+        assert!(err.to_string().contains("did not stop"), "{err}");
+    }
+}
