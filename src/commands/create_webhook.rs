@@ -329,11 +329,7 @@ fn spokes(
 fn read_types(project: &Project, r: &Resource, root: &Path) -> Result<String> {
     let file = format!("{}.rs", heck::ToSnakeCase::to_snake_case(r.kind.as_str()));
     let path = if project.multigroup {
-        format!(
-            "src/api/{}/{}/{file}",
-            r.group.replace(['-', '.'], "_"),
-            r.version
-        )
+        format!("src/api/{}/{}/{file}", r.group_module(), r.version)
     } else {
         format!("src/api/{}/{file}", r.version)
     };
@@ -352,10 +348,7 @@ fn read_types(project: &Project, r: &Resource, root: &Path) -> Result<String> {
 /// with cert-manager.
 fn next_steps(opts: &CreateWebhookOptions) -> String {
     let dir = if opts.project.multigroup {
-        format!(
-            "src/webhooks/{}",
-            opts.resource.group.replace(['-', '.'], "_")
-        )
+        format!("src/webhooks/{}", opts.resource.group_module())
     } else {
         "src/webhooks".to_string()
     };

@@ -146,6 +146,11 @@ impl Resource {
             .unwrap_or_else(|| self.kind.to_ascii_lowercase())
     }
 
+    /// The Rust module of the kind's group, in a multigroup layout.
+    pub fn group_module(&self) -> String {
+        names::group_module(&self.group)
+    }
+
     /// The Rust module of the kind's controller: `--controller-name` in
     /// snake case, else the kind's.
     pub fn controller_module(&self) -> String {

@@ -169,6 +169,11 @@ pub fn validate_project_name(value: &str) -> Result<()> {
     Ok(())
 }
 
+/// The Rust module of an API group: `cert-manager.io` is `cert_manager_io`.
+pub fn group_module(group: &str) -> String {
+    group.replace(['-', '.'], "_")
+}
+
 /// The Rust crate name of a project: `-` becomes `_`.
 pub fn crate_name(project_name: &str) -> String {
     project_name.replace('-', "_")

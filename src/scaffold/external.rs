@@ -30,6 +30,8 @@ use heck::{ToPascalCase, ToSnakeCase};
 use serde::Deserialize as _;
 use serde_yaml_ng::Value;
 
+use crate::generate::get_str;
+use crate::manifests::attrs::RenameRule;
 use crate::manifests::diagnostics::did_you_mean;
 use crate::project::names;
 use crate::{Error, Result};
@@ -52,13 +54,8 @@ pub struct ExternalKind {
 impl ExternalKind {
     /// `cert_manager_io`: the group as a module name.
     pub fn group_module(&self) -> String {
-        group_module(&self.group)
+        names::group_module(&self.group)
     }
-}
-
-/// The module name of a full API group: `cert-manager.io` is `cert_manager_io`.
-pub fn group_module(group: &str) -> String {
-    group.replace(['-', '.'], "_")
 }
 
 /// A CRD found in the input, with where it came from.
@@ -96,7 +93,7 @@ pub fn read(path: &Path, kind: Option<&str>, version: Option<&str>) -> Result<Ex
                     "pass a CRD of `apiextensions.k8s.io/v1`, as `kubectl get crd <name> -o yaml` prints it",
                 ));
             }
-            let kind = str_at(&value, &["spec", "names", "kind"])
+            let kind = get_str(&value, &["spec", "names", "kind"])
                 .unwrap_or_default()
                 .to_string();
             found.push(Found {
@@ -160,14 +157,6 @@ fn yaml_files(path: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn str_at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
-    let mut v = value;
-    for key in path {
-        v = v.get(*key)?;
-    }
-    v.as_str()
-}
-
 /// The types of one version of the CRD `doc`, read from `file`.
 fn from_crd(file: &Path, doc: &Value, version: Option<&str>) -> Result<ExternalKind> {
     let bad = |what: &str| {
@@ -179,12 +168,12 @@ fn from_crd(file: &Path, doc: &Value, version: Option<&str>) -> Result<ExternalK
             "pass the CRD as the API server has it: `kubectl get crd <name> -o yaml`",
         )
     };
-    let group = str_at(doc, &["spec", "group"]).ok_or_else(|| bad("`spec.group`"))?;
-    let kind = str_at(doc, &["spec", "names", "kind"]).ok_or_else(|| bad("`spec.names.kind`"))?;
+    let group = get_str(doc, &["spec", "group"]).ok_or_else(|| bad("`spec.group`"))?;
+    let kind = get_str(doc, &["spec", "names", "kind"]).ok_or_else(|| bad("`spec.names.kind`"))?;
     let plural =
-        str_at(doc, &["spec", "names", "plural"]).ok_or_else(|| bad("`spec.names.plural`"))?;
+        get_str(doc, &["spec", "names", "plural"]).ok_or_else(|| bad("`spec.names.plural`"))?;
     names::validate_kind_syntax(kind)?;
-    let namespaced = str_at(doc, &["spec", "scope"]) != Some("Cluster");
+    let namespaced = get_str(doc, &["spec", "scope"]) != Some("Cluster");
     let versions = doc
         .get("spec")
         .and_then(|s| s.get("versions"))
@@ -230,7 +219,7 @@ fn from_crd(file: &Path, doc: &Value, version: Option<&str>) -> Result<ExternalK
     };
     let status = props.and_then(|p| p.get("status"));
     let mut writer = Writer::new(kind);
-    let crd_name = str_at(doc, &["metadata", "name"]).unwrap_or(plural);
+    let crd_name = get_str(doc, &["metadata", "name"]).unwrap_or(plural);
     let mut kube_attrs = vec![
         format!("group = {}", rust_str(group)),
         format!("version = {}", rust_str(&version)),
@@ -397,7 +386,7 @@ impl Writer {
                     let _ = writeln!(fields, "    /// One of: {values}.");
                 }
                 let mut serde = Vec::new();
-                if camel_case(ident.trim_start_matches("r#")) != key {
+                if RenameRule::Camel.apply_to_field(ident.trim_start_matches("r#")) != key {
                     serde.push(format!("rename = {}", rust_str(key)));
                 }
                 let ty = if optional {
@@ -534,23 +523,6 @@ fn unique(ident: &str, used: &mut BTreeSet<String>) -> String {
     }
     used.insert(name.clone());
     name
-}
-
-/// What serde's `rename_all = "camelCase"` makes of a snake-case field name.
-fn camel_case(field: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in field.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// The values of a string enum, for its doc comment: `"a"`, `"b"`.

@@ -226,7 +226,7 @@ struct Layout {
 
 impl Layout {
     fn new(project: &Project, r: &Resource) -> Self {
-        let group = r.group.replace(['-', '.'], "_");
+        let group = r.group_module();
         if project.multigroup {
             Layout {
                 api_dir: format!("src/api/{group}/{}", r.version),
@@ -537,7 +537,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             plan.create(&path, render(&path)?, IfExists::Keep);
         }
         if opts.project.multigroup {
-            let group = r.group.replace(['-', '.'], "_");
+            let group = r.group_module();
             plan.insert_sorted(
                 "src/controllers/mod.rs",
                 CONTROLLER_MODULES,

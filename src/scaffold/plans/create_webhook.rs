@@ -104,7 +104,7 @@ struct Layout {
 
 impl Layout {
     fn new(project: &Project, r: &Resource) -> Self {
-        let group = r.group.replace(['-', '.'], "_");
+        let group = r.group_module();
         if project.multigroup {
             Layout {
                 api_parent: format!("crate::api::{group}"),
