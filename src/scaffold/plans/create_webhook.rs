@@ -125,14 +125,11 @@ impl Layout {
 
 /// The group as webhooks and API versions name it: the legacy group is empty.
 fn api_group(project: &Project, r: &Resource) -> String {
-    if r.path.is_some() {
-        if r.group == "core" {
-            String::new()
-        } else {
-            r.group.clone()
-        }
+    let group = r.full_group(&project.domain);
+    if group == "core" {
+        String::new()
     } else {
-        names::group_full(&r.group, &project.domain)
+        group
     }
 }
 
