@@ -3,7 +3,7 @@
 //!
 //! A test runs the reconciler on a task, then answers each request it expects with
 //! [`ApiServer::expect`] and [`Request::respond`], checking method, URL and body on the way. Running
-//! out of the script hangs nothing: `expect` gives up after a few seconds, and
+//! out of the script hangs nothing: `expect` gives up after half a minute, and
 //! [`ApiServer::assert_no_more_requests`] checks that nothing was left unanswered.
 
 use std::time::Duration;
@@ -15,8 +15,10 @@ use serde::Serialize;
 use serde_json::Value;
 use tower_test::mock::{self, Handle, SendResponse};
 
-/// How long a test waits for a request it expects.
-const TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a test waits for a request it expects. Well beyond the longest retry delay of a
+/// watch (`watch::MAX_DELAY` with its jitter): on paused time, where waiting costs nothing, a
+/// retry that is due must never be taken for a request that will not come.
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 type MockHandle = Handle<http::Request<Body>, http::Response<Body>>;
 
