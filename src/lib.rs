@@ -16,6 +16,7 @@ mod error;
 pub mod generate;
 pub mod manifests;
 pub mod output;
+mod parallel;
 pub mod project;
 pub mod scaffold;
 pub mod templates;

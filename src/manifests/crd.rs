@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 use syn::spanned::Spanned;
 
 use super::attrs;
-use super::attrs::kube::{self, Deprecated, KubeAttrs, SchemaMode};
+use super::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
 use super::diagnostics::{Diagnostic, Location};
-use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, object, transform};
-use super::source::{Crate, Module};
+use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, k8s, object, transform};
+use super::source::{Crate, Module, Sources};
 use crate::project::names;
 
 /// One `#[derive(CustomResource)]` item, made into a CRD version.
@@ -61,11 +61,6 @@ impl Crd {
 /// from other projects' CRDs.
 pub const EXTERNAL_DIR: &str = "src/external";
 
-/// Whether `module` is under [`EXTERNAL_DIR`].
-fn is_external(krate: &Crate, module: &Module) -> bool {
-    krate.file_of(module).path.starts_with(EXTERNAL_DIR)
-}
-
 fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         a.path().is_ident("derive")
@@ -82,33 +77,45 @@ fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// Every CRD version of the crate. With `derive_schemas` false (for
-/// `--cargo`), the schemas are left empty to be filled in by kube-derive;
-/// so are those of versions whose schema needs code ([`Version::needs_code`]).
-pub fn versions<'a>(
-    krate: &'a Crate,
-    builder: &mut Builder<'a>,
+/// Every CRD version of the crate, and the problems found on the way. With
+/// `derive_schemas` false (for `--cargo`), the schemas are left empty to be
+/// filled in by kube-derive; so are those of versions whose schema needs
+/// code ([`Version::needs_code`]).
+///
+/// The kinds are derived on all cores, a module group at a time, under the
+/// project's k8s-openapi tables (`k8s`) and kube-derive major version.
+pub fn versions(
+    sources: &Sources,
+    k8s: k8s::Table,
+    kube_derive: u64,
     derive_schemas: bool,
-) -> Vec<Version> {
-    let mut out = Vec::new();
-    // A path dependency's kinds are that crate's to publish, and the types
-    // under `src/external/` are other projects' kinds, whose CRDs those
-    // projects install.
-    for module in krate
-        .modules
-        .iter()
-        .filter(|m| !Crate::is_dependency(m) && !is_external(krate, m))
-    {
-        for item in &module.items {
-            if let syn::Item::Struct(s) = item
-                && derives_custom_resource(&s.attrs)
-                && let Some(v) = version(krate, module, s, builder, derive_schemas)
-            {
-                out.push(v);
+) -> (Vec<Version>, Vec<Diagnostic>) {
+    let found = sources.for_each_group(sources.kind_groups(), |krate, g| {
+        let mut builder = Builder::new(krate);
+        builder.k8s = k8s;
+        builder.kube_derive = kube_derive;
+        let mut out = Vec::new();
+        for module in krate.group_modules(g) {
+            for item in &module.items {
+                if let syn::Item::Struct(s) = item
+                    && derives_custom_resource(&s.attrs)
+                    && let Some(v) = version(krate, module, s, &mut builder, derive_schemas)
+                {
+                    out.push(v);
+                }
             }
         }
+        let mut problems = krate.unreported_problems(g);
+        problems.append(&mut builder.diagnostics);
+        (out, problems)
+    });
+    let mut versions = Vec::new();
+    let mut problems = Vec::new();
+    for (mut v, mut p) in found {
+        versions.append(&mut v);
+        problems.append(&mut p);
     }
-    out
+    (versions, problems)
 }
 
 fn version<'a>(
@@ -125,7 +132,7 @@ fn version<'a>(
     builder
         .diagnostics
         .extend(attrs::into_diagnostics(errors, &file, None));
-    let attrs = attrs?;
+    let (attrs, code) = attrs?;
     let root_name = attrs.root.clone().unwrap_or_else(|| attrs.kind.clone());
     if s.ident == root_name {
         builder.diagnostics.push(
@@ -185,7 +192,7 @@ fn version<'a>(
         }
         SchemaMode::Derived => {
             let before = builder.diagnostics.len();
-            let raw = root_schema(module, s, &attrs, &root_name, builder, &path);
+            let raw = root_schema(module, s, &attrs, &code, &root_name, builder, &path);
             if builder.diagnostics.len() > before {
                 // Constructs that need code make the version a crdgen
                 // build's; anything else is an error kube-derive shares.
@@ -259,7 +266,7 @@ fn version<'a>(
         None => {}
     }
     // kube-derive emits subresources only with a status; scale alone is dropped.
-    if attrs.status.is_some() {
+    if code.status.is_some() {
         let mut sub = Map::new();
         sub.insert("status".into(), json!({}));
         if let Some(scale) = &attrs.scale {
@@ -295,6 +302,7 @@ fn root_schema<'a>(
     module: &'a Module,
     s: &syn::ItemStruct,
     attrs: &KubeAttrs,
+    code: &KubeCode,
     root_name: &str,
     builder: &mut Builder<'a>,
     path: &str,
@@ -315,7 +323,7 @@ fn root_schema<'a>(
         obj.insert("properties".into(), object([("spec", spec)]));
         obj.insert("required".into(), json!(["spec"]));
     }
-    if let Some(status) = &attrs.status {
+    if let Some(status) = &code.status {
         let ty = syn::Type::Path(syn::TypePath {
             qself: None,
             path: status.clone(),
@@ -341,7 +349,7 @@ fn root_schema<'a>(
     if let Some(d) = description {
         obj.insert("description".into(), json!(d));
     }
-    for rule in &attrs.validations {
+    for rule in &code.validations {
         match super::schema::eval_cel_rule(rule) {
             Some(r) => match obj.get_mut("x-kubernetes-validations") {
                 Some(Value::Array(rules)) => rules.push(r),
@@ -589,7 +597,7 @@ fn manual_root_schema(root_name: &str, builder: &mut Builder<'_>, path: &str) ->
 
 #[cfg(test)]
 mod tests {
-    use super::{Builder, Crate, version_priority, versions};
+    use super::{Sources, k8s, version_priority, versions};
     use crate::manifests::diagnostics::Diagnostics;
 
     #[test]
@@ -610,11 +618,98 @@ mod tests {
             ("src/external/example_org/mod.rs", other.as_str()),
         ];
         let mut diagnostics = Diagnostics::default();
-        let krate = Crate::from_sources(&sources, Some("demo".into()), &mut diagnostics);
-        let mut builder = Builder::new(&krate);
-        let found = versions(&krate, &mut builder, true);
+        let sources = Sources::from_sources(&sources, Some("demo".into()), &mut diagnostics);
+        let (found, problems) = versions(&sources, k8s::Table::pinned(), 5, true);
+        assert!(problems.is_empty(), "{problems:?}");
         let groups: Vec<&str> = found.iter().map(|v| v.attrs.group.as_str()).collect();
         assert_eq!(groups, ["apps.example.com"]);
+    }
+
+    /// Kinds whose types live in other files (another kind's among them),
+    /// a hand-written impl, a constant, and a kind file with a syntax error:
+    /// threads that start a new parse for every group derive exactly what one
+    /// long-lived parse derives, and report the syntax error once.
+    #[test]
+    fn a_new_parse_per_group_derives_what_one_parse_derives() {
+        let files = [
+            ("src/lib.rs", "pub mod api;\npub mod shared;\n"),
+            (
+                "src/api/mod.rs",
+                "pub mod a;\npub mod b;\npub mod broken;\n",
+            ),
+            (
+                "src/api/a.rs",
+                "use kube::CustomResource;\n\
+                 #[derive(CustomResource, Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+                 #[kube(group = \"a.example.com\", version = \"v1\", kind = \"Alpha\", namespaced)]\n\
+                 pub struct AlphaSpec {\n\
+                     pub size: crate::shared::Size,\n\
+                     pub extra: super::b::Extra,\n\
+                     #[schemars(range(max = crate::shared::MAX))]\n\
+                     pub count: i32,\n\
+                 }\n",
+            ),
+            (
+                "src/api/b.rs",
+                "use kube::CustomResource;\n\
+                 #[derive(CustomResource, Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+                 #[kube(group = \"b.example.com\", version = \"v1\", kind = \"Beta\")]\n\
+                 pub struct BetaSpec {\n\
+                     #[serde(default)]\n\
+                     pub extra: Extra,\n\
+                 }\n\
+                 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+                 pub struct Extra { pub note: String }\n\
+                 impl Default for Extra {\n\
+                     fn default() -> Self { Extra { note: \"none\".into() } }\n\
+                 }\n",
+            ),
+            (
+                "src/api/broken.rs",
+                "#[derive(kube::CustomResource)]\npub struct GammaSpec {\n",
+            ),
+            (
+                "src/shared.rs",
+                "#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+                 pub struct Size { pub value: i32 }\n\
+                 pub const MAX: i32 = 5;\n",
+            ),
+        ];
+        let derive = |budget: usize| {
+            let mut diagnostics = Diagnostics::default();
+            let sources = Sources::from_sources(&files, Some("demo".into()), &mut diagnostics)
+                .with_parse_budget(budget);
+            let (found, problems) = versions(&sources, k8s::Table::pinned(), 5, true);
+            let kinds: Vec<(String, serde_json::Value)> = found
+                .into_iter()
+                .map(|v| (v.attrs.kind, v.entry["schema"].clone()))
+                .collect();
+            let mut problems: Vec<String> = problems
+                .into_iter()
+                .chain(diagnostics.into_sorted())
+                .map(|d| format!("{}: {}", d.location, d.message))
+                .collect();
+            problems.sort();
+            (kinds, problems)
+        };
+        let (kinds, problems) = derive(usize::MAX);
+        assert_eq!(derive(0), (kinds.clone(), problems.clone()));
+        let names: Vec<&str> = kinds.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["Alpha", "Beta"]);
+        let alpha = &kinds[0].1["openAPIV3Schema"]["properties"]["spec"]["properties"];
+        assert_eq!(alpha["size"]["properties"]["value"]["type"], "integer");
+        assert_eq!(alpha["extra"]["properties"]["note"]["type"], "string");
+        assert_eq!(alpha["count"]["maximum"], 5.0);
+        let beta = &kinds[1].1["openAPIV3Schema"]["properties"]["spec"]["properties"];
+        assert_eq!(
+            beta["extra"]["default"],
+            serde_json::json!({"note": "none"})
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with("src/api/broken.rs:"),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -26,8 +26,7 @@ pub mod webhook;
 use std::path::{Path, PathBuf};
 
 use diagnostics::{Diagnostic, Diagnostics};
-use schema::Builder;
-use source::Crate;
+use source::Sources;
 
 use crate::output::{Disk, FileChange};
 use crate::{Error, Result};
@@ -80,8 +79,8 @@ pub struct Generated {
 pub fn generate(opts: &ManifestsOptions, notes: &mut dyn std::io::Write) -> Result<Generated> {
     let package = package(&opts.root)?;
     let mut diagnostics = Diagnostics::default();
-    let krate = Crate::load(&opts.root, Some(package.lib.clone()), &mut diagnostics)?;
-    generate_from(&krate, opts, diagnostics, notes)
+    let sources = Sources::load(&opts.root, Some(package.lib.clone()), &mut diagnostics)?;
+    generate_from(&sources, opts, diagnostics, notes)
 }
 
 /// [`generate`] on an already loaded crate.
@@ -89,32 +88,40 @@ pub fn generate(opts: &ManifestsOptions, notes: &mut dyn std::io::Write) -> Resu
 /// # Panics
 /// Never: the documents are JSON values, which always serialize to YAML.
 pub fn generate_from(
-    krate: &Crate,
+    sources: &Sources,
     opts: &ManifestsOptions,
     diagnostics: Diagnostics,
     notes: &mut dyn std::io::Write,
 ) -> Result<Generated> {
-    let mut builder = Builder::new(krate);
+    let mut found = Vec::new();
+    let mut kube_derive = 5;
+    let mut k8s = schema::k8s::Table::pinned();
     // A k8s-openapi release or Kubernetes version rsop has no tables for
     // makes every kind one the build derives (or, with `--static`, an error).
     let selection = k8s_version::select(&opts.root)?;
     if let Some(major) = selection.kube_derive {
-        builder.kube_derive = major;
+        kube_derive = major;
     }
     let unsupported_k8s = match selection.table {
         Ok(table) => {
-            builder.k8s = table;
+            k8s = table;
             None
         }
         Err(unsupported) if unsupported.build_can_decide() => {
             Some(unsupported.diagnostic().needs_code())
         }
         Err(unsupported) => {
-            builder.diagnostics.push(unsupported.diagnostic());
+            found.push(unsupported.diagnostic());
             None
         }
     };
-    let mut versions = crd::versions(krate, &mut builder, opts.derivation != Derivation::Cargo);
+    let (mut versions, problems) = crd::versions(
+        sources,
+        k8s,
+        kube_derive,
+        opts.derivation != Derivation::Cargo,
+    );
+    found.extend(problems);
     if let Some(d) = &unsupported_k8s
         && opts.derivation != Derivation::Cargo
     {
@@ -130,7 +137,7 @@ pub fn generate_from(
         Derivation::Static => {
             for v in &mut versions {
                 for d in v.needs_code.drain(..) {
-                    builder.diagnostics.push(static_refusal(d));
+                    found.push(static_refusal(d));
                 }
             }
         }
@@ -146,8 +153,7 @@ pub fn generate_from(
             }
         }
         Derivation::Hybrid | Derivation::Cargo => {
-            if !needing_code.is_empty() && builder.diagnostics.is_empty() && diagnostics.is_empty()
-            {
+            if !needing_code.is_empty() && found.is_empty() && diagnostics.is_empty() {
                 let pending: Vec<&crd::Version> =
                     needing_code.iter().map(|&i| &versions[i]).collect();
                 for v in &pending {
@@ -182,7 +188,7 @@ pub fn generate_from(
         }
     }
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
-    generate_rest(krate, opts, diagnostics, builder, versions)
+    generate_rest(sources, opts, diagnostics, found, versions)
 }
 
 fn plural_kinds(n: usize) -> String {
@@ -203,19 +209,18 @@ fn static_refusal(mut d: Diagnostic) -> Diagnostic {
     d
 }
 
-fn generate_rest<'a>(
-    krate: &'a Crate,
+fn generate_rest(
+    sources: &Sources,
     opts: &ManifestsOptions,
     mut diagnostics: Diagnostics,
-    mut builder: Builder<'a>,
+    mut found: Vec<Diagnostic>,
     versions: Vec<crd::Version>,
 ) -> Result<Generated> {
-    let mut found: Vec<Diagnostic> = std::mem::take(&mut builder.diagnostics);
     let crds = crd::merge(versions, &mut found);
 
     let mut rules = Vec::new();
     let mut webhooks = Vec::new();
-    for file in krate.files.iter().filter(|f| !f.dependency) {
+    for file in sources.files.iter().filter(|f| !f.dependency) {
         rules.extend(rbac::parse_markers(&file.path, &file.text, &mut found));
         webhooks.extend(webhook::parse_markers(&file.path, &file.text, &mut found));
     }
@@ -243,49 +248,20 @@ fn generate_rest<'a>(
     Ok(Generated { files })
 }
 
-/// The CRD files, in the order of `crds`. Writing YAML (and dropping each
-/// document once written) is spread over the cores: each worker takes the
-/// next CRD, so one large CRD does not hold the others back.
+/// The CRD files, in the order of `crds`, written on all cores (each
+/// document dropped once written).
 fn render_crds(crds: Vec<crd::Crd>, dir: &Path) -> Vec<(PathBuf, String)> {
-    let render = |crd: crd::Crd| {
-        let text = format!(
-            "{CRD_HEADER}---\n{}",
-            crate::yaml::json_to_string(&crd.document)
-        );
-        (dir.join(crd.file_name()), text)
-    };
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(crds.len());
-    if workers <= 1 {
-        return crds.into_iter().map(render).collect();
-    }
-    let queue = std::sync::Mutex::new(crds.into_iter().enumerate());
-    let next = || {
-        queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .next()
-    };
-    let mut done: Vec<(usize, (PathBuf, String))> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    while let Some((i, crd)) = next() {
-                        out.push((i, render(crd)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("a YAML worker does not panic"))
-            .collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, file)| file).collect()
+    crate::parallel::map(
+        crds,
+        || (),
+        |(), crd| {
+            let text = format!(
+                "{CRD_HEADER}---\n{}",
+                crate::yaml::json_to_string(&crd.document)
+            );
+            (dir.join(crd.file_name()), text)
+        },
+    )
 }
 
 /// The changes that bring the disk in line with `generated`.

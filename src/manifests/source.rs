@@ -1,28 +1,43 @@
-//! First stage of `rsop manifests`: every `src/**/*.rs` of the project parsed
-//! with syn, arranged into modules by Rust's default file layout, and an
-//! index that resolves type names the way rustc would for the cases that
+//! First stage of `rsop manifests`: every `src/**/*.rs` of the project
+//! arranged into modules by Rust's default file layout, parsed with syn, and
+//! an index that resolves type names the way rustc would for the cases that
 //! matter to CRD types: local items, `use` (renames, groups, globs),
 //! `crate::`/`super::`/`self::` paths, re-exports and type aliases.
 //!
 //! Nothing is compiled; a name that cannot be resolved statically is
 //! reported, never guessed.
 //!
-//! Every lookup goes through a hash map built once after loading (names of
-//! each module, its imports, its child modules; the crate's hand-written
-//! impls), so that deriving a crate costs time linear in its size: a crate
-//! of kopium output has tens of thousands of types, and a scan of every
-//! item per type made it quadratic.
+//! Every lookup goes through a hash map (names of each module, its imports,
+//! its child modules; the crate's hand-written impls), so that deriving a
+//! crate costs time linear in its size.
+//!
+//! Two types share the work. [`Sources`] holds the text of every file and
+//! what must be known of the whole crate before any kind is derived: the
+//! module layout, the hand-written impls, the files that define
+//! `macro_rules!`. A [`Crate`] reads the crate for one thread: it parses a
+//! module's files the first time a lookup reaches them. syn's syntax trees
+//! stay on the thread that parsed them (proc-macro2 keeps a source map per
+//! thread), so threads share [`Sources`] and each parses what it needs; and
+//! a thread starts a new [`Crate`] once it has parsed [`PARSE_BUDGET`] bytes,
+//! which frees the trees: those of a 100 MB crate of kopium output would take
+//! 2 GB.
 
-use std::collections::HashMap;
+use std::cell::{Cell, OnceCell};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use syn::spanned::Spanned;
 
+use super::crd::EXTERNAL_DIR;
 use super::diagnostics::{Diagnostic, Diagnostics, Location};
 use super::macros::Macros;
 use crate::{Error, Result};
 
-/// One parsed source file.
+/// How much source text one [`Crate`] parses before its thread starts a new
+/// one: syntax trees take about twenty times their text.
+const PARSE_BUDGET: usize = 8 << 20;
+
+/// One source file.
 #[derive(Debug)]
 pub struct SourceFile {
     /// Path relative to the project root, for messages (`src/api/v1/app.rs`).
@@ -33,21 +48,50 @@ pub struct SourceFile {
     pub dependency: bool,
 }
 
+/// The files of one module path: one file, except for a crate root made of
+/// both `src/lib.rs` and `src/main.rs`. A file's inline modules are part of
+/// its group.
+#[derive(Debug)]
+struct Group {
+    path: Vec<String>,
+    /// Indexes into [`Sources::files`], in load order.
+    files: Vec<usize>,
+    /// The crate's own files that may declare kinds: they mention
+    /// `CustomResource`, or a macro of the crate could write the derive.
+    kinds: bool,
+    /// Parsed while loading, for the crate-wide impl index and to report
+    /// the files' problems. The other groups declare kinds and have no
+    /// `impl`: the thread that derives their kinds is the first to parse
+    /// them, and reports their problems.
+    loaded: bool,
+}
+
+/// Where an item is: its group, its module among the group's modules, and
+/// its place among the module's items.
+#[derive(Debug, Clone, Copy)]
+struct ItemAt {
+    group: usize,
+    module: usize,
+    item: usize,
+}
+
+/// A module's identity within a [`Crate`]: (group, module of the group).
+type ModuleId = (usize, usize);
+
 /// A module: its path from the crate root and the items declared in it.
 #[derive(Debug)]
 pub struct Module {
     /// `["api", "v1"]` for `crate::api::v1`; empty for the crate root.
     pub path: Vec<String>,
-    /// Index into [`Crate::files`].
+    /// Index into [`Sources::files`].
     pub file: usize,
     pub items: Vec<syn::Item>,
-    /// Index into [`Crate::modules`].
-    id: usize,
+    id: ModuleId,
     index: ModuleIndex,
 }
 
 /// The names a module declares and imports, each bound to its first
-/// declaration (in item order, as the scans these maps replace found them).
+/// declaration (in item order).
 #[derive(Debug, Default)]
 struct ModuleIndex {
     /// Structs, enums and type aliases: name -> index into `items`.
@@ -58,34 +102,105 @@ struct ModuleIndex {
     imports: HashMap<String, Vec<String>>,
     /// The paths glob-imported (`use a::b::*;` gives `["a", "b"]`), in order.
     globs: Vec<Vec<String>>,
-    /// Child modules: name -> index into [`Crate::modules`].
-    children: HashMap<String, usize>,
+    /// Child modules, inline or in their own files.
+    children: HashSet<String>,
 }
 
-/// The crate's `impl` blocks, by the last segment of their self type.
+/// The crate's `impl` blocks, by the last segment of their self type; the
+/// first declaration (in load order) wins.
 #[derive(Debug, Default)]
 struct ImplIndex {
-    /// Trait name -> self type name -> (module, item) of the first
-    /// `impl Trait for Type`.
-    traits: HashMap<String, HashMap<String, (usize, usize)>>,
-    /// Self type name -> function name -> (module, item, impl item) of the
-    /// first `impl Type { fn name() }` (or trait impl) defining it.
-    fns: HashMap<String, HashMap<String, (usize, usize, usize)>>,
+    /// Trait name -> self type name -> the first `impl Trait for Type`.
+    traits: HashMap<String, HashMap<String, ItemAt>>,
+    /// Self type name -> function name -> the first impl (inherent or of a
+    /// trait) defining it, and the function's place among the impl's items.
+    fns: HashMap<String, HashMap<String, (ItemAt, usize)>>,
+    /// Self type name -> constant name -> the first inherent impl defining
+    /// it, and the constant's place among the impl's items.
+    consts: HashMap<String, HashMap<String, (ItemAt, usize)>>,
 }
 
-/// The whole crate as rsop sees it.
+impl ImplIndex {
+    fn add(&mut self, at: ItemAt, imp: &syn::ItemImpl) {
+        let syn::Type::Path(p) = imp.self_ty.as_ref() else {
+            return;
+        };
+        let Some(self_name) = p.path.segments.last().map(|s| s.ident.to_string()) else {
+            return;
+        };
+        if let Some((_, trait_path, _)) = &imp.trait_
+            && let Some(trait_name) = trait_path.segments.last()
+        {
+            self.traits
+                .entry(trait_name.ident.to_string())
+                .or_default()
+                .entry(self_name.clone())
+                .or_insert(at);
+        }
+        for (j, it) in imp.items.iter().enumerate() {
+            match it {
+                syn::ImplItem::Fn(f) => {
+                    self.fns
+                        .entry(self_name.clone())
+                        .or_default()
+                        .entry(f.sig.ident.to_string())
+                        .or_insert((at, j));
+                }
+                syn::ImplItem::Const(c) if imp.trait_.is_none() => {
+                    self.consts
+                        .entry(self_name.clone())
+                        .or_default()
+                        .entry(c.ident.to_string())
+                        .or_insert((at, j));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Adds the entries of `later`, an index of groups loaded after this
+    /// one's, where this one has none.
+    fn merge(&mut self, later: ImplIndex) {
+        for (name, types) in later.traits {
+            let mine = self.traits.entry(name).or_default();
+            for (ty, at) in types {
+                mine.entry(ty).or_insert(at);
+            }
+        }
+        for (map, later) in [(&mut self.fns, later.fns), (&mut self.consts, later.consts)] {
+            for (ty, names) in later {
+                let mine = map.entry(ty).or_default();
+                for (name, at) in names {
+                    mine.entry(name).or_insert(at);
+                }
+            }
+        }
+    }
+}
+
+/// The crate's files and its crate-wide indexes, shared by the threads that
+/// derive its kinds.
 #[derive(Debug)]
-pub struct Crate {
+pub struct Sources {
     /// The Rust name of the library crate (`my_operator`): paths starting
     /// with it are paths into this crate, as written in `src/main.rs`.
     pub crate_name: Option<String>,
     pub files: Vec<SourceFile>,
-    pub modules: Vec<Module>,
-    by_path: HashMap<Vec<String>, usize>,
+    groups: Vec<Group>,
+    group_by_path: HashMap<Vec<String>, usize>,
+    /// Module path -> the names of its children that have files of their own.
+    file_children: HashMap<Vec<String>, Vec<String>>,
     impls: ImplIndex,
+    /// Files that define `macro_rules!`: every [`Crate`] expands their
+    /// macros where they are invoked at item position.
+    macro_files: Vec<usize>,
     /// The path dependencies read with the crate, by the name code uses
     /// for them; their modules live under the path `[DEPENDENCY, name]`.
     dependencies: Vec<String>,
+    /// Syntax errors come with a `help:`.
+    helpful: bool,
+    /// [`PARSE_BUDGET`], or less in tests.
+    parse_budget: usize,
 }
 
 /// The first segment of a path dependency's modules: not an identifier, so
@@ -109,9 +224,10 @@ pub enum Resolved<'a> {
     External(Vec<String>),
 }
 
-impl Crate {
-    /// Reads and parses every `.rs` file under `<root>/src`. Syntax errors are
-    /// collected into `diagnostics`; I/O errors end the run.
+impl Sources {
+    /// Reads every `.rs` file under `<root>/src` (and its path
+    /// dependencies'), and parses those the crate-wide indexes need. Syntax
+    /// errors are collected into `diagnostics`; I/O errors end the run.
     pub fn load(
         root: &Path,
         crate_name: Option<String>,
@@ -151,115 +267,11 @@ impl Crate {
             }
             names.push(name.clone());
         }
-        let mut krate = Crate::parse(sources, crate_name, diagnostics, true, &names);
-        krate.dependencies = names;
-        Ok(krate)
-    }
-
-    /// Parses the files, expands the item macros that declare kinds, and
-    /// indexes the modules. `helpful` adds a `help:` to syntax errors.
-    fn parse(
-        sources: Vec<(PathBuf, String, Option<Vec<String>>)>,
-        crate_name: Option<String>,
-        diagnostics: &mut Diagnostics,
-        helpful: bool,
-        dependencies: &[String],
-    ) -> Self {
-        let mut krate = Crate::empty(crate_name);
-        krate.dependencies = dependencies.to_vec();
-        let mut parsed = Vec::with_capacity(sources.len());
-        for (rel, text, module) in sources {
-            let ast = syn::parse_file(&text);
-            let file = krate.files.len();
-            krate.files.push(SourceFile {
-                path: rel.clone(),
-                text,
-                dependency: module.as_ref().is_some_and(|m| is_dependency_path(m)),
-            });
-            match ast {
-                Ok(ast) => {
-                    if let Some(path) = module {
-                        parsed.push((path, file, ast.items));
-                    }
-                }
-                Err(e) => {
-                    let d = Diagnostic::new(Location::of_span(&rel, e.span()), parse_message(&e));
-                    diagnostics.push(if helpful {
-                        d.with_help("fix the syntax error; rsop reads the sources as rustc would")
-                    } else {
-                        d
-                    });
-                }
-            }
-        }
-        // `macro_rules!` definitions anywhere in the crate, expanded where
-        // they are invoked at item position.
-        let mut macros = Macros::default();
-        for (_, _, items) in &parsed {
-            macros.collect(items);
-        }
-        for (path, file, items) in parsed {
-            let items = if macros.is_empty() {
-                items
-            } else {
-                let mut problems = Vec::new();
-                let expanded = macros.expand(items, &mut problems);
-                for p in problems {
-                    diagnostics.push(
-                        Diagnostic::new(Location::of_span(&krate.files[file].path, p.span), p.message)
-                            .with_help("declare the kind with `#[derive(CustomResource)]` outside the macro, or keep to `macro_rules!` arms of fragments and `$(...)` repetitions, which rsop expands"),
-                    );
-                }
-                expanded
-            };
-            krate.add_module(path, file, items);
-        }
-        krate.build_index();
-        krate.check_module_files(diagnostics);
-        krate
-    }
-
-    /// Reports each `mod x;` whose file rsop did not find under `src/`
-    /// (unless it is behind `#[cfg]` or placed with `#[path]`), so that its
-    /// types are not mistaken for another crate's.
-    fn check_module_files(&self, diagnostics: &mut Diagnostics) {
-        for module in &self.modules {
-            for item in &module.items {
-                let syn::Item::Mod(m) = item else { continue };
-                if m.content.is_some()
-                    || m.attrs
-                        .iter()
-                        .any(|a| a.path().is_ident("cfg") || a.path().is_ident("path"))
-                {
-                    continue;
-                }
-                let mut child = module.path.clone();
-                child.push(m.ident.to_string());
-                if self.by_path.contains_key(&child) {
-                    continue;
-                }
-                let file = &self.files[module.file].path;
-                let dir: PathBuf = std::iter::once("src".to_string())
-                    .chain(child.iter().cloned())
-                    .collect();
-                diagnostics.push(
-                    Diagnostic::new(
-                        Location::of_span(file, m.ident.span()),
-                        format!(
-                            "`mod {};` has no file: neither `{}.rs` nor `{}` exists",
-                            m.ident,
-                            dir.display(),
-                            dir.join("mod.rs").display()
-                        ),
-                    )
-                    .with_help("create the module's file, or remove the declaration"),
-                );
-            }
-        }
+        Ok(Sources::new(sources, crate_name, diagnostics, true, names))
     }
 
     /// Builds a crate from in-memory sources (path relative to the project
-    /// root, text); for tests and benchmarks.
+    /// root, text); for `create api`, tests and benchmarks.
     pub fn from_sources(
         sources: &[(&str, &str)],
         crate_name: Option<String>,
@@ -273,110 +285,313 @@ impl Crate {
                 (path, (*t).to_string(), module)
             })
             .collect();
-        Crate::parse(sources, crate_name, diagnostics, false, &[])
+        Sources::new(sources, crate_name, diagnostics, false, Vec::new())
     }
 
-    fn empty(crate_name: Option<String>) -> Self {
-        Crate {
-            crate_name,
-            files: Vec::new(),
-            modules: Vec::new(),
-            by_path: HashMap::new(),
-            dependencies: Vec::new(),
-            impls: ImplIndex::default(),
-        }
-    }
-
-    /// Fills every module's index and the crate's impl index, once all
-    /// files are loaded (a crate root's items come from two files).
-    fn build_index(&mut self) {
-        for module in &mut self.modules {
-            module.index = index_module(&module.items);
-        }
-        // Children are pushed before their parent, so this is a second pass.
-        for id in 0..self.modules.len() {
-            let path = &self.modules[id].path;
-            if let Some((name, parent)) = path.split_last()
-                && let Some(&parent) = self.by_path.get(parent)
-            {
-                let name = name.clone();
-                self.modules[parent].index.children.insert(name, id);
+    /// Groups the files by module, tells the groups that may declare kinds
+    /// from the others, and parses the groups the crate-wide indexes need,
+    /// on all cores.
+    fn new(
+        sources: Vec<(PathBuf, String, Option<Vec<String>>)>,
+        crate_name: Option<String>,
+        diagnostics: &mut Diagnostics,
+        helpful: bool,
+        dependencies: Vec<String>,
+    ) -> Self {
+        let mut files = Vec::with_capacity(sources.len());
+        let mut groups: Vec<Group> = Vec::new();
+        let mut group_by_path: HashMap<Vec<String>, usize> = HashMap::new();
+        for (path, text, module) in sources {
+            let file = files.len();
+            files.push(SourceFile {
+                path,
+                text,
+                dependency: module.as_ref().is_some_and(|m| is_dependency_path(m)),
+            });
+            let Some(module) = module else { continue };
+            if let Some(&g) = group_by_path.get(&module) {
+                groups[g].files.push(file);
+            } else {
+                group_by_path.insert(module.clone(), groups.len());
+                groups.push(Group {
+                    path: module,
+                    files: vec![file],
+                    kinds: false,
+                    loaded: false,
+                });
             }
         }
-        let mut impls = ImplIndex::default();
-        for (m, module) in self.modules.iter().enumerate() {
-            for (i, item) in module.items.iter().enumerate() {
-                let syn::Item::Impl(imp) = item else { continue };
-                let syn::Type::Path(p) = imp.self_ty.as_ref() else {
-                    continue;
-                };
-                let Some(self_name) = p.path.segments.last().map(|s| s.ident.to_string()) else {
-                    continue;
-                };
-                if let Some((_, trait_path, _)) = &imp.trait_
-                    && let Some(trait_name) = trait_path.segments.last()
-                {
-                    impls
-                        .traits
-                        .entry(trait_name.ident.to_string())
-                        .or_default()
-                        .entry(self_name.clone())
-                        .or_insert((m, i));
-                }
-                let fns = impls.fns.entry(self_name).or_default();
-                for (j, it) in imp.items.iter().enumerate() {
-                    if let syn::ImplItem::Fn(f) = it {
-                        fns.entry(f.sig.ident.to_string()).or_insert((m, i, j));
+        let macro_files: Vec<usize> = groups
+            .iter()
+            .flat_map(|g| g.files.iter().copied())
+            .filter(|&f| files[f].text.contains("macro_rules"))
+            .collect();
+        // A macro can write a derive or an impl anywhere it is invoked.
+        let macros = !macro_files.is_empty();
+        for group in &mut groups {
+            let mut texts = group.files.iter().map(|&f| files[f].text.as_str());
+            // A path dependency's kinds are that crate's to publish, and the
+            // types under `src/external/` are other projects' kinds, whose
+            // CRDs those projects install.
+            let own = !is_dependency_path(&group.path)
+                && !files[group.files[0]].path.starts_with(EXTERNAL_DIR);
+            group.kinds = own && (macros || texts.any(|t| t.contains("CustomResource")));
+            group.loaded = !group.kinds
+                || macros
+                || group.files.iter().any(|&f| mentions_impl(&files[f].text));
+        }
+        let mut file_children: HashMap<Vec<String>, Vec<String>> = HashMap::new();
+        for group in &groups {
+            if let Some((name, parent)) = group.path.split_last() {
+                file_children
+                    .entry(parent.to_vec())
+                    .or_default()
+                    .push(name.clone());
+            }
+        }
+        let mut sources = Sources {
+            crate_name,
+            files,
+            groups,
+            group_by_path,
+            file_children,
+            impls: ImplIndex::default(),
+            macro_files,
+            dependencies,
+            helpful,
+            parse_budget: PARSE_BUDGET,
+        };
+        let loaded: Vec<usize> = (0..sources.groups.len())
+            .filter(|&g| sources.groups[g].loaded)
+            .collect();
+        let found = sources.for_each_group(loaded, |krate, g| {
+            let parsed = krate.parsed(g);
+            let mut impls = ImplIndex::default();
+            for (m, module) in parsed.modules.iter().enumerate() {
+                for (i, item) in module.items.iter().enumerate() {
+                    if let syn::Item::Impl(imp) = item {
+                        impls.add(
+                            ItemAt {
+                                group: g,
+                                module: m,
+                                item: i,
+                            },
+                            imp,
+                        );
                     }
                 }
             }
+            (parsed.problems.clone(), impls)
+        });
+        for (problems, impls) in found {
+            for p in problems {
+                diagnostics.push(p);
+            }
+            sources.impls.merge(impls);
         }
-        self.impls = impls;
+        sources
     }
 
-    /// Registers a module and, recursively, the inline `mod x { ... }` in it.
-    fn add_module(&mut self, path: Vec<String>, file: usize, items: Vec<syn::Item>) {
-        let mut own = Vec::with_capacity(items.len());
-        for item in items {
-            match item {
-                syn::Item::Mod(syn::ItemMod {
-                    ident,
-                    content: Some((_, inner)),
-                    ..
-                }) => {
-                    let mut child = path.clone();
-                    child.push(ident.to_string());
-                    self.add_module(child, file, inner);
+    /// These sources, read by threads that start a new [`Crate`] once they
+    /// have parsed `bytes` (0: for every group).
+    #[cfg(test)]
+    #[must_use]
+    pub fn with_parse_budget(mut self, bytes: usize) -> Self {
+        self.parse_budget = bytes;
+        self
+    }
+
+    /// The groups whose files may declare kinds, in load order.
+    pub fn kind_groups(&self) -> Vec<usize> {
+        (0..self.groups.len())
+            .filter(|&g| self.groups[g].kinds)
+            .collect()
+    }
+
+    /// Runs `work` on each of `groups` on all cores, and returns the results
+    /// in the order of `groups`. Each worker thread reads the crate through a
+    /// [`Crate`] of its own, renewed once it has parsed [`PARSE_BUDGET`]
+    /// bytes.
+    pub fn for_each_group<T: Send>(
+        &self,
+        groups: Vec<usize>,
+        work: impl Fn(&Crate<'_>, usize) -> T + Sync,
+    ) -> Vec<T> {
+        crate::parallel::map(
+            groups,
+            || Crate::new(self),
+            |krate, g| {
+                if krate.parsed_bytes.get() > self.parse_budget {
+                    *krate = Crate::new(self);
+                    // The old trees are gone, and with them every span into
+                    // the thread's source map: drop the map's files too.
+                    proc_macro2::extra::invalidate_current_thread_spans();
                 }
-                other => own.push(other),
+                work(krate, g)
+            },
+        )
+    }
+}
+
+/// Whether `text` may hold an `impl` block: the keyword followed by a space
+/// or generics. Mentions in comments only cost a parse.
+fn mentions_impl(text: &str) -> bool {
+    text.match_indices("impl").any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + 4..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && after.is_some_and(|c| c.is_whitespace() || c == '<')
+    })
+}
+
+/// A module group as one [`Crate`] parsed it: its modules, and the problems
+/// found on the way.
+#[derive(Debug)]
+struct Parsed {
+    modules: Vec<Module>,
+    problems: Vec<Diagnostic>,
+}
+
+/// The crate as one thread reads it: the [`Sources`], and the modules parsed
+/// so far (each group the first time a lookup reaches it).
+#[derive(Debug)]
+pub struct Crate<'s> {
+    sources: &'s Sources,
+    groups: Vec<OnceCell<Parsed>>,
+    macros: OnceCell<Macros>,
+    /// Bytes of source parsed, for [`PARSE_BUDGET`].
+    parsed_bytes: Cell<usize>,
+}
+
+impl<'s> Crate<'s> {
+    pub fn new(sources: &'s Sources) -> Self {
+        Crate {
+            sources,
+            groups: sources.groups.iter().map(|_| OnceCell::new()).collect(),
+            macros: OnceCell::new(),
+            parsed_bytes: Cell::new(0),
+        }
+    }
+
+    pub fn sources(&self) -> &'s Sources {
+        self.sources
+    }
+
+    /// The modules of group `g`, parsed on first use.
+    pub fn group_modules(&self, g: usize) -> &[Module] {
+        &self.parsed(g).modules
+    }
+
+    /// The problems of group `g` that nobody reported while loading: those
+    /// of a group of kinds that loading did not parse. The one thread that
+    /// derives the group's kinds reports them.
+    pub fn unreported_problems(&self, g: usize) -> Vec<Diagnostic> {
+        if self.sources.groups[g].loaded {
+            Vec::new()
+        } else {
+            self.parsed(g).problems.clone()
+        }
+    }
+
+    fn parsed(&self, g: usize) -> &Parsed {
+        self.groups[g].get_or_init(|| self.parse_group(g))
+    }
+
+    /// The crate's `macro_rules!`, parsed on first use.
+    fn macros(&self) -> &Macros {
+        self.macros.get_or_init(|| {
+            let mut macros = Macros::default();
+            for &f in &self.sources.macro_files {
+                if let Ok(file) = syn::parse_file(&self.sources.files[f].text) {
+                    macros.collect(&file.items);
+                }
+            }
+            macros
+        })
+    }
+
+    /// Parses the files of group `g`, expands the item macros that declare
+    /// kinds, and indexes the modules.
+    fn parse_group(&self, g: usize) -> Parsed {
+        let sources = self.sources;
+        let group = &sources.groups[g];
+        let mut modules = Vec::new();
+        let mut problems = Vec::new();
+        for &file in &group.files {
+            let source = &sources.files[file];
+            self.parsed_bytes
+                .set(self.parsed_bytes.get() + source.text.len());
+            let items = match syn::parse_file(&source.text) {
+                Ok(ast) => ast.items,
+                Err(e) => {
+                    let d = Diagnostic::new(
+                        Location::of_span(&source.path, e.span()),
+                        parse_message(&e),
+                    );
+                    problems.push(if sources.helpful {
+                        d.with_help("fix the syntax error; rsop reads the sources as rustc would")
+                    } else {
+                        d
+                    });
+                    continue;
+                }
+            };
+            let macros = self.macros();
+            let items = if macros.is_empty() {
+                items
+            } else {
+                let mut unexpanded = Vec::new();
+                let expanded = macros.expand(items, &mut unexpanded);
+                for p in unexpanded {
+                    problems.push(
+                        Diagnostic::new(Location::of_span(&source.path, p.span), p.message)
+                            .with_help("declare the kind with `#[derive(CustomResource)]` outside the macro, or keep to `macro_rules!` arms of fragments and `$(...)` repetitions, which rsop expands"),
+                    );
+                }
+                expanded
+            };
+            add_module(&mut modules, g, group.path.clone(), file, items);
+        }
+        for module in &mut modules {
+            module.index = index_module(&module.items);
+            if let Some(names) = sources.file_children.get(&module.path) {
+                module.index.children.extend(names.iter().cloned());
             }
         }
-        // `src/lib.rs` and `src/main.rs` are both crate roots; the library's
-        // wins the empty path, the binary's items stay reachable through it
-        // only when it declares them (rare for CRD types).
-        if let Some(&existing) = self.by_path.get(&path) {
-            self.modules[existing].items.extend(own);
-            return;
+        for m in 0..modules.len() {
+            if let Some((name, parent)) = modules[m].path.split_last()
+                && let Some(p) = modules.iter().position(|other| other.path == parent)
+            {
+                let name = name.clone();
+                modules[p].index.children.insert(name);
+            }
         }
-        let id = self.modules.len();
-        self.by_path.insert(path.clone(), id);
-        self.modules.push(Module {
-            path,
-            file,
-            items: own,
-            id,
-            index: ModuleIndex::default(),
-        });
+        check_module_files(sources, &modules, &mut problems);
+        Parsed { modules, problems }
     }
 
+    /// The module at `path`, parsing the files that hold it if no lookup has
+    /// reached them yet: its own, or for an inline module its nearest file
+    /// module's.
     pub fn module(&self, path: &[String]) -> Option<&Module> {
-        self.by_path.get(path).map(|&i| &self.modules[i])
+        let g = (0..=path.len())
+            .rev()
+            .find_map(|n| self.sources.group_by_path.get(&path[..n]))?;
+        self.group_modules(*g).iter().find(|m| m.path == path)
     }
 
-    pub fn file_of(&self, module: &Module) -> &SourceFile {
-        &self.files[module.file]
+    fn module_by_id(&self, (group, module): ModuleId) -> &Module {
+        &self.group_modules(group)[module]
     }
 
+    fn item_at(&self, at: ItemAt) -> (&Module, &syn::Item) {
+        let module = self.module_by_id((at.group, at.module));
+        (module, &module.items[at.item])
+    }
+
+    pub fn file_of(&self, module: &Module) -> &'s SourceFile {
+        &self.sources.files[module.file]
+    }
     /// Resolves a type path used in `module`. A path this crate does not
     /// define is taken as external (a prelude name, or a path into another
     /// crate), for the schema stage to recognise or report.
@@ -399,7 +614,7 @@ impl Crate {
         &'a self,
         module: &'a Module,
         segments: &[String],
-        visited: &mut Vec<(usize, Vec<String>)>,
+        visited: &mut Vec<(ModuleId, Vec<String>)>,
     ) -> Option<Resolved<'a>> {
         let first = segments.first()?.as_str();
         if visited.len() > 256
@@ -432,8 +647,9 @@ impl Crate {
             return Some(Resolved::Local(ItemRef { module, item }));
         }
         // A child module.
-        if let Some(&child) = module.index.children.get(first) {
-            let child = &self.modules[child];
+        if module.index.children.contains(first)
+            && let Some(child) = self.module(&child_path(module, first))
+        {
             return if segments.len() > 1 {
                 self.resolve_in(child, &segments[1..], visited)
             } else {
@@ -469,10 +685,10 @@ impl Crate {
             full.push(first.to_string());
             return Some(Resolved::External(full));
         }
-        if self.crate_name.as_deref() == Some(first) {
+        if self.sources.crate_name.as_deref() == Some(first) {
             return self.resolve_from(&[], &segments[1..], visited);
         }
-        if self.dependencies.iter().any(|d| d == first) {
+        if self.sources.dependencies.iter().any(|d| d == first) {
             return self.resolve_from(&dependency_root(first), &segments[1..], visited);
         }
         None
@@ -488,9 +704,9 @@ impl Crate {
         match path.first().map(String::as_str) {
             Some("crate" | "self" | "super") => true,
             Some(first) => {
-                self.crate_name.as_deref() == Some(first)
-                    || self.dependencies.iter().any(|d| d == first)
-                    || module.index.children.contains_key(first)
+                self.sources.crate_name.as_deref() == Some(first)
+                    || self.sources.dependencies.iter().any(|d| d == first)
+                    || module.index.children.contains(first)
             }
             None => false,
         }
@@ -500,7 +716,7 @@ impl Crate {
         &'a self,
         base: &[String],
         rest: &[String],
-        visited: &mut Vec<(usize, Vec<String>)>,
+        visited: &mut Vec<(ModuleId, Vec<String>)>,
     ) -> Option<Resolved<'a>> {
         let module = self.module(base)?;
         if rest.is_empty() {
@@ -513,15 +729,15 @@ impl Crate {
     fn resolve_absolute<'a>(
         &'a self,
         segments: &[String],
-        visited: &mut Vec<(usize, Vec<String>)>,
+        visited: &mut Vec<(ModuleId, Vec<String>)>,
     ) -> Option<Resolved<'a>> {
         if segments.is_empty() {
             return None;
         }
-        if self.crate_name.as_deref() == Some(segments[0].as_str()) {
+        if self.sources.crate_name.as_deref() == Some(segments[0].as_str()) {
             return self.resolve_from(&[], &segments[1..], visited);
         }
-        if self.dependencies.contains(&segments[0]) {
+        if self.sources.dependencies.contains(&segments[0]) {
             return self.resolve_from(&dependency_root(&segments[0]), &segments[1..], visited);
         }
         Some(Resolved::External(segments.to_vec()))
@@ -572,10 +788,9 @@ impl Crate {
         ty: &str,
         name: &str,
     ) -> Option<(&'a Module, &'a syn::ImplItemFn)> {
-        let &(m, i, j) = self.impls.fns.get(ty)?.get(name)?;
-        let module = &self.modules[m];
-        match &module.items[i] {
-            syn::Item::Impl(imp) => match &imp.items[j] {
+        let &(at, j) = self.sources.impls.fns.get(ty)?.get(name)?;
+        match self.item_at(at) {
+            (module, syn::Item::Impl(imp)) => match &imp.items[j] {
                 syn::ImplItem::Fn(f) => Some((module, f)),
                 _ => None,
             },
@@ -594,10 +809,9 @@ impl Crate {
         name: &str,
         trait_name: &str,
     ) -> Option<(&Module, &syn::ItemImpl)> {
-        let &(m, i) = self.impls.traits.get(trait_name)?.get(name)?;
-        let module = &self.modules[m];
-        match &module.items[i] {
-            syn::Item::Impl(imp) => Some((module, imp)),
+        let &at = self.sources.impls.traits.get(trait_name)?.get(name)?;
+        match self.item_at(at) {
+            (module, syn::Item::Impl(imp)) => Some((module, imp)),
             _ => None,
         }
     }
@@ -665,23 +879,19 @@ impl Crate {
             syn::Item::Enum(e) => &e.ident,
             _ => return None,
         };
-        self.modules.iter().find_map(|m| {
-            m.items.iter().find_map(|item| match item {
-                syn::Item::Impl(imp) if imp.trait_.is_none() => {
-                    let syn::Type::Path(p) = imp.self_ty.as_ref() else {
-                        return None;
-                    };
-                    if p.path.segments.last().is_none_or(|s| s.ident != *ty) {
-                        return None;
-                    }
-                    imp.items.iter().find_map(|it| match it {
-                        syn::ImplItem::Const(c) if c.ident == last => Some((m, &c.expr)),
-                        _ => None,
-                    })
-                }
+        let &(at, j) = self
+            .sources
+            .impls
+            .consts
+            .get(&ty.to_string())?
+            .get(last.as_str())?;
+        match self.item_at(at) {
+            (m, syn::Item::Impl(imp)) => match &imp.items[j] {
+                syn::ImplItem::Const(c) => Some((m, &c.expr)),
                 _ => None,
-            })
-        })
+            },
+            _ => None,
+        }
     }
 
     /// The module of this crate that `segments` names in `module`'s scope.
@@ -709,12 +919,12 @@ impl Crate {
                 base.extend(rest.iter().cloned());
                 return self.module(&base);
             }
-            name if self.crate_name.as_deref() == Some(name) => Vec::new(),
-            name if self.dependencies.iter().any(|d| d == name) => dependency_root(name),
+            name if self.sources.crate_name.as_deref() == Some(name) => Vec::new(),
+            name if self.sources.dependencies.iter().any(|d| d == name) => dependency_root(name),
             name => {
                 let mut child = module.path.clone();
                 child.push(name.to_string());
-                if self.by_path.contains_key(&child) {
+                if self.module(&child).is_some() {
                     child
                 } else {
                     let mut target = module.index.imports.get(name)?.clone();
@@ -729,6 +939,92 @@ impl Crate {
         let mut full = base;
         full.extend(rest.iter().cloned());
         self.module(&full)
+    }
+}
+
+/// The path of `module`'s child `name`.
+fn child_path(module: &Module, name: &str) -> Vec<String> {
+    let mut path = module.path.clone();
+    path.push(name.to_string());
+    path
+}
+
+/// Adds a module of group `group` to `modules` and, recursively, the inline
+/// `mod x { ... }` in it. Items of a path already there (the crate root's,
+/// from `src/lib.rs` then `src/main.rs`) join that module's.
+fn add_module(
+    modules: &mut Vec<Module>,
+    group: usize,
+    path: Vec<String>,
+    file: usize,
+    items: Vec<syn::Item>,
+) {
+    let mut own = Vec::with_capacity(items.len());
+    for item in items {
+        match item {
+            syn::Item::Mod(syn::ItemMod {
+                ident,
+                content: Some((_, inner)),
+                ..
+            }) => {
+                let mut child = path.clone();
+                child.push(ident.to_string());
+                add_module(modules, group, child, file, inner);
+            }
+            other => own.push(other),
+        }
+    }
+    if let Some(existing) = modules.iter_mut().find(|m| m.path == path) {
+        existing.items.extend(own);
+        return;
+    }
+    let id = (group, modules.len());
+    modules.push(Module {
+        path,
+        file,
+        items: own,
+        id,
+        index: ModuleIndex::default(),
+    });
+}
+
+/// Reports each `mod x;` of `modules` whose file rsop did not find under
+/// `src/` (unless it is behind `#[cfg]` or placed with `#[path]`), so that
+/// its types are not mistaken for another crate's.
+fn check_module_files(sources: &Sources, modules: &[Module], problems: &mut Vec<Diagnostic>) {
+    for module in modules {
+        for item in &module.items {
+            let syn::Item::Mod(m) = item else { continue };
+            if m.content.is_some()
+                || m.attrs
+                    .iter()
+                    .any(|a| a.path().is_ident("cfg") || a.path().is_ident("path"))
+            {
+                continue;
+            }
+            let child = child_path(module, &m.ident.to_string());
+            if sources.group_by_path.contains_key(&child)
+                || modules.iter().any(|other| other.path == child)
+            {
+                continue;
+            }
+            let file = &sources.files[module.file].path;
+            let dir: PathBuf = std::iter::once("src".to_string())
+                .chain(child.iter().cloned())
+                .collect();
+            problems.push(
+                Diagnostic::new(
+                    Location::of_span(file, m.ident.span()),
+                    format!(
+                        "`mod {};` has no file: neither `{}.rs` nor `{}` exists",
+                        m.ident,
+                        dir.display(),
+                        dir.join("mod.rs").display()
+                    ),
+                )
+                .with_help("create the module's file, or remove the declaration"),
+            );
+        }
     }
 }
 
@@ -1004,7 +1300,7 @@ mod tests {
     #[test]
     fn resolves_through_use_paths_and_modules() {
         let mut diags = Diagnostics::default();
-        let krate = Crate::from_sources(
+        let sources = Sources::from_sources(
             &[
                 (
                     "src/lib.rs",
@@ -1029,6 +1325,7 @@ mod tests {
             &mut diags,
         );
         assert!(diags.is_empty());
+        let krate = Crate::new(&sources);
         let m = krate.module(&["api".into(), "v1".into()]).unwrap();
         let r = |s: &str| {
             let path: syn::Path = syn::parse_str(s).unwrap();

@@ -62,7 +62,6 @@ pub struct KubeAttrs {
     pub namespaced: bool,
     pub no_spec: bool,
     pub schema: SchemaMode,
-    pub status: Option<syn::Path>,
     pub categories: Vec<String>,
     pub shortnames: Vec<String>,
     pub printcolumns: Vec<PrintColumn>,
@@ -70,13 +69,23 @@ pub struct KubeAttrs {
     pub scale: Option<Scale>,
     pub annotations: Vec<(String, String)>,
     pub labels: Vec<(String, String)>,
-    pub validations: Vec<Expr>,
     pub storage: bool,
     pub served: bool,
     pub deprecated: Option<Deprecated>,
     /// `crates(kube_core = "...", k8s_openapi = "...", ...)`: the paths the
     /// generated code uses, which a crdgen build must use too.
     pub crates: Vec<(String, String)>,
+}
+
+/// The parts of `#[kube(...)]` that are code, read while the kind's schema is
+/// built: syntax trees stay on the thread that parsed them, and
+/// [`KubeAttrs`] travels with the kind's version.
+#[derive(Debug, Clone, Default)]
+pub struct KubeCode {
+    /// `status = "..."`: the status type.
+    pub status: Option<syn::Path>,
+    /// `validation = ...`: CEL rules of the root.
+    pub validations: Vec<Expr>,
 }
 
 impl KubeAttrs {
@@ -146,7 +155,7 @@ pub fn parse(
     item_span: Span,
     kube_derive: u64,
     errors: &mut Errors,
-) -> Option<KubeAttrs> {
+) -> Option<(KubeAttrs, KubeCode)> {
     let items = match items_of(attrs, "kube") {
         Ok(items) => items,
         Err(e) => {
@@ -163,6 +172,7 @@ pub fn parse(
     let mut group = None;
     let mut version = None;
     let mut kind = None;
+    let mut code = KubeCode::default();
     let mut out = KubeAttrs {
         group: String::new(),
         version: String::new(),
@@ -174,7 +184,6 @@ pub fn parse(
         namespaced: false,
         no_spec: false,
         schema: SchemaMode::Derived,
-        status: None,
         categories: Vec::new(),
         shortnames: Vec::new(),
         printcolumns: Vec::new(),
@@ -182,7 +191,6 @@ pub fn parse(
         scale: None,
         annotations: Vec::new(),
         labels: Vec::new(),
-        validations: Vec::new(),
         storage: true,
         served: true,
         deprecated: None,
@@ -260,9 +268,9 @@ pub fn parse(
                 None => {}
             },
             "status" => match &item.value {
-                AttrValue::Expr(Expr::Path(p)) => out.status = Some(p.path.clone()),
+                AttrValue::Expr(Expr::Path(p)) => code.status = Some(p.path.clone()),
                 AttrValue::Expr(e) => match expr_str(e).map(|s| syn::parse_str::<syn::Path>(&s)) {
-                    Some(Ok(p)) => out.status = Some(p),
+                    Some(Ok(p)) => code.status = Some(p),
                     _ => errors.push((
                         item.span,
                         "`status` must name a type".into(),
@@ -297,7 +305,7 @@ pub fn parse(
             "annotation" => out.annotations.extend(key_value(item, errors)),
             "label" => out.labels.extend(key_value(item, errors)),
             "validation" => match &item.value {
-                AttrValue::Expr(e) => out.validations.push(e.clone()),
+                AttrValue::Expr(e) => code.validations.push(e.clone()),
                 _ => errors.push((
                     item.span,
                     "`validation` takes a value".into(),
@@ -341,7 +349,7 @@ pub fn parse(
     out.group = group?;
     out.version = version?;
     out.kind = kind?;
-    Some(out)
+    Some((out, code))
 }
 
 fn string(item: &AttrItem, errors: &mut Errors) -> Option<String> {

@@ -206,7 +206,7 @@ fn bound<'a>(ty: &syn::Type, scope: &Scope<'a>) -> (syn::Type, Scope<'a>) {
 mod tests {
     use super::*;
     use crate::manifests::diagnostics::Diagnostics;
-    use crate::manifests::source::Crate;
+    use crate::manifests::source::{Crate, Sources};
 
     fn recorded() -> Value {
         serde_json::from_str(DATA).unwrap()
@@ -216,8 +216,9 @@ mod tests {
     /// (`source` declares what the types refer to), with the diagnostics.
     fn schemas(source: &str, types: &[&str]) -> Vec<(Value, Vec<String>)> {
         let mut diagnostics = Diagnostics::default();
-        let krate = Crate::from_sources(&[("src/lib.rs", source)], None, &mut diagnostics);
+        let sources = Sources::from_sources(&[("src/lib.rs", source)], None, &mut diagnostics);
         assert!(diagnostics.is_empty());
+        let krate = Crate::new(&sources);
         let module = krate.module(&[]).unwrap();
         types
             .iter()

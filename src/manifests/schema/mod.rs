@@ -48,7 +48,7 @@ impl<'a> Scope<'a> {
 /// Builds raw schemas, collecting diagnostics.
 #[derive(Debug)]
 pub struct Builder<'a> {
-    pub krate: &'a Crate,
+    pub krate: &'a Crate<'a>,
     pub diagnostics: Vec<Diagnostic>,
     /// The schemas of the project's k8s-openapi release and Kubernetes
     /// version (see [`super::k8s_version`]).
@@ -61,7 +61,7 @@ pub struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    pub fn new(krate: &'a Crate) -> Self {
+    pub fn new(krate: &'a Crate<'a>) -> Self {
         Builder {
             krate,
             diagnostics: Vec::new(),

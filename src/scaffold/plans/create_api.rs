@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use heck::ToSnakeCase;
 
 use crate::manifests::{
-    self, Derivation, ManifestsOptions, diagnostics::Diagnostics, source::Crate,
+    self, Derivation, ManifestsOptions, diagnostics::Diagnostics, source::Sources,
 };
 use crate::output::{Disk, FileChange};
 use crate::project::k8s_kinds::K8sKind;
@@ -689,7 +689,7 @@ pub fn resolve_plan_with_manifests(
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     let mut diagnostics = Diagnostics::default();
-    let krate = Crate::from_sources(&borrowed, Some(project.crate_name()), &mut diagnostics);
+    let sources = Sources::from_sources(&borrowed, Some(project.crate_name()), &mut diagnostics);
     let mopts = ManifestsOptions {
         root: root.to_path_buf(),
         crd_dir: "config/crd/bases".into(),
@@ -698,7 +698,8 @@ pub fn resolve_plan_with_manifests(
         namespaced: project.namespaced,
         derivation: Derivation::Deferred,
     };
-    let generated = manifests::generate_from(&krate, &mopts, diagnostics, &mut anstream::stderr())?;
+    let generated =
+        manifests::generate_from(&sources, &mopts, diagnostics, &mut anstream::stderr())?;
     for change in manifests::changes(&generated, root)? {
         changes.retain(|c| c.path != change.path);
         changes.push(change);
