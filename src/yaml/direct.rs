@@ -402,6 +402,14 @@ fn double_quoted(s: &str) -> String {
 /// libyaml's `analyze_scalar`; `None` for a scalar with U+2028 or U+2029,
 /// line breaks a literal block would keep as they are, left to libyaml.
 fn analyze(s: &str) -> Option<Analysis> {
+    if is_plain_ascii(s) {
+        return Some(Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: true,
+        });
+    }
     if s.is_empty() {
         return Some(Analysis {
             multiline: false,
@@ -484,6 +492,29 @@ fn analyze(s: &str) -> Option<Analysis> {
         a.block_plain_allowed = false;
     }
     Some(a)
+}
+
+/// A quick test for most scalars of a CRD (names, types, descriptions):
+/// printable ASCII on one line, without the indicators, leading and trailing
+/// spaces and document markers that make libyaml's analysis restrict the
+/// styles. `false` only sends `s` to the full analysis.
+fn is_plain_ascii(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    if first == b' '
+        || last == b' '
+        || last == b':'
+        || b"#,[]{}&*!|>'\"%@`?:-.".contains(&first)
+    {
+        return false;
+    }
+    bytes.windows(2).all(|pair| match pair {
+        [b':', b' '] | [b' ', b'#'] => false,
+        [a, _] => (b' '..=b'~').contains(a),
+        _ => true,
+    }) && (b' '..=b'~').contains(&last)
 }
 
 /// Whether `serde_yaml_ng` would read the plain scalar `s` back as something
