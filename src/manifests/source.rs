@@ -35,7 +35,7 @@ use crate::{Error, Result};
 
 /// How much source text one [`Crate`] parses before its thread starts a new
 /// one: syntax trees take about twenty times their text.
-const PARSE_BUDGET: usize = 8 << 20;
+const PARSE_BUDGET: usize = 1 << 20;
 
 /// One source file.
 #[derive(Debug)]
