@@ -503,11 +503,7 @@ fn is_plain_ascii(s: &str) -> bool {
     let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
         return false;
     };
-    if first == b' '
-        || last == b' '
-        || last == b':'
-        || b"#,[]{}&*!|>'\"%@`?:-.".contains(&first)
-    {
+    if first == b' ' || last == b' ' || last == b':' || b"#,[]{}&*!|>'\"%@`?:-.".contains(&first) {
         return false;
     }
     bytes.windows(2).all(|pair| match pair {
