@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use crate::support::{
-    copy_tree, generated_target_dir, rsop, run_tool, yaml_files, yaml_reader_disagreements,
+    copy_tree, generated_cargo_env, rsop, run_tool, yaml_files, yaml_reader_disagreements,
 };
 
 /// A deliberate deviation: where it applies, and what rsop writes instead
@@ -154,12 +154,11 @@ fn compare(variant: &Variant) {
         }
     }
 
-    let target = generated_target_dir();
     let out = run_tool(
         &project,
         "cargo",
         &["run", "--quiet"],
-        &[("CARGO_TARGET_DIR", target.as_path())],
+        &generated_cargo_env(),
     );
     let theirs: BTreeMap<String, Value> = serde_json::from_slice(&out.stdout).unwrap();
 

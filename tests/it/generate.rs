@@ -612,7 +612,7 @@ fn bad_input_is_refused_and_changes_nothing() {
             refusal_problems_with_env(
                 &dir,
                 args,
-                &[("PATH", &empty_path)],
+                &[("PATH", empty_path.clone().into_os_string())],
                 1,
                 &[
                     "neither `kustomize` nor `kubectl` is on PATH",

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::init::init_demo;
-use crate::support::{generated_target_dir, render_and_validate, rsop, run_tool};
+use crate::support::{generated_cargo_env, render_and_validate, rsop, run_tool};
 
 /// cargo's gates, in one shared target directory.
 ///
@@ -14,8 +14,7 @@ use crate::support::{generated_target_dir, render_and_validate, rsop, run_tool};
 /// index served by its CDN can briefly lag behind itself. The gates then
 /// run offline against exactly what was fetched.
 pub fn cargo_gates(project: &Path) {
-    let target = generated_target_dir();
-    let envs = [("CARGO_TARGET_DIR", target.as_path())];
+    let envs = generated_cargo_env();
     let mut attempt = 1;
     loop {
         let fetched = std::process::Command::new("cargo")

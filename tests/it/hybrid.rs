@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::support::{generated_target_dir, refusal_problems_with_env, rsop_with_env, snapshot};
+use crate::support::{generated_cargo_env, refusal_problems_with_env, rsop_with_env, snapshot};
 
 /// A kind rsop derives from the sources.
 const PLAIN: &str = r#"use kube::CustomResource;
@@ -180,8 +180,7 @@ type Layout = fn(&Path) -> PathBuf;
 
 #[test]
 fn kinds_that_need_code_are_built_with_the_projects_own_kube_derive() {
-    let target = generated_target_dir();
-    let envs = [("CARGO_TARGET_DIR", target.as_path())];
+    let envs = generated_cargo_env();
     let layouts: [(&str, Layout, &str); 3] = [
         ("library, private modules", library, "src/kinds/coded.rs"),
         ("binary-only crate", binary, "src/coded.rs"),
@@ -267,8 +266,7 @@ fn kinds_that_need_code_are_built_with_the_projects_own_kube_derive() {
 /// rsop's summary of why a build was needed; nothing is written.
 #[test]
 fn a_compile_error_in_a_built_kind_is_reported_as_cargo_reports_it() {
-    let target = generated_target_dir();
-    let envs = [("CARGO_TARGET_DIR", target.as_path())];
+    let envs = generated_cargo_env();
     let tmp = tempfile::tempdir().unwrap();
     let dir = library(tmp.path());
     let coded = dir.join("src/kinds/coded.rs");

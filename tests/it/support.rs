@@ -3,6 +3,7 @@
 //! tools (cargo, kubectl, kubernetes-validate, hadolint) the gates call.
 
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -23,7 +24,7 @@ pub fn rsop(cwd: &Path, args: &[&str]) -> Run {
 }
 
 /// [`rsop`] with extra environment variables.
-pub fn rsop_with_env(cwd: &Path, args: &[&str], envs: &[(&str, &Path)]) -> Run {
+pub fn rsop_with_env(cwd: &Path, args: &[&str], envs: &[(&str, OsString)]) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rsop"));
     for (k, v) in envs {
         cmd.env(k, v);
@@ -156,7 +157,7 @@ pub fn assert_tree(actual: &Path, golden: &Path) {
 
 /// Runs an external program, panicking with its output when it fails.
 #[track_caller]
-pub fn run_tool(cwd: &Path, program: &str, args: &[&str], envs: &[(&str, &Path)]) -> Output {
+pub fn run_tool(cwd: &Path, program: &str, args: &[&str], envs: &[(&str, OsString)]) -> Output {
     let mut cmd = Command::new(program);
     cmd.args(args).current_dir(cwd);
     for (k, v) in envs {
@@ -179,13 +180,23 @@ pub fn run_tool(cwd: &Path, program: &str, args: &[&str], envs: &[(&str, &Path)]
     output
 }
 
-/// One cargo target directory for every generated project, so kube and
-/// k8s-openapi compile once per test run.
-pub fn generated_target_dir() -> PathBuf {
-    std::env::var_os("RSOP_GENERATED_TARGET_DIR").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/generated"),
-        PathBuf::from,
-    )
+/// The environment of every cargo run on a generated project.
+///
+/// One target directory serves them all, so kube and k8s-openapi compile
+/// once per test run. Debug info and incremental state are off: nothing
+/// reads them here, and with them each generated project's own artifacts
+/// take about 1 GB (its rlib alone 250-350 MB), enough to fill a CI disk.
+pub fn generated_cargo_env() -> Vec<(&'static str, OsString)> {
+    let target = std::env::var_os("RSOP_GENERATED_TARGET_DIR").unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target/generated")
+            .into_os_string()
+    });
+    vec![
+        ("CARGO_TARGET_DIR", target),
+        ("CARGO_PROFILE_DEV_DEBUG", "0".into()),
+        ("CARGO_INCREMENTAL", "0".into()),
+    ]
 }
 
 /// Renders `kustomize_dir` with `kubectl kustomize` and validates every
@@ -247,7 +258,7 @@ pub fn refusal_problems(root: &Path, args: &[&str], code: i32, needles: &[&str])
 pub fn refusal_problems_with_env(
     root: &Path,
     args: &[&str],
-    envs: &[(&str, &Path)],
+    envs: &[(&str, OsString)],
     code: i32,
     needles: &[&str],
 ) -> Option<String> {

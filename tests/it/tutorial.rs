@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::generated::cargo_gates;
-use crate::support::{generated_target_dir, render_and_validate, rsop, run_tool};
+use crate::support::{generated_cargo_env, render_and_validate, rsop, run_tool};
 
 /// One step of a tutorial.
 #[derive(Debug)]
@@ -127,7 +127,7 @@ pub fn run_commands(commands: &[String], dir: &Path) -> PathBuf {
 /// over one the commands before made. Returns the directory they end in.
 fn run_steps(steps: Vec<Step>, dir: &Path) -> PathBuf {
     let mut cwd = dir.to_path_buf();
-    let target = generated_target_dir();
+    let envs = generated_cargo_env();
     for step in steps {
         let command = match step {
             Step::File { path, text } => {
@@ -157,12 +157,7 @@ fn run_steps(steps: Vec<Step>, dir: &Path) -> PathBuf {
                 }
             }
             "cargo" => {
-                run_tool(
-                    &cwd,
-                    "cargo",
-                    &args,
-                    &[("CARGO_TARGET_DIR", target.as_path())],
-                );
+                run_tool(&cwd, "cargo", &args, &envs);
             }
             "kubectl" if args == ["kustomize", "config/default"] => {
                 render_and_validate(&cwd, "config/default");
