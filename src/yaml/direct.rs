@@ -402,14 +402,6 @@ fn double_quoted(s: &str) -> String {
 /// libyaml's `analyze_scalar`; `None` for a scalar with U+2028 or U+2029,
 /// line breaks a literal block would keep as they are, left to libyaml.
 fn analyze(s: &str) -> Option<Analysis> {
-    if is_plain_ascii(s) {
-        return Some(Analysis {
-            multiline: false,
-            block_plain_allowed: true,
-            single_quoted_allowed: true,
-            block_allowed: true,
-        });
-    }
     if s.is_empty() {
         return Some(Analysis {
             multiline: false,
@@ -418,99 +410,148 @@ fn analyze(s: &str) -> Option<Analysis> {
             block_allowed: false,
         });
     }
-    let mut block_indicators = s.starts_with("---") || s.starts_with("...");
-    let mut line_breaks = false;
-    let (mut leading_space, mut leading_break) = (false, false);
-    let (mut trailing_space, mut trailing_break) = (false, false);
-    let (mut break_space, mut space_break) = (false, false);
-    let (mut previous_space, mut previous_break) = (false, false);
-    let blankz = |c: Option<&char>| c.is_none_or(|&c| c == ' ' || c == '\t' || is_break(c));
-    let mut preceded_by_whitespace = true;
-    let mut special_characters = false;
-    let mut chars = s.chars().peekable();
-    let mut i = 0_usize;
-    while let Some(c) = chars.next() {
-        if matches!(c, '\u{2028}' | '\u{2029}') {
-            return None;
+    let mut scan = Scan {
+        block_indicators: s.starts_with("---") || s.starts_with("..."),
+        preceded_by_whitespace: true,
+        ..Scan::default()
+    };
+    if s.is_ascii() {
+        // Most scalars of a CRD, descriptions above all.
+        scan_ascii(s.as_bytes(), &mut scan);
+    } else {
+        let mut chars = s.chars().peekable();
+        let mut i = 0_usize;
+        while let Some(c) = chars.next() {
+            if matches!(c, '\u{2028}' | '\u{2029}') {
+                return None;
+            }
+            scan.step(c, chars.peek().copied(), i);
+            i += 1;
         }
-        special_characters |= !is_printable(c);
-        let next = chars.peek();
-        let followed_by_whitespace = blankz(next);
+    }
+    Some(scan.finish())
+}
+
+/// [`Scan::step`] over every byte of `bytes` (ASCII, not empty), visiting
+/// only the bytes that can set a flag: line breaks and other control
+/// characters, `:` and `#`; the first and the last byte are settled apart.
+fn scan_ascii(bytes: &[u8], scan: &mut Scan) {
+    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    let is_break = |b: u8| matches!(b, b'\n' | b'\r');
+    let followed_by_whitespace = |i: usize| bytes.get(i + 1).is_none_or(|&b| blank(b));
+    let (first, last) = (bytes[0], bytes[bytes.len() - 1]);
+    scan.block_indicators |= match first {
+        b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
+        | b'"' | b'%' | b'@' | b'`' => true,
+        b'?' | b':' | b'-' => followed_by_whitespace(0),
+        _ => false,
+    };
+    scan.leading_space = first == b' ';
+    scan.trailing_space = last == b' ';
+    scan.leading_break = is_break(first);
+    scan.trailing_break = is_break(last);
+    for (i, &b) in bytes.iter().enumerate() {
+        if b >= b' ' && b != b':' && b != b'#' && b != 0x7f {
+            continue;
+        }
+        match b {
+            b':' => scan.block_indicators |= i > 0 && followed_by_whitespace(i),
+            b'#' => scan.block_indicators |= i > 0 && blank(bytes[i - 1]),
+            _ => {
+                scan.special_characters |= b != b'\n';
+                if is_break(b) {
+                    scan.line_breaks = true;
+                    scan.space_break |= i > 0 && bytes[i - 1] == b' ';
+                    scan.break_space |= bytes.get(i + 1) == Some(&b' ');
+                }
+            }
+        }
+    }
+}
+
+/// The flags `analyze_scalar` gathers, character by character.
+#[allow(clippy::struct_excessive_bools, reason = "libyaml's flags, one each")]
+#[derive(Default)]
+struct Scan {
+    block_indicators: bool,
+    line_breaks: bool,
+    leading_space: bool,
+    leading_break: bool,
+    trailing_space: bool,
+    trailing_break: bool,
+    break_space: bool,
+    space_break: bool,
+    previous_space: bool,
+    previous_break: bool,
+    preceded_by_whitespace: bool,
+    special_characters: bool,
+}
+
+impl Scan {
+    /// Takes in `c`, the `i`th character, followed by `next`.
+    #[inline]
+    fn step(&mut self, c: char, next: Option<char>, i: usize) {
+        self.special_characters |= !is_printable(c);
+        let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t' || is_break(n));
         let last = next.is_none();
         if i == 0 {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => block_indicators = true,
-                '?' | ':' | '-' if followed_by_whitespace => block_indicators = true,
+                | '%' | '@' | '`' => self.block_indicators = true,
+                '?' | ':' | '-' if followed_by_whitespace => self.block_indicators = true,
                 _ => {}
             }
-        } else if (c == ':' && followed_by_whitespace) || (c == '#' && preceded_by_whitespace) {
-            block_indicators = true;
+        } else if (c == ':' && followed_by_whitespace) || (c == '#' && self.preceded_by_whitespace)
+        {
+            self.block_indicators = true;
         }
         if c == ' ' {
-            leading_space |= i == 0;
-            trailing_space |= last;
-            break_space |= previous_break;
-            previous_space = true;
-            previous_break = false;
+            self.leading_space |= i == 0;
+            self.trailing_space |= last;
+            self.break_space |= self.previous_break;
+            self.previous_space = true;
+            self.previous_break = false;
         } else if is_break(c) {
-            line_breaks = true;
-            leading_break |= i == 0;
-            trailing_break |= last;
-            space_break |= previous_space;
-            previous_space = false;
-            previous_break = true;
+            self.line_breaks = true;
+            self.leading_break |= i == 0;
+            self.trailing_break |= last;
+            self.space_break |= self.previous_space;
+            self.previous_space = false;
+            self.previous_break = true;
         } else {
-            previous_space = false;
-            previous_break = false;
+            self.previous_space = false;
+            self.previous_break = false;
         }
-        preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c);
-        i += 1;
+        self.preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c);
     }
-    let mut a = Analysis {
-        multiline: line_breaks,
-        block_plain_allowed: true,
-        single_quoted_allowed: true,
-        block_allowed: true,
-    };
-    if leading_space || leading_break || trailing_space || trailing_break {
-        a.block_plain_allowed = false;
-    }
-    if trailing_space {
-        a.block_allowed = false;
-    }
-    if break_space {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-    }
-    if space_break || special_characters {
-        a.block_plain_allowed = false;
-        a.single_quoted_allowed = false;
-        a.block_allowed = false;
-    }
-    if line_breaks || block_indicators {
-        a.block_plain_allowed = false;
-    }
-    Some(a)
-}
 
-/// A quick test for most scalars of a CRD (names, types, descriptions):
-/// printable ASCII on one line, without the indicators, leading and trailing
-/// spaces and document markers that make libyaml's analysis restrict the
-/// styles. `false` only sends `s` to the full analysis.
-fn is_plain_ascii(s: &str) -> bool {
-    let bytes = s.as_bytes();
-    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
-        return false;
-    };
-    if first == b' ' || last == b' ' || last == b':' || b"#,[]{}&*!|>'\"%@`?:-.".contains(&first) {
-        return false;
+    fn finish(self) -> Analysis {
+        let mut a = Analysis {
+            multiline: self.line_breaks,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: true,
+        };
+        if self.leading_space || self.leading_break || self.trailing_space || self.trailing_break {
+            a.block_plain_allowed = false;
+        }
+        if self.trailing_space {
+            a.block_allowed = false;
+        }
+        if self.break_space {
+            a.block_plain_allowed = false;
+            a.single_quoted_allowed = false;
+        }
+        if self.space_break || self.special_characters {
+            a.block_plain_allowed = false;
+            a.single_quoted_allowed = false;
+            a.block_allowed = false;
+        }
+        if self.line_breaks || self.block_indicators {
+            a.block_plain_allowed = false;
+        }
+        a
     }
-    bytes.windows(2).all(|pair| match pair {
-        [b':', b' '] | [b' ', b'#'] => false,
-        [a, _] => (b' '..=b'~').contains(a),
-        _ => true,
-    }) && (b' '..=b'~').contains(&last)
 }
 
 /// Whether `serde_yaml_ng` would read the plain scalar `s` back as something
@@ -663,7 +704,7 @@ mod tests {
         const PIECES: &[&str] = &[
             " ", "\n", ":", "#", "-", "?", "'", "\"", ",", "[", "]", "{", "}", "a", "1", ".", "é",
             "|", ">", "!", "&", "*", "%", "@", "`", "~", "\\", "0", "x", "e", "+", "---", "—", "y",
-            "true", "null", "\t", "\u{2028}",
+            "true", "null", "\t", "\r", "...", "\u{7f}", "\u{2028}",
         ];
         let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = move |n: usize| {

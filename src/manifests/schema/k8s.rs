@@ -9,11 +9,12 @@
 //! rsop's build does not compile k8s-openapi; the test at the end of this
 //! file checks the pinned version against the real crate.
 
+use miniz_oxide::inflate::TINFLStatus;
+use miniz_oxide::inflate::core::{DecompressorOxide, decompress, inflate_flags};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io::Read as _;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::versions;
 
@@ -137,7 +138,10 @@ impl Table {
             if let Some(found) = cache.borrow().get(&key) {
                 return found.clone();
             }
-            let found = self.raw_type(path).map(|raw| self.inline(raw, 0));
+            let found = self.raw_type(path).map(|mut raw| {
+                self.inline(&mut raw, 0);
+                raw
+            });
             cache.borrow_mut().insert(key, found.clone());
             found
         })
@@ -166,7 +170,7 @@ impl Table {
     /// Replaces every reference by its definition; the reference's siblings
     /// (a property's `description`) are inserted over the definition, as
     /// schemars' inlining does.
-    fn inline(self, value: Value, depth: usize) -> Value {
+    fn inline(self, value: &mut Value, depth: usize) {
         match value {
             Value::Object(map) => {
                 if depth < 64
@@ -174,23 +178,24 @@ impl Table {
                     && let Some(name) = r.strip_prefix(REF_PREFIX)
                     && let Some(Value::Object(mut def)) = self.definition(name)
                 {
-                    for (k, v) in map {
+                    for (k, v) in std::mem::take(map) {
                         if k != "$ref" {
                             def.insert(k, v);
                         }
                     }
-                    return self.inline(Value::Object(def), depth + 1);
+                    *map = def;
+                    return self.inline(value, depth + 1);
                 }
-                Value::Object(
-                    map.into_iter()
-                        .map(|(k, v)| (k, self.inline(v, depth)))
-                        .collect::<Map<String, Value>>(),
-                )
+                for v in map.values_mut() {
+                    self.inline(v, depth);
+                }
             }
             Value::Array(items) => {
-                Value::Array(items.into_iter().map(|v| self.inline(v, depth)).collect())
+                for v in items {
+                    self.inline(v, depth);
+                }
             }
-            other => other,
+            _ => {}
         }
     }
 }
@@ -212,16 +217,42 @@ fn pool_value(index: u32) -> Option<Value> {
 }
 
 fn decode(index: u32) -> Option<Value> {
+    thread_local! {
+        // One inflater and buffer per thread, reset for each entry: a new
+        // inflater zeroes and sets up more memory than most entries inflate
+        // to.
+        static INFLATER: RefCell<(Box<DecompressorOxide>, Vec<u8>)> =
+            RefCell::new((Box::default(), Vec::new()));
+    }
     let i = index as usize;
-    let (start, end) = (
-        *POOL_OFFSETS.get(i)? as usize,
-        *POOL_OFFSETS.get(i + 1)? as usize,
-    );
-    let mut text = String::new();
-    flate2::read::DeflateDecoder::new(&POOL[start..end])
-        .read_to_string(&mut text)
-        .ok()?;
-    serde_json::from_str(&text).ok()
+    let mut input = &POOL[*POOL_OFFSETS.get(i)? as usize..*POOL_OFFSETS.get(i + 1)? as usize];
+    INFLATER.with_borrow_mut(|(inflater, text)| {
+        inflater.init();
+        text.clear();
+        text.resize(input.len() * 4, 0);
+        let mut written = 0;
+        loop {
+            // The whole entry is inflated into one buffer, which then holds
+            // every earlier byte a back reference can reach.
+            let (status, read, wrote) = decompress(
+                inflater,
+                input,
+                text,
+                written,
+                inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
+            );
+            written += wrote;
+            match status {
+                TINFLStatus::Done => break,
+                TINFLStatus::HasMoreOutput => {
+                    input = input.get(read..)?;
+                    text.resize(text.len() * 2, 0);
+                }
+                _ => return None,
+            }
+        }
+        serde_json::from_slice(&text[..written]).ok()
+    })
 }
 
 #[cfg(test)]

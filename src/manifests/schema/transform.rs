@@ -143,14 +143,64 @@ pub fn finalize(root: Value) -> Result<Value, TransformError> {
     replace_const_value(&mut root);
     replace_prefix_items(&mut root);
     add_nullable(&mut root);
-    structural_schema_rewriter(&mut root, ROOT_POINTER)?;
+    structural_schema_rewriter(&mut root)?;
     optional_enum(&mut root);
     optional_int_or_string(&mut root);
-    json_schema_props(&root, ROOT_POINTER)
+    json_schema_props(root, &Pointer::ROOT)
 }
 
-/// The JSON pointer of the root schema in error messages.
-const ROOT_POINTER: &str = "#";
+/// Where a schema sits under the root. It is rendered as a JSON pointer
+/// (`#/properties/spec`) only when an error names it: the transforms visit
+/// every node of schemas as large as an inlined `PodTemplateSpec`, and
+/// formatting a path at each would cost more than the visit itself.
+#[derive(Debug, Clone, Copy)]
+struct Pointer<'a> {
+    parent: Option<&'a Pointer<'a>>,
+    segment: Segment<'a>,
+}
+
+/// One step of a [`Pointer`].
+#[derive(Debug, Clone, Copy)]
+enum Segment<'a> {
+    Root,
+    Key(&'a str),
+    Index(usize),
+}
+
+impl Pointer<'_> {
+    const ROOT: Pointer<'static> = Pointer {
+        parent: None,
+        segment: Segment::Root,
+    };
+
+    fn child<'b>(&'b self, segment: Segment<'b>) -> Pointer<'b> {
+        Pointer {
+            parent: Some(self),
+            segment,
+        }
+    }
+
+    fn key<'b>(&'b self, key: &'b str) -> Pointer<'b> {
+        self.child(Segment::Key(key))
+    }
+
+    /// The JSON pointer, with `~` and `/` escaped in keys (RFC 6901).
+    fn render(&self) -> String {
+        let mut out = self.parent.map(Pointer::render).unwrap_or_default();
+        match self.segment {
+            Segment::Root => out.push('#'),
+            Segment::Key(key) => {
+                out.push('/');
+                out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Segment::Index(index) => {
+                out.push('/');
+                out.push_str(&index.to_string());
+            }
+        }
+        out
+    }
+}
 
 // ---------------------------------------------------------------------------
 // Walking subschemas
@@ -167,56 +217,22 @@ enum Slot {
     Entry(String, String),
 }
 
-impl Slot {
-    fn get_mut<'a>(&self, parent: &'a mut Value) -> Option<&'a mut Value> {
-        match self {
-            Slot::Keyword(keyword) => parent.get_mut(keyword.as_str()),
-            Slot::Element(keyword, index) => parent.get_mut(keyword.as_str())?.get_mut(*index),
-            Slot::Entry(keyword, name) => parent.get_mut(keyword.as_str())?.get_mut(name.as_str()),
-        }
-    }
-
-    /// Whether kube parses the subschema in this slot as a typed schema (a
-    /// node with an unparsable one there is left alone), rather than keeping
-    /// it as an opaque value.
-    fn is_parsed_by_kube(&self) -> bool {
-        let keyword = match self {
-            Slot::Keyword(k) | Slot::Element(k, _) | Slot::Entry(k, _) => k.as_str(),
-        };
-        matches!(
-            keyword,
-            "anyOf"
-                | "oneOf"
-                | "items"
-                | "additionalItems"
-                | "contains"
-                | "additionalProperties"
-                | "propertyNames"
-                | "properties"
-                | "patternProperties"
-        )
-    }
-
-    fn pointer(&self, parent: &str) -> String {
-        match self {
-            Slot::Keyword(keyword) => format!("{parent}/{}", escape_pointer(keyword)),
-            Slot::Element(keyword, index) => {
-                format!("{parent}/{}/{index}", escape_pointer(keyword))
-            }
-            Slot::Entry(keyword, name) => {
-                format!(
-                    "{parent}/{}/{}",
-                    escape_pointer(keyword),
-                    escape_pointer(name)
-                )
-            }
-        }
-    }
-}
-
-/// Escapes one JSON pointer segment (RFC 6901).
-fn escape_pointer(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+/// Whether kube parses a subschema under `keyword` as a typed schema (a node
+/// with an unparsable one there is left alone), rather than keeping it as an
+/// opaque value.
+fn is_parsed_by_kube(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "anyOf"
+            | "oneOf"
+            | "items"
+            | "additionalItems"
+            | "contains"
+            | "additionalProperties"
+            | "propertyNames"
+            | "properties"
+            | "patternProperties"
+    )
 }
 
 /// A schema in the sense of schemars: a JSON object or a boolean.
@@ -224,17 +240,22 @@ fn is_schema(value: &Value) -> bool {
     matches!(value, Value::Object(_) | Value::Bool(_))
 }
 
-/// The direct subschemas schemars' `transform_subschemas` visits: `not`,
-/// `if`, `then`, `else`, `contains`, `additionalProperties`, `propertyNames`,
+/// Calls `visit` on each direct subschema schemars' `transform_subschemas`
+/// visits, in key order, with the keyword that holds it and, for an element
+/// of a list or an entry of a map, its index or name: `not`, `if`, `then`,
+/// `else`, `contains`, `additionalProperties`, `propertyNames`,
 /// `additionalItems`; the elements of `allOf`, `anyOf`, `oneOf`,
 /// `prefixItems`; `items` (one schema or an array); the values of
-/// `properties`, `patternProperties`, `$defs`, `definitions`.
-fn subschema_slots(schema: &Value) -> Vec<Slot> {
-    let mut slots = Vec::new();
+/// `properties`, `patternProperties`, `$defs`, `definitions`. Stops at the
+/// first error.
+fn try_for_each_subschema<E>(
+    schema: &mut Value,
+    mut visit: impl FnMut(&str, Option<Segment<'_>>, &mut Value) -> Result<(), E>,
+) -> Result<(), E> {
     let Value::Object(map) = schema else {
-        return slots;
+        return Ok(());
     };
-    for (key, value) in map {
+    for (key, value) in map.iter_mut() {
         match key.as_str() {
             "not"
             | "if"
@@ -246,24 +267,24 @@ fn subschema_slots(schema: &Value) -> Vec<Slot> {
             | "additionalItems"
                 if is_schema(value) =>
             {
-                slots.push(Slot::Keyword(key.clone()));
+                visit(key, None, value)?;
             }
             "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" => {
                 if let Value::Array(elements) = value {
-                    for (index, element) in elements.iter().enumerate() {
+                    for (index, element) in elements.iter_mut().enumerate() {
                         if is_schema(element) {
-                            slots.push(Slot::Element(key.clone(), index));
+                            visit(key, Some(Segment::Index(index)), element)?;
                         }
                     }
                 } else if key == "items" && is_schema(value) {
-                    slots.push(Slot::Keyword(key.clone()));
+                    visit(key, None, value)?;
                 }
             }
             "properties" | "patternProperties" | "$defs" | "definitions" => {
                 if let Value::Object(entries) = value {
-                    for (name, entry) in entries {
+                    for (name, entry) in entries.iter_mut() {
                         if is_schema(entry) {
-                            slots.push(Slot::Entry(key.clone(), name.clone()));
+                            visit(key, Some(Segment::Key(name)), entry)?;
                         }
                     }
                 }
@@ -271,16 +292,15 @@ fn subschema_slots(schema: &Value) -> Vec<Slot> {
             _ => {}
         }
     }
-    slots
+    Ok(())
 }
 
 /// Applies `transform` to every direct subschema (schemars' `transform_subschemas`).
 fn for_each_subschema(schema: &mut Value, transform: fn(&mut Value)) {
-    for slot in subschema_slots(schema) {
-        if let Some(child) = slot.get_mut(schema) {
-            transform(child);
-        }
-    }
+    let Ok(()) = try_for_each_subschema(schema, |_, _, child| {
+        transform(child);
+        Ok::<(), std::convert::Infallible>(())
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -680,23 +700,23 @@ fn non_default<T: Default + PartialEq>(value: T) -> Option<T> {
 
 impl KubeSchema {
     /// `serde_json::to_value` of kube's `Schema`.
-    fn to_value(&self) -> Value {
+    fn into_value(self) -> Value {
         match self {
-            KubeSchema::Bool(value) => Value::Bool(*value),
-            KubeSchema::Object(object) => object.to_value(),
+            KubeSchema::Bool(value) => Value::Bool(value),
+            KubeSchema::Object(object) => object.into_value(),
         }
     }
 }
 
-fn schema_list_to_value(schemas: &[KubeSchema]) -> Value {
-    Value::Array(schemas.iter().map(KubeSchema::to_value).collect())
+fn schema_list_to_value(schemas: Vec<KubeSchema>) -> Value {
+    Value::Array(schemas.into_iter().map(KubeSchema::into_value).collect())
 }
 
-fn schema_map_to_value(schemas: &BTreeMap<String, KubeSchema>) -> Value {
+fn schema_map_to_value(schemas: BTreeMap<String, KubeSchema>) -> Value {
     Value::Object(
         schemas
-            .iter()
-            .map(|(name, schema)| (name.clone(), schema.to_value()))
+            .into_iter()
+            .map(|(name, schema)| (name, schema.into_value()))
             .collect(),
     )
 }
@@ -704,62 +724,58 @@ fn schema_map_to_value(schemas: &BTreeMap<String, KubeSchema>) -> Value {
 impl KubeSchemaObject {
     /// `serde_json::to_value` of kube's `SchemaObject`: absent options and empty `required`,
     /// `properties` and `patternProperties` are skipped; `required` comes out sorted.
-    fn to_value(&self) -> Value {
+    fn into_value(self) -> Value {
         let mut map = Map::new();
-        if let Some(metadata) = &self.metadata {
-            if let Some(description) = &metadata.description {
-                map.insert("description".to_owned(), Value::String(description.clone()));
+        if let Some(metadata) = self.metadata {
+            if let Some(description) = metadata.description {
+                map.insert("description".to_owned(), Value::String(description));
             }
-            if let Some(default) = &metadata.default {
-                map.insert("default".to_owned(), default.clone());
+            if let Some(default) = metadata.default {
+                map.insert("default".to_owned(), default);
             }
         }
-        if let Some(instance_type) = &self.instance_type {
-            map.insert("type".to_owned(), instance_type.clone());
+        if let Some(instance_type) = self.instance_type {
+            map.insert("type".to_owned(), instance_type);
         }
-        if let Some(format) = &self.format {
-            map.insert("format".to_owned(), Value::String(format.clone()));
+        if let Some(format) = self.format {
+            map.insert("format".to_owned(), Value::String(format));
         }
-        if let Some(enum_values) = &self.enum_values {
-            map.insert("enum".to_owned(), Value::Array(enum_values.clone()));
+        if let Some(enum_values) = self.enum_values {
+            map.insert("enum".to_owned(), Value::Array(enum_values));
         }
-        if let Some(subschemas) = &self.subschemas {
-            if let Some(any_of) = &subschemas.any_of {
+        if let Some(subschemas) = self.subschemas {
+            if let Some(any_of) = subschemas.any_of {
                 map.insert("anyOf".to_owned(), schema_list_to_value(any_of));
             }
-            if let Some(one_of) = &subschemas.one_of {
+            if let Some(one_of) = subschemas.one_of {
                 map.insert("oneOf".to_owned(), schema_list_to_value(one_of));
             }
         }
-        if let Some(array) = &self.array {
+        if let Some(array) = self.array {
             array.write_to(&mut map);
         }
-        if let Some(object) = &self.object {
+        if let Some(object) = self.object {
             object.write_to(&mut map);
         }
-        for (key, value) in &self.extensions {
-            map.insert(key.clone(), value.clone());
-        }
-        for (key, value) in &self.other {
-            map.insert(key.clone(), value.clone());
-        }
+        map.extend(self.extensions);
+        map.extend(self.other);
         Value::Object(map)
     }
 }
 
 impl ArrayValidation {
-    fn write_to(&self, map: &mut Map<String, Value>) {
-        match &self.items {
+    fn write_to(self, map: &mut Map<String, Value>) {
+        match self.items {
             Some(Items::Single(schema)) => {
-                map.insert("items".to_owned(), schema.to_value());
+                map.insert("items".to_owned(), schema.into_value());
             }
             Some(Items::Vec(schemas)) => {
                 map.insert("items".to_owned(), schema_list_to_value(schemas));
             }
             None => {}
         }
-        if let Some(schema) = &self.additional_items {
-            map.insert("additionalItems".to_owned(), schema.to_value());
+        if let Some(schema) = self.additional_items {
+            map.insert("additionalItems".to_owned(), schema.into_value());
         }
         if let Some(max_items) = self.max_items {
             map.insert("maxItems".to_owned(), Value::from(max_items));
@@ -770,14 +786,14 @@ impl ArrayValidation {
         if let Some(unique_items) = self.unique_items {
             map.insert("uniqueItems".to_owned(), Value::Bool(unique_items));
         }
-        if let Some(schema) = &self.contains {
-            map.insert("contains".to_owned(), schema.to_value());
+        if let Some(schema) = self.contains {
+            map.insert("contains".to_owned(), schema.into_value());
         }
     }
 }
 
 impl ObjectValidation {
-    fn write_to(&self, map: &mut Map<String, Value>) {
+    fn write_to(self, map: &mut Map<String, Value>) {
         if let Some(max_properties) = self.max_properties {
             map.insert("maxProperties".to_owned(), Value::from(max_properties));
         }
@@ -785,26 +801,26 @@ impl ObjectValidation {
             map.insert("minProperties".to_owned(), Value::from(min_properties));
         }
         if !self.required.is_empty() {
-            let required = self.required.iter().cloned().map(Value::String).collect();
+            let required = self.required.into_iter().map(Value::String).collect();
             map.insert("required".to_owned(), Value::Array(required));
         }
         if !self.properties.is_empty() {
             map.insert(
                 "properties".to_owned(),
-                schema_map_to_value(&self.properties),
+                schema_map_to_value(self.properties),
             );
         }
         if !self.pattern_properties.is_empty() {
             map.insert(
                 "patternProperties".to_owned(),
-                schema_map_to_value(&self.pattern_properties),
+                schema_map_to_value(self.pattern_properties),
             );
         }
-        if let Some(schema) = &self.additional_properties {
-            map.insert("additionalProperties".to_owned(), schema.to_value());
+        if let Some(schema) = self.additional_properties {
+            map.insert("additionalProperties".to_owned(), schema.into_value());
         }
-        if let Some(schema) = &self.property_names {
-            map.insert("propertyNames".to_owned(), schema.to_value());
+        if let Some(schema) = self.property_names {
+            map.insert("propertyNames".to_owned(), schema.into_value());
         }
     }
 }
@@ -818,8 +834,8 @@ const PRESERVE_UNKNOWN_FIELDS: &str = "x-kubernetes-preserve-unknown-fields";
 /// map flattened next to fields becomes `x-kubernetes-preserve-unknown-fields`, and `uniqueItems`
 /// (rejected by the API server) is dropped. The typed round trip also sorts `required`. A node kube
 /// cannot parse is left as it is.
-fn structural_schema_rewriter(schema: &mut Value, pointer: &str) -> Result<(), TransformError> {
-    rewrite_structural(schema, pointer).map(|_| ())
+fn structural_schema_rewriter(schema: &mut Value) -> Result<(), TransformError> {
+    rewrite_structural(schema, &Pointer::ROOT).map(|_| ())
 }
 
 /// [`structural_schema_rewriter`] on one node, after its subschemas; returns
@@ -833,15 +849,17 @@ fn structural_schema_rewriter(schema: &mut Value, pointer: &str) -> Result<(), T
 /// hoisted (no `oneOf`/`anyOf`) the subschemas are set aside while the node
 /// itself goes through the round trip, then put back unchanged. A node with
 /// a subschema kube cannot parse is left as it is, as kube leaves it.
-fn rewrite_structural(schema: &mut Value, pointer: &str) -> Result<bool, TransformError> {
+fn rewrite_structural(schema: &mut Value, pointer: &Pointer<'_>) -> Result<bool, TransformError> {
     let mut typed_children_parse = true;
-    for slot in subschema_slots(schema) {
-        let child_pointer = slot.pointer(pointer);
-        if let Some(child) = slot.get_mut(schema) {
-            let parses = rewrite_structural(child, &child_pointer)?;
-            typed_children_parse &= parses || !slot.is_parsed_by_kube();
-        }
-    }
+    try_for_each_subschema(schema, |keyword, segment, child| {
+        let at_keyword = pointer.key(keyword);
+        let parses = match segment {
+            Some(segment) => rewrite_structural(child, &at_keyword.child(segment))?,
+            None => rewrite_structural(child, &at_keyword)?,
+        };
+        typed_children_parse &= parses || !is_parsed_by_kube(keyword);
+        Ok(())
+    })?;
     let Some(map) = schema.as_object_mut() else {
         // A boolean schema.
         return Ok(true);
@@ -850,7 +868,7 @@ fn rewrite_structural(schema: &mut Value, pointer: &str) -> Result<bool, Transfo
         let Some(node) = parse_kube_schema_object(map) else {
             return Ok(false);
         };
-        *schema = rewrite_node(node, pointer)?.to_value();
+        *schema = rewrite_node(node, pointer)?.into_value();
         return Ok(true);
     }
     if !typed_children_parse {
@@ -861,7 +879,7 @@ fn rewrite_structural(schema: &mut Value, pointer: &str) -> Result<bool, Transfo
         put_back(map, set_aside);
         return Ok(false);
     };
-    let mut rewritten = rewrite_node(node, pointer)?.to_value();
+    let mut rewritten = rewrite_node(node, pointer)?.into_value();
     let out = rewritten
         .as_object_mut()
         .expect("a schema object serializes to an object");
@@ -938,7 +956,7 @@ fn put_back(map: &mut Map<String, Value>, set_aside: Vec<(Slot, Value)>) {
 /// The rewrite of one parsed node (its subschemas already rewritten).
 fn rewrite_node(
     mut node: KubeSchemaObject,
-    pointer: &str,
+    pointer: &Pointer<'_>,
 ) -> Result<KubeSchemaObject, TransformError> {
     if let Some(subschemas) = node.subschemas.as_mut() {
         if let Some(one_of) = subschemas.one_of.as_mut() {
@@ -1007,7 +1025,7 @@ fn hoist_subschema_properties(
     common_object: &mut Option<ObjectValidation>,
     instance_type: &mut Option<Value>,
     push_description: bool,
-    pointer: &str,
+    pointer: &Pointer<'_>,
 ) -> Result<(), TransformError> {
     for variant in variants {
         let KubeSchema::Object(boxed) = variant else {
@@ -1074,7 +1092,7 @@ fn only_item<I: Iterator>(mut items: I) -> Option<I::Item> {
 fn merge_metadata(
     instance_type: &mut Option<Value>,
     variant_type: Option<Value>,
-    pointer: &str,
+    pointer: &Pointer<'_>,
 ) -> Result<(), TransformError> {
     let Some(variant_type) = variant_type else {
         return Ok(());
@@ -1082,7 +1100,7 @@ fn merge_metadata(
     if let Some(common_type) = instance_type.as_ref() {
         if *common_type != variant_type {
             return Err(TransformError::ConflictingVariantTypes {
-                pointer: pointer.to_owned(),
+                pointer: pointer.render(),
                 variant_type: render_type(&variant_type),
                 common_type: render_type(common_type),
             });
@@ -1099,7 +1117,7 @@ fn hoist_subschema_enum_values(
     variants: &mut Vec<KubeSchema>,
     common_enum_values: &mut Option<Vec<Value>>,
     instance_type: &mut Option<Value>,
-    pointer: &str,
+    pointer: &Pointer<'_>,
 ) -> Result<(), TransformError> {
     let mut kept = Vec::with_capacity(variants.len());
     for variant in std::mem::take(variants) {
@@ -1115,7 +1133,7 @@ fn hoist_subschema_enum_values(
                     if let Some(common_type) = instance_type.as_ref() {
                         if *common_type != variant_type {
                             return Err(TransformError::MixedEnum {
-                                pointer: pointer.to_owned(),
+                                pointer: pointer.render(),
                                 unit_variants: render_values(&values),
                                 unit_type: render_type(&variant_type),
                                 data_type: render_type(common_type),
@@ -1138,15 +1156,15 @@ fn hoist_subschema_enum_values(
 
 /// The error for a property defined differently by two variants.
 fn property_clash(
-    pointer: &str,
+    pointer: &Pointer<'_>,
     property: &str,
     new: &KubeSchema,
     existing: &KubeSchema,
 ) -> TransformError {
-    let (new, existing) = (new.to_value(), existing.to_value());
+    let (new, existing) = (new.clone().into_value(), existing.clone().into_value());
     let (Value::Object(new), Value::Object(existing)) = (&new, &existing) else {
         return TransformError::PropertyClash {
-            pointer: pointer.to_owned(),
+            pointer: pointer.render(),
             property: property.to_owned(),
             detail: "one of them accepts anything or nothing".to_owned(),
         };
@@ -1163,7 +1181,7 @@ fn property_clash(
         && single_value(existing)
     {
         return TransformError::TaggedEnum {
-            pointer: pointer.to_owned(),
+            pointer: pointer.render(),
             tag: property.to_owned(),
         };
     }
@@ -1179,7 +1197,7 @@ fn property_clash(
         format!("they differ in {}", keys.join(", "))
     };
     TransformError::PropertyClash {
-        pointer: pointer.to_owned(),
+        pointer: pointer.render(),
         property: property.to_owned(),
         detail,
     }
@@ -1266,114 +1284,138 @@ fn optional_int_or_string(schema: &mut Value) {
 
 /// `serde_json::from_value::<JSONSchemaProps>` then `serde_json::to_value`: keeps the keywords
 /// `JSONSchemaProps` knows (checking their types), drops every other one and every `null` (all its
-/// fields are options), and writes `minimum`/`maximum`/`multipleOf` as floats.
-fn json_schema_props(schema: &Value, pointer: &str) -> Result<Value, TransformError> {
-    let map = match schema {
+/// fields are options), and writes `minimum`/`maximum`/`multipleOf` as floats. The schema is
+/// converted in place, node by node, rather than copied.
+fn json_schema_props(schema: Value, pointer: &Pointer<'_>) -> Result<Value, TransformError> {
+    let mut map = match schema {
         Value::Object(map) => map,
         Value::Bool(value) => {
             return Err(TransformError::BoolSchema {
-                pointer: pointer.to_owned(),
-                value: *value,
+                pointer: pointer.render(),
+                value,
             });
         }
         _ => {
             return Err(TransformError::NotAnObject {
-                pointer: pointer.to_owned(),
+                pointer: pointer.render(),
             });
         }
     };
-    let mut props = Map::new();
-    for (keyword, value) in map {
-        if value.is_null() {
-            continue;
+    let mut failure = None;
+    map.retain(|keyword, value| {
+        if failure.is_some() || value.is_null() {
+            return false;
         }
-        let here = format!("{pointer}/{}", escape_pointer(keyword));
-        let invalid = |expected: &'static str| TransformError::InvalidKeyword {
-            pointer: pointer.to_owned(),
-            keyword: keyword.clone(),
-            expected,
-        };
-        let converted = match keyword.as_str() {
-            "$ref" | "$schema" | "description" | "format" | "id" | "pattern" | "title"
-            | "x-kubernetes-list-type" | "x-kubernetes-map-type" => {
-                expect(value, Value::is_string, || invalid("a string"))?
+        match json_schema_prop(keyword, value.take(), pointer) {
+            Ok(Some(converted)) => {
+                *value = converted;
+                true
             }
-            "type" => match value {
-                Value::String(_) => value.clone(),
-                Value::Array(types) => {
-                    let types: Vec<String> = types.iter().map(|t| format!("`{}`", render_type(t))).collect();
-                    return Err(TransformError::TypeArray {
-                        pointer: pointer.to_owned(),
-                        types: types.join(", "),
-                    });
-                }
-                _ => return Err(invalid("a string")),
-            },
-            "exclusiveMaximum" | "exclusiveMinimum" | "nullable" | "uniqueItems"
-            | "x-kubernetes-embedded-resource" | "x-kubernetes-int-or-string"
-            | "x-kubernetes-preserve-unknown-fields" => {
-                expect(value, Value::is_boolean, || invalid("a boolean"))?
+            Ok(None) => false,
+            Err(error) => {
+                failure = Some(error);
+                false
             }
-            "maxItems" | "maxLength" | "maxProperties" | "minItems" | "minLength"
-            | "minProperties" => expect(value, Value::is_i64, || invalid("an integer"))?,
-            "maximum" | "minimum" | "multipleOf" => match value.as_f64() {
-                Some(number) => Value::from(number),
-                None => return Err(invalid("a number")),
-            },
-            "default" | "example" => value.clone(),
-            "enum" => expect(value, Value::is_array, || invalid("an array"))?,
-            "required" | "x-kubernetes-list-map-keys" => {
-                expect(value, is_string_array, || invalid("an array of strings"))?
-            }
-            "additionalItems" | "additionalProperties" => match value {
-                Value::Bool(_) => value.clone(),
-                Value::Object(_) => json_schema_props(value, &here)?,
-                _ => return Err(invalid("a schema or a boolean")),
-            },
-            "items" => match value {
-                Value::Array(schemas) => schema_props_list(schemas, &here)?,
-                _ => json_schema_props(value, &here)?,
-            },
-            "not" => json_schema_props(value, &here)?,
-            "allOf" | "anyOf" | "oneOf" => match value {
-                Value::Array(schemas) => schema_props_list(schemas, &here)?,
-                _ => return Err(invalid("an array of schemas")),
-            },
-            "definitions" | "patternProperties" | "properties" => match value {
-                Value::Object(schemas) => schema_props_map(schemas, &here, json_schema_props)?,
-                _ => return Err(invalid("a map of schemas")),
-            },
-            "dependencies" => match value {
-                Value::Object(dependencies) => schema_props_map(dependencies, &here, |dependency, at| {
-                    if is_string_array(dependency) {
-                        Ok(dependency.clone())
-                    } else {
-                        json_schema_props(dependency, at)
-                    }
-                })?,
-                _ => return Err(invalid("a map of schemas or string arrays")),
-            },
-            "externalDocs" => external_documentation(value).ok_or_else(|| {
-                invalid("an object with string `description` and `url`")
-            })?,
-            "x-kubernetes-validations" => validation_rules(value).ok_or_else(|| {
-                invalid("an array of objects with string `rule`, `message`, `messageExpression`, `fieldPath`, `reason` and boolean `optionalOldSelf`")
-            })?,
-            _ => continue,
-        };
-        props.insert(keyword.clone(), converted);
+        }
+    });
+    match failure {
+        Some(error) => Err(error),
+        None => Ok(Value::Object(map)),
     }
-    Ok(Value::Object(props))
 }
 
-/// A copy of `value` if `check` accepts it, else the error `invalid` makes.
+/// One keyword of [`json_schema_props`]: its converted value, or `None` for
+/// a keyword `JSONSchemaProps` does not have.
+fn json_schema_prop(
+    keyword: &str,
+    value: Value,
+    pointer: &Pointer<'_>,
+) -> Result<Option<Value>, TransformError> {
+    let here = pointer.key(keyword);
+    let invalid = |expected: &'static str| TransformError::InvalidKeyword {
+        pointer: pointer.render(),
+        keyword: keyword.to_owned(),
+        expected,
+    };
+    let converted = match keyword {
+        "$ref" | "$schema" | "description" | "format" | "id" | "pattern" | "title"
+        | "x-kubernetes-list-type" | "x-kubernetes-map-type" => {
+            expect(value, Value::is_string, || invalid("a string"))?
+        }
+        "type" => match value {
+            Value::String(_) => value,
+            Value::Array(types) => {
+                let types: Vec<String> = types.iter().map(|t| format!("`{}`", render_type(t))).collect();
+                return Err(TransformError::TypeArray {
+                    pointer: pointer.render(),
+                    types: types.join(", "),
+                });
+            }
+            _ => return Err(invalid("a string")),
+        },
+        "exclusiveMaximum" | "exclusiveMinimum" | "nullable" | "uniqueItems"
+        | "x-kubernetes-embedded-resource" | "x-kubernetes-int-or-string"
+        | "x-kubernetes-preserve-unknown-fields" => {
+            expect(value, Value::is_boolean, || invalid("a boolean"))?
+        }
+        "maxItems" | "maxLength" | "maxProperties" | "minItems" | "minLength"
+        | "minProperties" => expect(value, Value::is_i64, || invalid("an integer"))?,
+        "maximum" | "minimum" | "multipleOf" => match value.as_f64() {
+            Some(number) => Value::from(number),
+            None => return Err(invalid("a number")),
+        },
+        "default" | "example" => value,
+        "enum" => expect(value, Value::is_array, || invalid("an array"))?,
+        "required" | "x-kubernetes-list-map-keys" => {
+            expect(value, is_string_array, || invalid("an array of strings"))?
+        }
+        "additionalItems" | "additionalProperties" => match value {
+            Value::Bool(_) => value,
+            Value::Object(_) => json_schema_props(value, &here)?,
+            _ => return Err(invalid("a schema or a boolean")),
+        },
+        "items" => match value {
+            Value::Array(schemas) => schema_props_list(schemas, &here)?,
+            _ => json_schema_props(value, &here)?,
+        },
+        "not" => json_schema_props(value, &here)?,
+        "allOf" | "anyOf" | "oneOf" => match value {
+            Value::Array(schemas) => schema_props_list(schemas, &here)?,
+            _ => return Err(invalid("an array of schemas")),
+        },
+        "definitions" | "patternProperties" | "properties" => match value {
+            Value::Object(schemas) => schema_props_map(schemas, &here, json_schema_props)?,
+            _ => return Err(invalid("a map of schemas")),
+        },
+        "dependencies" => match value {
+            Value::Object(dependencies) => schema_props_map(dependencies, &here, |dependency, at| {
+                if is_string_array(&dependency) {
+                    Ok(dependency)
+                } else {
+                    json_schema_props(dependency, at)
+                }
+            })?,
+            _ => return Err(invalid("a map of schemas or string arrays")),
+        },
+        "externalDocs" => external_documentation(&value).ok_or_else(|| {
+            invalid("an object with string `description` and `url`")
+        })?,
+        "x-kubernetes-validations" => validation_rules(&value).ok_or_else(|| {
+            invalid("an array of objects with string `rule`, `message`, `messageExpression`, `fieldPath`, `reason` and boolean `optionalOldSelf`")
+        })?,
+        _ => return Ok(None),
+    };
+    Ok(Some(converted))
+}
+
+/// `value` if `check` accepts it, else the error `invalid` makes.
 fn expect(
-    value: &Value,
+    value: Value,
     check: fn(&Value) -> bool,
     invalid: impl FnOnce() -> TransformError,
 ) -> Result<Value, TransformError> {
-    if check(value) {
-        Ok(value.clone())
+    if check(&value) {
+        Ok(value)
     } else {
         Err(invalid())
     }
@@ -1387,27 +1429,25 @@ fn is_string_array(value: &Value) -> bool {
 }
 
 /// `Vec<JSONSchemaProps>`.
-fn schema_props_list(schemas: &[Value], pointer: &str) -> Result<Value, TransformError> {
+fn schema_props_list(schemas: Vec<Value>, pointer: &Pointer<'_>) -> Result<Value, TransformError> {
     schemas
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(index, schema)| json_schema_props(schema, &format!("{pointer}/{index}")))
+        .map(|(index, schema)| json_schema_props(schema, &pointer.child(Segment::Index(index))))
         .collect::<Result<Vec<Value>, TransformError>>()
         .map(Value::Array)
 }
 
 /// `BTreeMap<String, _>` whose values `convert` handles.
 fn schema_props_map(
-    entries: &Map<String, Value>,
-    pointer: &str,
-    convert: impl Fn(&Value, &str) -> Result<Value, TransformError>,
+    mut entries: Map<String, Value>,
+    pointer: &Pointer<'_>,
+    convert: impl Fn(Value, &Pointer<'_>) -> Result<Value, TransformError>,
 ) -> Result<Value, TransformError> {
-    let mut converted = Map::new();
-    for (name, entry) in entries {
-        let at = format!("{pointer}/{}", escape_pointer(name));
-        converted.insert(name.clone(), convert(entry, &at)?);
+    for (name, entry) in &mut entries {
+        *entry = convert(entry.take(), &pointer.key(name))?;
     }
-    Ok(Value::Object(converted))
+    Ok(Value::Object(entries))
 }
 
 /// Copies the optional string fields `names` of `source` into `target`: `None` if one is neither
