@@ -30,7 +30,7 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
     };
     // Notes go to stderr: stdout carries the diff of `--check` and `--diff`.
     let generated = manifests::generate(&opts, &mut anstream::stderr())?;
-    let changes = manifests::changes(&generated, &root)?;
+    let changes = manifests::changes(generated, &root)?;
     let mode = if args.check {
         Mode::Check
     } else if args.diff {

@@ -101,11 +101,11 @@ pub fn parse<T>(
     mut build: impl FnMut(&Args) -> Result<T, Vec<Problem>>,
 ) -> Vec<(Location, T)> {
     let mut found = Vec::new();
-    for (index, line) in text.lines().enumerate() {
+    for (number, line) in lines_with_plus(text) {
         let Some(marker) = marker_line(grammar, line) else {
             continue;
         };
-        let location = Location::new(file, index + 1, marker.column);
+        let location = Location::new(file, number, marker.column);
         match arguments(grammar, &marker).and_then(|args| build(&args)) {
             Ok(value) => found.push((location, value)),
             Err(problems) => {
@@ -116,6 +116,28 @@ pub fn parse<T>(
         }
     }
     found
+}
+
+/// The lines of `text` (as `str::lines` cuts them) that hold a `+`, with
+/// their 1-based numbers: every marker starts with one. Found from the `+`s
+/// rather than line by line, since most files have none and some crates run
+/// to 100 MB of generated sources.
+fn lines_with_plus(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut number = 1;
+    let mut counted_to = 0;
+    text.match_indices('+').filter_map(move |(plus, _)| {
+        if plus < counted_to {
+            // Another `+` of the line just returned.
+            return None;
+        }
+        let start = text[..plus].rfind('\n').map_or(0, |i| i + 1);
+        let end = text[plus..].find('\n').map_or(text.len(), |i| plus + i);
+        number += memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..start]).count();
+        // Past this line's break, which the next count must not see again.
+        counted_to = end;
+        let line = &text[start..end];
+        Some((number, line.strip_suffix('\r').unwrap_or(line)))
+    })
 }
 
 /// A marker line: the 1-based column of its `+`, the spelling used and the
@@ -343,5 +365,21 @@ pub fn backtick_list(names: &[&str]) -> String {
         None => String::new(),
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lines_with_plus_are_the_lines_that_hold_one() {
+        let text = "+a\n\nb+c+d\r\nnone\n\n// +x:y\r\n+\nlast+";
+        let expected: Vec<(usize, &str)> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, line)| line.contains('+'))
+            .map(|(i, line)| (i + 1, line))
+            .collect();
+        assert_eq!(super::lines_with_plus(text).collect::<Vec<_>>(), expected);
+        assert_eq!(super::lines_with_plus("no marker\n").count(), 0);
     }
 }

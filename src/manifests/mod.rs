@@ -264,21 +264,24 @@ fn render_crds(crds: Vec<crd::Crd>, dir: &Path) -> Vec<(PathBuf, String)> {
     )
 }
 
-/// The changes that bring the disk in line with `generated`.
-pub fn changes(generated: &Generated, root: &Path) -> Result<Vec<FileChange>> {
+/// The changes that bring the disk in line with `generated`, whose files are
+/// read on all cores (a crate of many kinds has as many CRDs).
+pub fn changes(generated: Generated, root: &Path) -> Result<Vec<FileChange>> {
     let disk = Disk::new(root);
-    generated
-        .files
-        .iter()
-        .map(|(path, text)| {
+    crate::parallel::map(
+        generated.files,
+        || (),
+        |(), (path, after)| {
             Ok(FileChange {
-                path: path.clone(),
-                before: disk.read(path)?,
-                after: text.clone(),
+                before: disk.read(&path)?,
+                path,
+                after,
                 remove: false,
             })
-        })
-        .collect()
+        },
+    )
+    .into_iter()
+    .collect()
 }
 
 /// The package and library names and the version, from Cargo.toml (`[lib] name`, else the
