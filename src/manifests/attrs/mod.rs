@@ -49,7 +49,7 @@ impl AttrItem {
 pub fn expr_str(expr: &Expr) -> Option<String> {
     match expr {
         Expr::Lit(l) => match &l.lit {
-            Lit::Str(s) => Some(s.value()),
+            Lit::Str(s) => Some(lit_str_value(s)),
             _ => None,
         },
         Expr::Group(g) => expr_str(&g.expr),
@@ -75,6 +75,23 @@ pub fn expr_str(expr: &Expr) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `LitStr::value`, which unescapes character by character, skipped for a
+/// plain literal without escapes or carriage returns, such as most doc
+/// comments (the lexer writes each as one string literal).
+fn lit_str_value(lit: &syn::LitStr) -> String {
+    let mut repr = lit.token().to_string();
+    if repr.len() >= 2
+        && repr.starts_with('"')
+        && repr.ends_with('"')
+        && !repr.contains(['\\', '\r'])
+    {
+        repr.pop();
+        repr.remove(0);
+        return repr;
+    }
+    lit.value()
 }
 
 /// The comma-separated items of an attribute's argument list.
@@ -936,6 +953,36 @@ pub fn title_and_description(doc: &str) -> (Option<String>, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_string_values_are_what_syn_reads() {
+        for text in [
+            r#""plain text""#,
+            r#""""#,
+            r#""with \"quotes\" and \\ and \n""#,
+            r#"r"raw \n""#,
+            r#""suffixed"x"#,
+            "\"a\r\nb\"",
+            "\"é and ✓\"",
+        ] {
+            let lit: syn::LitStr = syn::parse_str(text).unwrap();
+            assert_eq!(lit_str_value(&lit), lit.value(), "{text}");
+        }
+        // A doc comment, as the lexer turns it into a literal.
+        let item: syn::ItemStruct =
+            syn::parse_str("/// A \"quoted\" word, a \\ and a tab:\t.\nstruct S;").unwrap();
+        let Meta::NameValue(doc) = &item.attrs[0].meta else {
+            panic!("a doc attribute")
+        };
+        let Expr::Lit(syn::ExprLit {
+            lit: Lit::Str(lit), ..
+        }) = &doc.value
+        else {
+            panic!("a string")
+        };
+        assert_eq!(lit_str_value(lit), lit.value());
+        assert_eq!(lit.value(), " A \"quoted\" word, a \\ and a tab:\t.");
+    }
 
     #[test]
     fn simple_items_are_what_syn_parses() {
