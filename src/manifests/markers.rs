@@ -133,10 +133,16 @@ fn lines_with_plus(text: &str) -> impl Iterator<Item = (usize, &str)> {
         let start = text[..plus].rfind('\n').map_or(0, |i| i + 1);
         let end = text[plus..].find('\n').map_or(text.len(), |i| plus + i);
         number += memchr::memchr_iter(b'\n', &text.as_bytes()[counted_to..start]).count();
-        // Past this line's break, which the next count must not see again.
+        // Up to this line's break, which the next count must include.
         counted_to = end;
         let line = &text[start..end];
-        Some((number, line.strip_suffix('\r').unwrap_or(line)))
+        // `str::lines` drops a `\r` only before a `\n`.
+        let line = if end < text.len() {
+            line.strip_suffix('\r').unwrap_or(line)
+        } else {
+            line
+        };
+        Some((number, line))
     })
 }
 
@@ -372,7 +378,7 @@ pub fn backtick_list(names: &[&str]) -> String {
 mod tests {
     #[test]
     fn lines_with_plus_are_the_lines_that_hold_one() {
-        let text = "+a\n\nb+c+d\r\nnone\n\n// +x:y\r\n+\nlast+";
+        let text = "+a\n\nb+c+d\r\nnone\n\n// +x:y\r\n+\nlast+\r";
         let expected: Vec<(usize, &str)> = text
             .lines()
             .enumerate()

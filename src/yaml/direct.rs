@@ -78,6 +78,7 @@ impl Default for Writer {
 
 /// libyaml's analysis of a scalar: which styles may write it.
 #[allow(clippy::struct_excessive_bools, reason = "libyaml's flags, one each")]
+#[derive(Debug, PartialEq, Eq)]
 struct Analysis {
     multiline: bool,
     block_plain_allowed: bool,
@@ -419,17 +420,23 @@ fn analyze(s: &str) -> Option<Analysis> {
         // Most scalars of a CRD, descriptions above all.
         scan_ascii(s.as_bytes(), &mut scan);
     } else {
-        let mut chars = s.chars().peekable();
-        let mut i = 0_usize;
-        while let Some(c) = chars.next() {
-            if matches!(c, '\u{2028}' | '\u{2029}') {
-                return None;
-            }
-            scan.step(c, chars.peek().copied(), i);
-            i += 1;
-        }
+        scan_chars(s, &mut scan)?;
     }
     Some(scan.finish())
+}
+
+/// [`Scan::step`] over every character of `s`; `None` at U+2028 or U+2029.
+fn scan_chars(s: &str, scan: &mut Scan) -> Option<()> {
+    let mut chars = s.chars().peekable();
+    let mut i = 0_usize;
+    while let Some(c) = chars.next() {
+        if matches!(c, '\u{2028}' | '\u{2029}') {
+            return None;
+        }
+        scan.step(c, chars.peek().copied(), i);
+        i += 1;
+    }
+    Some(())
 }
 
 /// [`Scan::step`] over every byte of `bytes` (ASCII, not empty), visiting
@@ -621,6 +628,41 @@ mod tests {
     use serde_json::{Map, json};
 
     use super::*;
+
+    #[test]
+    fn the_ascii_scan_is_the_character_scan() {
+        const BYTES: &[u8] = b" \t\n\r:#-?.'a\x7f";
+        let mut strings = vec![Vec::new()];
+        for _ in 0..4 {
+            let longer: Vec<Vec<u8>> = strings
+                .iter()
+                .filter(|s| s.len() == strings.last().map_or(0, Vec::len))
+                .flat_map(|s| {
+                    BYTES.iter().map(move |&b| {
+                        let mut t = s.clone();
+                        t.push(b);
+                        t
+                    })
+                })
+                .collect();
+            strings.extend(longer);
+        }
+        let mut checked = 0;
+        for bytes in strings.iter().filter(|s| !s.is_empty()) {
+            let text = std::str::from_utf8(bytes).unwrap();
+            let start = || Scan {
+                block_indicators: text.starts_with("---") || text.starts_with("..."),
+                preceded_by_whitespace: true,
+                ..Scan::default()
+            };
+            let (mut by_bytes, mut by_chars) = (start(), start());
+            scan_ascii(bytes, &mut by_bytes);
+            scan_chars(text, &mut by_chars).unwrap();
+            assert_eq!(by_bytes.finish(), by_chars.finish(), "{text:?}");
+            checked += 1;
+        }
+        assert_eq!(checked, 12 + 144 + 1728 + 20736);
+    }
 
     /// Both writers agree; whether this one wrote the document itself.
     fn same(value: &Value) -> bool {

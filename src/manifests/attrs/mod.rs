@@ -81,17 +81,11 @@ pub fn expr_str(expr: &Expr) -> Option<String> {
 /// plain literal without escapes or carriage returns, such as most doc
 /// comments (the lexer writes each as one string literal).
 fn lit_str_value(lit: &syn::LitStr) -> String {
-    let mut repr = lit.token().to_string();
-    if repr.len() >= 2
-        && repr.starts_with('"')
-        && repr.ends_with('"')
-        && !repr.contains(['\\', '\r'])
-    {
-        repr.pop();
-        repr.remove(0);
-        return repr;
+    let repr = lit.token().to_string();
+    match repr.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(text) if !text.contains(['\\', '\r']) => text.to_owned(),
+        _ => lit.value(),
     }
-    lit.value()
 }
 
 /// The comma-separated items of an attribute's argument list.

@@ -229,7 +229,7 @@ fn decode(index: u32) -> Option<Value> {
     INFLATER.with_borrow_mut(|(inflater, text)| {
         inflater.init();
         text.clear();
-        text.resize(input.len() * 4, 0);
+        text.resize((input.len() * 4).max(64), 0);
         let mut written = 0;
         loop {
             // The whole entry is inflated into one buffer, which then holds

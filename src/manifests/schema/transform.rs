@@ -206,8 +206,8 @@ impl Pointer<'_> {
 // Walking subschemas
 // ---------------------------------------------------------------------------
 
-/// Where a direct subschema sits in its parent object.
-#[derive(Debug, Clone)]
+/// Where a subschema set aside by [`set_aside_subschemas`] goes back.
+#[derive(Debug)]
 enum Slot {
     /// `parent[keyword]`, e.g. `not`, `additionalProperties`, a single `items`.
     Keyword(String),
@@ -1161,6 +1161,7 @@ fn property_clash(
     new: &KubeSchema,
     existing: &KubeSchema,
 ) -> TransformError {
+    // Copies: this is the error path, and the variants stay in place.
     let (new, existing) = (new.clone().into_value(), existing.clone().into_value());
     let (Value::Object(new), Value::Object(existing)) = (&new, &existing) else {
         return TransformError::PropertyClash {
