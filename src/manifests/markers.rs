@@ -21,6 +21,7 @@
 use std::path::Path;
 
 use crate::manifests::diagnostics::{Diagnostic, Location, did_you_mean};
+use crate::project::names;
 
 /// One kind of marker.
 #[derive(Debug)]
@@ -303,11 +304,11 @@ fn parse_values(grammar: &Grammar, key: &str, raw: &str) -> Result<Vec<String>, 
                 format!("separate the values of `{key}` with `;`, without spaces"),
             ));
         }
-        if key == "groups" && value == "core" {
-            values.push(String::new());
+        values.push(if key == "groups" {
+            names::api_group(value).to_owned()
         } else {
-            values.push(value.to_string());
-        }
+            value.to_owned()
+        });
     }
     Ok(values)
 }

@@ -4,6 +4,7 @@
 //! A controller on one of them has no types and no CRD in the project.
 
 use crate::manifests::diagnostics::did_you_mean;
+use crate::project::names;
 use crate::{Error, Result};
 
 /// A kind of the Kubernetes API, as k8s-openapi types it.
@@ -165,11 +166,7 @@ impl K8sKind {
 
     /// `apiVersion`: `v1` for the core group, else `<group>/<version>`.
     pub fn api_version(&self) -> String {
-        if self.group == "core" {
-            self.version.to_string()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
+        names::api_version(self.group, self.version)
     }
 
     /// How `--owns` and `--watches` spell it: `apps/v1/Deployment`, `v1/Pod`.
@@ -195,12 +192,7 @@ pub fn find(group: &str, version: &str, kind: &str) -> Option<&'static K8sKind> 
 /// The error for a kind of a Kubernetes group that [`KINDS`] lacks, with
 /// the closest kind as help. `what` names it in the message.
 pub fn unknown(what: &str, group: &str, version: &str, kind: &str) -> Error {
-    let group = if group.is_empty() { "core" } else { group };
-    let shown = if group == "core" {
-        version.to_string()
-    } else {
-        format!("{group}/{version}")
-    };
+    let shown = names::api_version(group, version);
     let message = format!("{what}: Kubernetes has no kind `{kind}` in `{shown}`");
     // The same kind in another group or version first, then a near spelling.
     if let Some(other) = KINDS.iter().find(|k| k.kind == kind) {

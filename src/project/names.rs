@@ -275,6 +275,21 @@ pub fn group_full(group: &str, domain: &str) -> String {
     format!("{group}.{domain}")
 }
 
+/// An API group as the API server names it: kubebuilder's `core`, the
+/// legacy group, is the empty group.
+pub fn api_group(group: &str) -> &str {
+    if group == "core" { "" } else { group }
+}
+
+/// The `apiVersion` of a group's version: `v1` for the legacy group, else
+/// `<group>/<version>`.
+pub fn api_version(group: &str, version: &str) -> String {
+    match api_group(group) {
+        "" => version.to_owned(),
+        group => format!("{group}/{version}"),
+    }
+}
+
 /// The annotation the API server requires on a CRD of a protected group.
 pub const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
 

@@ -287,14 +287,7 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
         // the project's domain.
         let rbac_group = r.full_group(&project.domain);
         ctx.insert("kind_path", &format!("{path}::{}", r.kind));
-        ctx.insert(
-            "api_version",
-            &if rbac_group == "core" {
-                r.version.clone()
-            } else {
-                format!("{rbac_group}/{}", r.version)
-            },
-        );
+        ctx.insert("api_version", &names::api_version(&rbac_group, &r.version));
         ctx.insert("rbac_group", &rbac_group);
         ctx.insert(
             "relation_label",

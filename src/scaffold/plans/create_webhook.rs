@@ -125,12 +125,7 @@ impl Layout {
 
 /// The group as webhooks and API versions name it: the legacy group is empty.
 fn api_group(project: &Project, r: &Resource) -> String {
-    let group = r.full_group(&project.domain);
-    if group == "core" {
-        String::new()
-    } else {
-        group
-    }
+    names::api_group(&r.full_group(&project.domain)).to_owned()
 }
 
 /// The template context of the kind's webhooks.
