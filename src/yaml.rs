@@ -24,6 +24,16 @@ pub use direct::to_string as json_to_string;
 use serde::Serialize;
 use serde_yaml_ng::{Mapping, Value};
 
+/// The value at a path of mapping keys, if every step exists.
+pub fn get<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, key| v.get(*key))
+}
+
+/// The string at a path of mapping keys.
+pub fn get_str<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
+    get(value, path).and_then(Value::as_str)
+}
+
 /// The start of every token; a number that no string of the document
 /// contains follows it, so a token cannot be confused with content.
 const TOKEN: &str = "rsopyamlquote";

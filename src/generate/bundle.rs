@@ -23,9 +23,10 @@ use std::path::Path;
 use serde_yaml_ng::{Mapping, Value};
 
 use super::csv::{self, MANIFESTS_DIR};
-use super::{get, get_str, kind, kustomize, name, to_yaml, webhooks};
+use super::{kind, kustomize, name, to_yaml, webhooks};
 use crate::output::FileChange;
 use crate::project::Project;
+use crate::yaml::{get, get_str};
 use crate::{Error, Result};
 
 /// Kinds OLM installs from a bundle beside the CSV and the CRDs.

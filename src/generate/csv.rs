@@ -12,9 +12,10 @@ use std::path::Path;
 use heck::ToTitleCase;
 use serde_yaml_ng::{Mapping, Value};
 
-use super::{get, get_str, kind, to_yaml};
+use super::{kind, to_yaml};
 use crate::output::{Disk, FileChange};
 use crate::project::Project;
+use crate::yaml::{get, get_str};
 use crate::{Error, Result};
 
 pub const MANIFESTS_DIR: &str = "config/manifests";

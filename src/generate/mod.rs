@@ -18,6 +18,7 @@ use std::path::Path;
 use serde_yaml_ng::{Mapping, Value};
 
 use crate::output::FileChange;
+use crate::yaml::get_str;
 use crate::{Error, Result};
 
 /// Where `generate installer` writes.
@@ -34,16 +35,6 @@ pub fn installer(root: &Path, image: Option<&str>) -> Result<Vec<FileChange>> {
 pub fn changes(root: &Path, files: Vec<(String, String)>) -> Result<Vec<FileChange>> {
     let files = files.into_iter().map(|(p, t)| (p.into(), t)).collect();
     crate::manifests::changes(crate::manifests::Generated { files }, root)
-}
-
-/// The value at a path of mapping keys, if every step exists.
-pub fn get<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(value, |v, key| v.get(*key))
-}
-
-/// The string at a path of mapping keys.
-pub fn get_str<'a>(value: &'a Value, path: &[&str]) -> Option<&'a str> {
-    get(value, path).and_then(Value::as_str)
 }
 
 /// The mapping at `path`, made (as empty mappings) where it is missing.

@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 
 use serde_yaml_ng::Value;
 
-use super::{get, get_str, kind, name};
+use super::{kind, name};
+use crate::yaml::{get, get_str};
 
 /// The annotations by which cert-manager's CA injector fills in `caBundle`.
 pub const CA_INJECTION: [&str; 3] = [

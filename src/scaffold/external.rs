@@ -30,10 +30,10 @@ use heck::{ToPascalCase, ToSnakeCase};
 use serde::Deserialize as _;
 use serde_yaml_ng::Value;
 
-use crate::generate::get_str;
 use crate::manifests::attrs::RenameRule;
 use crate::manifests::diagnostics::did_you_mean;
 use crate::project::names;
+use crate::yaml::get_str;
 use crate::{Error, Result};
 
 /// One version of a kind of another project's CRD, with its Rust types.

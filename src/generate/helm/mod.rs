@@ -25,10 +25,11 @@ use serde_yaml_ng::{Mapping, Value};
 
 use self::holes::{Holes, block, nindent};
 use self::webhooks::Webhooks;
-use super::{get, get_str, kind, kustomize, name};
+use super::{kind, kustomize, name};
 use crate::output::{Disk, FileChange};
 use crate::project::Project;
 use crate::templates::Templates;
+use crate::yaml::{get, get_str};
 use crate::{Error, Result};
 
 /// Where the chart goes unless `--output-dir` says otherwise.

@@ -11,7 +11,8 @@ use serde_yaml_ng::{Mapping, Value};
 
 use super::holes::{Holes, block};
 use super::{Chart, insert_sorted, yaml_lines};
-use crate::generate::{get, get_str, kind, webhooks};
+use crate::generate::{kind, webhooks};
+use crate::yaml::{get, get_str};
 
 /// Webhook objects are rendered when this holds.
 pub const WEBHOOK: &str = ".Values.webhook.enabled";
