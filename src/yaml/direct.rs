@@ -411,11 +411,7 @@ fn analyze(s: &str) -> Option<Analysis> {
             block_allowed: false,
         });
     }
-    let mut scan = Scan {
-        block_indicators: s.starts_with("---") || s.starts_with("..."),
-        preceded_by_whitespace: true,
-        ..Scan::default()
-    };
+    let mut scan = Scan::new(s);
     if s.is_ascii() {
         // Most scalars of a CRD, descriptions above all.
         scan_ascii(s.as_bytes(), &mut scan);
@@ -443,16 +439,11 @@ fn scan_chars(s: &str, scan: &mut Scan) -> Option<()> {
 /// only the bytes that can set a flag: line breaks and other control
 /// characters, `:` and `#`; the first and the last byte are settled apart.
 fn scan_ascii(bytes: &[u8], scan: &mut Scan) {
-    let blank = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
-    let is_break = |b: u8| matches!(b, b'\n' | b'\r');
+    let blank = |b: u8| is_blank(char::from(b));
+    let is_break = |b: u8| is_break(char::from(b));
     let followed_by_whitespace = |i: usize| bytes.get(i + 1).is_none_or(|&b| blank(b));
     let (first, last) = (bytes[0], bytes[bytes.len() - 1]);
-    scan.block_indicators |= match first {
-        b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\''
-        | b'"' | b'%' | b'@' | b'`' => true,
-        b'?' | b':' | b'-' => followed_by_whitespace(0),
-        _ => false,
-    };
+    scan.block_indicators |= starts_block_indicator(char::from(first), followed_by_whitespace(0));
     scan.leading_space = first == b' ';
     scan.trailing_space = last == b' ';
     scan.leading_break = is_break(first);
@@ -494,20 +485,40 @@ struct Scan {
     special_characters: bool,
 }
 
+/// libyaml's blank or line break (`IS_BLANKZ` short of the end).
+fn is_blank(c: char) -> bool {
+    c == ' ' || c == '\t' || is_break(c)
+}
+
+/// Whether a scalar's first character `c` is an indicator that keeps it from
+/// being written plain.
+fn starts_block_indicator(c: char, followed_by_whitespace: bool) -> bool {
+    match c {
+        '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
+        | '@' | '`' => true,
+        '?' | ':' | '-' => followed_by_whitespace,
+        _ => false,
+    }
+}
+
 impl Scan {
+    /// The flags before the first character of `s`.
+    fn new(s: &str) -> Scan {
+        Scan {
+            block_indicators: s.starts_with("---") || s.starts_with("..."),
+            preceded_by_whitespace: true,
+            ..Scan::default()
+        }
+    }
+
     /// Takes in `c`, the `i`th character, followed by `next`.
     #[inline]
     fn step(&mut self, c: char, next: Option<char>, i: usize) {
         self.special_characters |= !is_printable(c);
-        let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t' || is_break(n));
+        let followed_by_whitespace = next.is_none_or(is_blank);
         let last = next.is_none();
         if i == 0 {
-            match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => self.block_indicators = true,
-                '?' | ':' | '-' if followed_by_whitespace => self.block_indicators = true,
-                _ => {}
-            }
+            self.block_indicators |= starts_block_indicator(c, followed_by_whitespace);
         } else if (c == ':' && followed_by_whitespace) || (c == '#' && self.preceded_by_whitespace)
         {
             self.block_indicators = true;
@@ -529,7 +540,7 @@ impl Scan {
             self.previous_space = false;
             self.previous_break = false;
         }
-        self.preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c);
+        self.preceded_by_whitespace = is_blank(c);
     }
 
     fn finish(self) -> Analysis {
@@ -650,12 +661,7 @@ mod tests {
         let mut checked = 0;
         for bytes in strings.iter().filter(|s| !s.is_empty()) {
             let text = std::str::from_utf8(bytes).unwrap();
-            let start = || Scan {
-                block_indicators: text.starts_with("---") || text.starts_with("..."),
-                preceded_by_whitespace: true,
-                ..Scan::default()
-            };
-            let (mut by_bytes, mut by_chars) = (start(), start());
+            let (mut by_bytes, mut by_chars) = (Scan::new(text), Scan::new(text));
             scan_ascii(bytes, &mut by_bytes);
             scan_chars(text, &mut by_chars).unwrap();
             assert_eq!(by_bytes.finish(), by_chars.finish(), "{text:?}");

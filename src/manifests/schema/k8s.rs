@@ -9,11 +9,11 @@
 //! rsop's build does not compile k8s-openapi; the test at the end of this
 //! file checks the pinned version against the real crate.
 
-use miniz_oxide::inflate::TINFLStatus;
-use miniz_oxide::inflate::core::{DecompressorOxide, decompress, inflate_flags};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use miniz_oxide::inflate::TINFLStatus;
+use miniz_oxide::inflate::core::{DecompressorOxide, decompress, inflate_flags};
 use serde_json::Value;
 
 use crate::versions;
