@@ -94,25 +94,19 @@ pub fn generate_from(
     notes: &mut dyn std::io::Write,
 ) -> Result<Generated> {
     let mut found = Vec::new();
-    let mut kube_derive = 5;
-    let mut k8s = schema::k8s::Table::pinned();
     // A k8s-openapi release or Kubernetes version rsop has no tables for
     // makes every kind one the build derives (or, with `--static`, an error).
     let selection = k8s_version::select(&opts.root)?;
-    if let Some(major) = selection.kube_derive {
-        kube_derive = major;
-    }
-    let unsupported_k8s = match selection.table {
-        Ok(table) => {
-            k8s = table;
-            None
-        }
-        Err(unsupported) if unsupported.build_can_decide() => {
-            Some(unsupported.diagnostic().needs_code())
-        }
+    let kube_derive = selection.kube_derive.unwrap_or(schema::DEFAULT_KUBE_DERIVE);
+    let (k8s, unsupported_k8s) = match selection.table {
+        Ok(table) => (table, None),
+        Err(unsupported) if unsupported.build_can_decide() => (
+            schema::k8s::Table::pinned(),
+            Some(unsupported.diagnostic().needs_code()),
+        ),
         Err(unsupported) => {
             found.push(unsupported.diagnostic());
-            None
+            (schema::k8s::Table::pinned(), None)
         }
     };
     let (mut versions, problems) = crd::versions(

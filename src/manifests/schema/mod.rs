@@ -45,6 +45,10 @@ impl<'a> Scope<'a> {
     }
 }
 
+/// The kube-derive major version whose grammar applies when the project's
+/// lock file does not say.
+pub const DEFAULT_KUBE_DERIVE: u64 = 5;
+
 /// Builds raw schemas, collecting diagnostics.
 #[derive(Debug)]
 pub struct Builder<'a> {
@@ -54,7 +58,7 @@ pub struct Builder<'a> {
     /// version (see [`super::k8s_version`]).
     pub k8s: k8s::Table,
     /// The major version of the project's kube-derive, whose `#[kube(...)]`
-    /// grammar applies (5 when unknown).
+    /// grammar applies ([`DEFAULT_KUBE_DERIVE`] when unknown).
     pub kube_derive: u64,
     /// Types being generated, to refuse recursion (kube cannot inline it).
     stack: Vec<String>,
@@ -66,7 +70,7 @@ impl<'a> Builder<'a> {
             krate,
             diagnostics: Vec::new(),
             k8s: k8s::Table::pinned(),
-            kube_derive: 5,
+            kube_derive: DEFAULT_KUBE_DERIVE,
             stack: Vec::new(),
         }
     }
