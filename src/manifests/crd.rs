@@ -91,9 +91,7 @@ pub fn versions(
     derive_schemas: bool,
 ) -> (Vec<Version>, Vec<Diagnostic>) {
     let found = sources.for_each_group(sources.kind_groups(), |krate, g| {
-        let mut builder = Builder::new(krate);
-        builder.k8s = k8s;
-        builder.kube_derive = kube_derive;
+        let mut builder = Builder::new(krate, k8s, kube_derive);
         let mut out = Vec::new();
         for module in krate.group_modules(g) {
             for item in &module.items {
@@ -599,6 +597,7 @@ fn manual_root_schema(root_name: &str, builder: &mut Builder<'_>, path: &str) ->
 mod tests {
     use super::{Sources, k8s, version_priority, versions};
     use crate::manifests::diagnostics::Diagnostics;
+    use crate::manifests::schema::DEFAULT_KUBE_DERIVE;
 
     #[test]
     fn kinds_under_src_external_have_no_crd() {
@@ -619,7 +618,7 @@ mod tests {
         ];
         let mut diagnostics = Diagnostics::default();
         let sources = Sources::from_sources(&sources, Some("demo".into()), &mut diagnostics);
-        let (found, problems) = versions(&sources, k8s::Table::pinned(), 5, true);
+        let (found, problems) = versions(&sources, k8s::Table::pinned(), DEFAULT_KUBE_DERIVE, true);
         assert!(problems.is_empty(), "{problems:?}");
         let groups: Vec<&str> = found.iter().map(|v| v.attrs.group.as_str()).collect();
         assert_eq!(groups, ["apps.example.com"]);
@@ -679,7 +678,8 @@ mod tests {
             let mut diagnostics = Diagnostics::default();
             let sources = Sources::from_sources(&files, Some("demo".into()), &mut diagnostics)
                 .with_parse_budget(budget);
-            let (found, problems) = versions(&sources, k8s::Table::pinned(), 5, true);
+            let (found, problems) =
+                versions(&sources, k8s::Table::pinned(), DEFAULT_KUBE_DERIVE, true);
             let kinds: Vec<(String, serde_json::Value)> = found
                 .into_iter()
                 .map(|v| (v.attrs.kind, v.entry["schema"].clone()))

@@ -365,9 +365,10 @@ impl Sources {
             .filter(|&g| sources.groups[g].loaded)
             .collect();
         let found = sources.for_each_group(loaded, |krate, g| {
-            let parsed = krate.parsed(g);
+            // Parsed for the index only: this `Crate` looks nothing up.
+            let Parsed { modules, problems } = krate.parse_group(g);
             let mut impls = ImplIndex::default();
-            for (m, module) in parsed.modules.iter().enumerate() {
+            for (m, module) in modules.iter().enumerate() {
                 for (i, item) in module.items.iter().enumerate() {
                     if let syn::Item::Impl(imp) = item {
                         impls.add(
@@ -381,7 +382,7 @@ impl Sources {
                     }
                 }
             }
-            (parsed.problems.clone(), impls)
+            (problems, impls)
         });
         for (problems, impls) in found {
             for p in problems {
@@ -471,10 +472,6 @@ impl<'s> Crate<'s> {
             macros: OnceCell::new(),
             parsed_bytes: Cell::new(0),
         }
-    }
-
-    pub fn sources(&self) -> &'s Sources {
-        self.sources
     }
 
     /// The modules of group `g`, parsed on first use.
@@ -692,11 +689,6 @@ impl<'s> Crate<'s> {
             return self.resolve_from(&dependency_root(first), &segments[1..], visited);
         }
         None
-    }
-
-    /// Whether `module` belongs to a path dependency rather than the crate.
-    pub fn is_dependency(module: &Module) -> bool {
-        is_dependency_path(&module.path)
     }
 
     /// Whether a `use` path points into this crate.
@@ -922,8 +914,7 @@ impl<'s> Crate<'s> {
             name if self.sources.crate_name.as_deref() == Some(name) => Vec::new(),
             name if self.sources.dependencies.iter().any(|d| d == name) => dependency_root(name),
             name => {
-                let mut child = module.path.clone();
-                child.push(name.to_string());
+                let child = child_path(module, name);
                 if self.module(&child).is_some() {
                     child
                 } else {
@@ -1002,12 +993,12 @@ fn check_module_files(sources: &Sources, modules: &[Module], problems: &mut Vec<
             {
                 continue;
             }
-            let child = child_path(module, &m.ident.to_string());
-            if sources.group_by_path.contains_key(&child)
-                || modules.iter().any(|other| other.path == child)
-            {
+            // Its children: the modules of files, and the inline ones.
+            let name = m.ident.to_string();
+            if module.index.children.contains(&name) {
                 continue;
             }
+            let child = child_path(module, &name);
             let file = &sources.files[module.file].path;
             let dir: PathBuf = std::iter::once("src".to_string())
                 .chain(child.iter().cloned())

@@ -206,6 +206,8 @@ fn bound<'a>(ty: &syn::Type, scope: &Scope<'a>) -> (syn::Type, Scope<'a>) {
 mod tests {
     use super::*;
     use crate::manifests::diagnostics::Diagnostics;
+    use crate::manifests::schema::DEFAULT_KUBE_DERIVE;
+    use crate::manifests::schema::k8s::Table;
     use crate::manifests::source::{Crate, Sources};
 
     fn recorded() -> Value {
@@ -223,7 +225,7 @@ mod tests {
         types
             .iter()
             .map(|ty| {
-                let mut builder = Builder::new(&krate);
+                let mut builder = Builder::new(&krate, Table::pinned(), DEFAULT_KUBE_DERIVE);
                 let parsed: syn::Type = syn::parse_str(ty).unwrap();
                 let schema = builder.type_schema(&parsed, &Scope::new(module), "spec");
                 let messages = builder

@@ -65,12 +65,12 @@ pub struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    pub fn new(krate: &'a Crate<'a>) -> Self {
+    pub fn new(krate: &'a Crate<'a>, k8s: k8s::Table, kube_derive: u64) -> Self {
         Builder {
             krate,
             diagnostics: Vec::new(),
-            k8s: k8s::Table::pinned(),
-            kube_derive: DEFAULT_KUBE_DERIVE,
+            k8s,
+            kube_derive,
             stack: Vec::new(),
         }
     }
