@@ -32,8 +32,8 @@ use crate::api::v1alpha1::Frontend;
 use crate::api::v1alpha1::FrontendStatus;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
-use crate::controllers::watch;
-use crate::controllers::{log_result, reconcile_result};
+use crate::controllers::watch::{self, CachesReady, first_list};
+use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::external::cert_manager_io::v1::Certificate;
 use crate::external::cert_manager_io::v1::Issuer;
 use crate::manager::context::Context;
@@ -68,11 +68,16 @@ pub enum Error {
     /// Adding or removing the finalizer failed, or the reconciliation it wrapped.
     #[error(transparent)]
     Finalizer(#[from] Box<finalizer::Error<Error>>),
+    /// The reconciliation ran longer than `--reconcile-timeout`.
+    #[error(transparent)]
+    TimedOut(#[from] TimedOut),
 }
 
 /// The watch caches of the kinds this controller owns or watches: a reconciliation reads
 /// them instead of listing, so finding what changed costs no request.
 struct Caches {
+    /// Whether every cache below has had its first list.
+    ready: CachesReady,
     /// The Certificates that Frontends may own, as their watch last saw them.
     certificates: Store<Certificate>,
     /// The Backends that Frontends may own, as their watch last saw them.
@@ -143,12 +148,25 @@ pub async fn run(ctx: Arc<Context>) {
     let issuer_events = watch::resilient(watcher(ctx.api::<Issuer>(), watcher::Config::default()))
         .reflect(issuers_writer)
         .touched_objects();
+    let ready = CachesReady::new(
+        [
+            first_list(&certificates),
+            first_list(&backends),
+            first_list(&issuers),
+        ],
+        ctx.shutdown_signal(),
+    );
     let objects_for_issuers = objects.clone();
 
+    let deadline = Deadline::new(
+        ctx.reconcile_timeout,
+        ctx.controller_metrics(CONTROLLER_NAME),
+    );
     let state = Arc::new(State::new(
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
         Caches {
+            ready,
             certificates,
             backends,
             issuers,
@@ -165,7 +183,11 @@ pub async fn run(ctx: Arc<Context>) {
         })
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
-        .run(reconcile, error_policy, state)
+        .run(
+            move |obj, state| deadline.bound(ObjectRef::from(&*obj), reconcile(obj, state)),
+            error_policy,
+            state,
+        )
         .for_each(log_result)
         .await;
 }
@@ -203,6 +225,11 @@ async fn apply_or_cleanup(obj: Arc<Frontend>, state: &State) -> Result<Action, E
 
 /// Brings the cluster to what `obj` asks for and reports the outcome in its status.
 async fn apply(obj: &Frontend, ns: &str, state: &State) -> Result<Action, Error> {
+    // The caches start empty: wait for their first list, so that an object not listed yet is not
+    // taken for a missing one. If the manager stops first, the next one reconciles `obj`.
+    if !state.caches.ready.wait().await {
+        return Ok(Action::await_change());
+    }
     let synced = sync(obj, state).await;
     let status = FrontendStatus {
         conditions: vec![ready_condition(obj, synced.as_ref().err())],
@@ -221,13 +248,6 @@ async fn apply(obj: &Frontend, ns: &str, state: &State) -> Result<Action, Error>
 /// [`FIELD_MANAGER`] so that every reconciliation converges, and add the RBAC markers above `run`
 /// for what it touches. An error is reported in the `Ready` condition and retried with backoff.
 async fn sync(obj: &Frontend, state: &State) -> Result<(), Error> {
-    // The caches start empty: wait for their first list, so that an object not listed yet is not
-    // taken for a missing one. They fail to get ready only once the controller is stopping.
-    let _ = tokio::join!(
-        state.caches.certificates.wait_until_ready(),
-        state.caches.backends.wait_until_ready(),
-        state.caches.issuers.wait_until_ready(),
-    );
     let certificates = owned_certificates(obj, &state.caches.certificates);
     let backends = owned_backends(obj, &state.caches.backends);
     let issuers = selected_issuers(obj, &state.caches.issuers);
@@ -491,9 +511,10 @@ mod tests {
         objects.iter().map(|o| o.name_any()).collect()
     }
 
-    /// Caches whose watches are gone: empty, and never waited for.
+    /// Empty caches, ready as after a first list that found nothing.
     fn caches() -> Caches {
         Caches {
+            ready: CachesReady::new([], std::future::pending()),
             certificates: reflector::store().0,
             backends: reflector::store().0,
             issuers: reflector::store().0,

@@ -7,12 +7,19 @@
 //! signals into up to a minute and more of stalled watches. [`resilient`] gives each watch a
 //! backoff of its own, re-lists at once after a 410, and resets the delay on the first event that
 //! gets through, so a controller catches up within [`MAX_DELAY`] of the API server's return.
+//!
+//! [`CachesReady`] tells reconciliations when the caches they read have had their first list.
 
 use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::{BuildHasher, Hash};
 use std::time::Duration;
 
+use futures::future::{self, BoxFuture, FutureExt, Shared};
 use futures::{Stream, StreamExt, stream};
+use kube::Resource;
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher::{self, Event};
 use tracing::{debug, warn};
 
@@ -67,6 +74,62 @@ pub fn resilient<T: Send + 'static>(
     })
 }
 
+/// Whether a controller's watch caches have had their first list, for any number of
+/// reconciliations to wait on at once.
+///
+/// A reconciliation that reads a cache before its first list would take an object not listed yet
+/// for a missing one, so it waits. kube-runtime 5.0's `Store::wait_until_ready` cannot be that
+/// wait: it polls one shared oneshot receiver, which keeps the waker of the last task that polled
+/// it only, so of the reconciliations waiting together (all of them, when objects already exist at
+/// start-up) one is woken and the others wait forever, each holding a concurrency slot. Here each
+/// store's `wait_until_ready` is awaited by one shared future, polled by one task at a time with a
+/// waker that wakes every task waiting on [`CachesReady::wait`]. Once kube-runtime wakes every
+/// waiter itself, reconciliations can await `wait_until_ready` directly.
+#[derive(Clone)]
+pub struct CachesReady(Shared<BoxFuture<'static, bool>>);
+
+impl CachesReady {
+    /// Ready once every one of `caches` (from [`first_list`]) is, or never, if `stop` (the manager's
+    /// shutdown signal) fires first.
+    pub fn new(
+        caches: impl IntoIterator<Item = BoxFuture<'static, bool>>,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> Self {
+        let listed = future::join_all(caches).map(|ready| ready.into_iter().all(|r| r));
+        let ready = async move {
+            tokio::select! {
+                ready = listed => ready,
+                () = stop => false,
+            }
+        };
+        Self(ready.boxed().shared())
+    }
+
+    /// Resolves once every cache has had its first list, with `true`; with `false` when one never
+    /// will because the manager is stopping, and the reconciliation should end without acting.
+    pub async fn wait(&self) -> bool {
+        self.0.clone().await
+    }
+}
+
+impl Debug for CachesReady {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CachesReady")
+            .field(&self.0.peek().copied())
+            .finish()
+    }
+}
+
+/// The first list of `store`'s watch, for [`CachesReady::new`]: `false` when its watch is gone.
+pub fn first_list<K>(store: &Store<K>) -> BoxFuture<'static, bool>
+where
+    K: Resource + Clone + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
+{
+    let store = store.clone();
+    async move { store.wait_until_ready().await.is_ok() }.boxed()
+}
+
 /// Exponential backoff of one watch, from [`BASE_DELAY`] to [`MAX_DELAY`], each delay stretched by
 /// up to a quarter at random so that the watches of many operators do not return to a recovering
 /// API server in step.
@@ -96,8 +159,9 @@ impl WatchBackoff {
 #[cfg(test)]
 mod tests {
     use http::{Method, StatusCode};
-    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     use kube::Api;
+    use kube::runtime::reflector;
     use kube::runtime::watcher::watcher;
     use serde_json::json;
     use tokio::sync::mpsc;
@@ -105,6 +169,78 @@ mod tests {
 
     use super::*;
     use crate::controllers::testing::{ApiServer, Request, mock_client};
+
+    /// `n` tasks that wait on `ready` together, as reconciliations of objects listed at start-up do.
+    fn waiters(ready: &CachesReady, n: usize) -> Vec<tokio::task::JoinHandle<bool>> {
+        (0..n)
+            .map(|_| {
+                let ready = ready.clone();
+                tokio::spawn(async move { ready.wait().await })
+            })
+            .collect()
+    }
+
+    /// Lets every spawned task run until it waits.
+    async fn settle() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_waiter_is_woken_when_the_caches_are_listed() {
+        let (config_maps, mut config_maps_writer) = reflector::store::<ConfigMap>();
+        let (secrets, mut secrets_writer) = reflector::store::<Secret>();
+        let ready = CachesReady::new(
+            [first_list(&config_maps), first_list(&secrets)],
+            std::future::pending(),
+        );
+        let waiting = waiters(&ready, 20);
+        settle().await;
+        for task in &waiting {
+            assert!(!task.is_finished(), "ready before the first list");
+        }
+        // One cache listed is not enough.
+        config_maps_writer.apply_watcher_event(&Event::Init);
+        config_maps_writer.apply_watcher_event(&Event::InitDone);
+        settle().await;
+        assert!(waiting.iter().all(|task| !task.is_finished()));
+
+        secrets_writer.apply_watcher_event(&Event::Init);
+        secrets_writer.apply_watcher_event(&Event::InitDone);
+        for task in waiting {
+            let woken = tokio::time::timeout(Duration::from_secs(1), task).await;
+            assert!(woken.expect("a waiter was never woken").unwrap());
+        }
+        // Later reconciliations find the caches ready at once.
+        assert!(ready.wait().await);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_releases_every_waiter() {
+        let (config_maps, _writer) = reflector::store::<ConfigMap>();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let ready = CachesReady::new([first_list(&config_maps)], async {
+            let _ = stopped.await;
+        });
+        let waiting = waiters(&ready, 5);
+        settle().await;
+        stop.send(()).unwrap();
+        for task in waiting {
+            let woken = tokio::time::timeout(Duration::from_secs(1), task).await;
+            assert!(!woken.expect("a waiter was never woken").unwrap());
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_cache_whose_watch_is_gone_is_never_ready() {
+        let (config_maps, writer) = reflector::store::<ConfigMap>();
+        let ready = CachesReady::new([first_list(&config_maps)], std::future::pending());
+        let waiting = waiters(&ready, 3);
+        settle().await;
+        drop(writer);
+        for task in waiting {
+            assert!(!task.await.unwrap());
+        }
+    }
 
     fn in_range(delay: Duration, base: Duration) -> bool {
         delay >= base && delay <= base + base / 4

@@ -7,6 +7,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::NamespaceResourceScope;
 use kube::{Api, Client, Resource};
@@ -25,6 +26,8 @@ pub struct Context {
     pub namespace: Option<String>,
     /// Limit for `kube::runtime::controller::Config::concurrency` (`--max-concurrent-reconciles`).
     pub max_concurrent_reconciles: u16,
+    /// How long one reconciliation may run (`--reconcile-timeout`), `None` for no limit.
+    pub reconcile_timeout: Option<Duration>,
     shutdown: Shutdown,
 }
 
@@ -42,8 +45,16 @@ impl Context {
             metrics,
             namespace,
             max_concurrent_reconciles,
+            reconcile_timeout: None,
             shutdown,
         }
+    }
+
+    /// Sets how long one reconciliation may run; zero means no limit.
+    #[must_use]
+    pub fn with_reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout).filter(|t| !t.is_zero());
+        self
     }
 
     /// An `Api` for a namespaced kind, scoped to the watched namespace or to the whole cluster.

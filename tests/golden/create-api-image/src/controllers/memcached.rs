@@ -11,6 +11,7 @@
 //! owner reference, so deleting a Memcached deletes it too, without a finalizer.
 
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,8 +36,8 @@ use crate::api::v1alpha1::Memcached;
 use crate::api::v1alpha1::MemcachedStatus;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
-use crate::controllers::watch;
-use crate::controllers::{log_result, reconcile_result};
+use crate::controllers::watch::{self, CachesReady, first_list};
+use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
@@ -77,6 +78,9 @@ pub enum Error {
     /// The object lacks metadata the API server always sets: it cannot have come from a watch.
     #[error("the object has no metadata.{0}")]
     MissingMetadata(&'static str),
+    /// The reconciliation ran longer than `--reconcile-timeout`.
+    #[error(transparent)]
+    TimedOut(#[from] TimedOut),
 }
 
 /// What every reconciliation of this controller shares.
@@ -89,15 +93,21 @@ struct State {
     deployments: Store<Deployment>,
     /// The metadata of the pods of those Deployments, for the pod names in the status.
     pods: Store<PartialObjectMeta<Pod>>,
+    /// Whether both caches have had their first list.
+    caches_ready: CachesReady,
 }
 
 impl State {
+    /// The state of a controller that reads `deployments` and `pods`, and stops waiting for their
+    /// first list when `stop` fires.
     fn new(
         client: Client,
         metrics: ControllerMetrics,
         deployments: Store<Deployment>,
         pods: Store<PartialObjectMeta<Pod>>,
+        stop: impl Future<Output = ()> + Send + 'static,
     ) -> Self {
+        let caches_ready = CachesReady::new([first_list(&deployments), first_list(&pods)], stop);
         Self {
             recorder: Recorder::new(client.clone(), Reporter::from(EVENT_REPORTER)),
             client,
@@ -105,6 +115,7 @@ impl State {
             backoff: Backoff::default(),
             deployments,
             pods,
+            caches_ready,
         }
     }
 }
@@ -134,11 +145,16 @@ pub async fn run(ctx: Arc<Context>) {
     let (objects, objects_writer) = reflector::store();
     let (deployments, deployments_writer) = reflector::store();
     let (pods, pods_writer) = reflector::store();
+    let deadline = Deadline::new(
+        ctx.reconcile_timeout,
+        ctx.controller_metrics(CONTROLLER_NAME),
+    );
     let state = Arc::new(State::new(
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
         deployments,
         pods,
+        ctx.shutdown_signal(),
     ));
 
     let object_events = watch::resilient(watcher(api, watcher::Config::default()))
@@ -159,7 +175,11 @@ pub async fn run(ctx: Arc<Context>) {
         .watches_stream(pod_events, move |pod| owner_of_pod(&owners, &pod))
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
-        .run(reconcile, error_policy, state)
+        .run(
+            move |obj, state| deadline.bound(ObjectRef::from(&*obj), reconcile(obj, state)),
+            error_policy,
+            state,
+        )
         .for_each(log_result)
         .await;
 }
@@ -202,12 +222,11 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
 /// Brings the Deployment of `obj` in line with its spec and reports its state in the status.
 async fn apply(obj: &Memcached, state: &State) -> Result<Action, Error> {
     let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
-    // The caches start empty: wait for their first list, so that an object not listed yet is not
-    // taken for a missing one. They fail to get ready only once the controller is stopping.
-    let _ = tokio::join!(
-        state.deployments.wait_until_ready(),
-        state.pods.wait_until_ready()
-    );
+    // The caches start empty: wait for their first list, so that a Deployment not listed yet is
+    // not taken for a missing one. If the manager stops first, the next one reconciles `obj`.
+    if !state.caches_ready.wait().await {
+        return Ok(Action::await_change());
+    }
     let current = obj.status.clone().unwrap_or_default();
     let owner = obj
         .controller_owner_ref(&())
@@ -615,6 +634,8 @@ fn error_policy(obj: Arc<Memcached>, _err: &Error, state: Arc<State>) -> Action 
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use http::{Method, StatusCode};
     use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStatus};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
@@ -626,8 +647,10 @@ mod tests {
 
     use super::*;
     use crate::api::v1alpha1::MemcachedSpec;
-    use crate::controllers::testing::{ApiServer, finished, mock_client};
+    use crate::controllers::testing::{ApiServer, Request, finished, mock_client};
+    use crate::manager::context::Shutdown;
     use crate::manager::metrics::Metrics;
+    use crate::manager::{Controllers, supervise};
 
     /// Where the client reads and writes the test object.
     fn url() -> String {
@@ -723,7 +746,13 @@ mod tests {
         pods.apply_watcher_event(&Event::Init);
         pods.apply_watcher_event(&Event::InitDone);
         let metrics = Metrics::new().controller(CONTROLLER_NAME);
-        let state = State::new(client, metrics, deployments_reader, pods_reader);
+        let state = State::new(
+            client,
+            metrics,
+            deployments_reader,
+            pods_reader,
+            std::future::pending(),
+        );
         Fixture {
             state: Arc::new(state),
             server,
@@ -1349,5 +1378,229 @@ mod tests {
         let reconciling = f.spawn_reconcile(&obj);
         assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
         f.finish().await;
+    }
+
+    /// The API server of a cluster that holds [`Cluster::OBJECTS`] Memcacheds before the controller
+    /// starts, as on every restart, upgrade and failover of the operator, with the controller
+    /// running on it through the manager's own supervision.
+    struct Cluster {
+        server: ApiServer,
+        shutdown: Shutdown,
+        /// Open watches: held open and silent, as nothing changes meanwhile.
+        watches: Vec<Request>,
+        /// How often each object's Deployment was applied, by name.
+        applied: BTreeMap<String, usize>,
+        statuses: usize,
+        events: usize,
+    }
+
+    impl Cluster {
+        const OBJECTS: usize = 20;
+        /// The events of a new object: one per condition.
+        const EVENTS_PER_OBJECT: usize = 3;
+
+        /// Starts the controller, as the manager does, on a mock API server; the task returns what
+        /// the manager's supervision does.
+        fn start() -> (Self, JoinHandle<anyhow::Result<()>>) {
+            let (client, server) = mock_client();
+            let shutdown = Shutdown::new();
+            let ctx = Context::new(client, Arc::new(Metrics::new()), None, 10, shutdown.clone());
+            let stop = shutdown.clone();
+            let supervisor = tokio::spawn(async move {
+                let mut controllers = Controllers::new(Arc::new(ctx));
+                controllers.start(run);
+                supervise(&mut controllers, &stop, None, Duration::from_secs(30)).await
+            });
+            let cluster = Self {
+                server,
+                shutdown,
+                watches: Vec::new(),
+                applied: BTreeMap::new(),
+                statuses: 0,
+                events: 0,
+            };
+            (cluster, supervisor)
+        }
+
+        /// The objects in the cluster, as the API server lists them.
+        fn objects() -> Vec<Memcached> {
+            (0..Self::OBJECTS)
+                .map(|i| {
+                    let mut obj = object();
+                    obj.metadata.name = Some(format!("object-{i:02}"));
+                    obj.metadata.uid = Some(format!("uid-{i:02}"));
+                    obj.metadata.resource_version = Some("1".into());
+                    obj
+                })
+                .collect()
+        }
+
+        /// Answers requests until the Memcacheds are listed and both caches have asked for their
+        /// first list, which is returned unanswered: the reconciliations of the listed objects then
+        /// start before the caches are filled, as they do when the object list comes back first.
+        async fn list_objects_before_the_caches(&mut self) -> Vec<Request> {
+            let objects = Memcached::url_path(&(), None);
+            let mut caches = Vec::new();
+            let mut listed = false;
+            while !listed || caches.len() < 2 {
+                let request = self.server.next_request().await;
+                let (path, query) = request.uri.split_once('?').unwrap_or((&request.uri, ""));
+                let params: Vec<&str> = query.split('&').collect();
+                if params.contains(&"watch=true") {
+                    self.watches.push(request);
+                } else if path == objects && params.contains(&"limit=1") {
+                    // The check that the CRD is installed.
+                    request.respond(StatusCode::OK, &list("meta.k8s.io/v1", &[]));
+                } else if path == objects {
+                    let items = serde_json::to_value(Self::objects()).unwrap();
+                    let items = items.as_array().unwrap();
+                    let api_version = Memcached::api_version(&());
+                    request.respond(StatusCode::OK, &list(&api_version, items));
+                    listed = true;
+                } else if ["/apis/apps/v1/deployments", "/api/v1/pods"].contains(&path) {
+                    caches.push(request);
+                } else {
+                    panic!("unexpected request: {} {}", request.method, request.uri);
+                }
+            }
+            caches
+        }
+
+        /// Lets the reconciliations of the listed objects reach their wait for the caches, then
+        /// answers the caches' first lists: the cluster has no Deployment and no pod yet.
+        async fn fill_the_caches(caches: Vec<Request>) {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            for request in caches {
+                request.respond(StatusCode::OK, &list("meta.k8s.io/v1", &[]));
+            }
+        }
+
+        /// Answers a request of a reconciliation, or holds a watch open.
+        fn answer(&mut self, request: Request) {
+            let status_suffix = format!("/status?&force=true&fieldManager={FIELD_MANAGER}");
+            let (path, _) = request.uri.split_once('?').unwrap_or((&request.uri, ""));
+            if request.uri.contains("watch=true") {
+                self.watches.push(request);
+            } else if request.method == Method::PATCH
+                && let Some(name) =
+                    path.strip_prefix("/apis/apps/v1/namespaces/default/deployments/")
+            {
+                *self.applied.entry(name.to_owned()).or_default() += 1;
+                let body = request.body.clone();
+                request.respond(StatusCode::OK, &body);
+            } else if request.method == Method::PATCH && request.uri.ends_with(&status_suffix) {
+                self.statuses += 1;
+                let name = path.trim_end_matches("/status").rsplit('/').next().unwrap();
+                let mut stored = object();
+                stored.metadata.name = Some(name.to_owned());
+                stored.status =
+                    Some(serde_json::from_value(request.body["status"].clone()).unwrap());
+                request.respond(StatusCode::OK, &stored);
+            } else if request.method == Method::POST && request.uri == EVENTS_URL {
+                self.events += 1;
+                let body = request.body.clone();
+                request.respond(StatusCode::CREATED, &body);
+            } else {
+                panic!("unexpected request: {} {}", request.method, request.uri);
+            }
+        }
+
+        /// Whether every object has been reconciled to its status and events.
+        fn all_reconciled(&self) -> bool {
+            self.statuses == Self::OBJECTS && self.events == Self::OBJECTS * Self::EVENTS_PER_OBJECT
+        }
+    }
+
+    /// A list response of `api_version` holding `items`.
+    fn list(api_version: &str, items: &[Value]) -> Value {
+        json!({
+            "apiVersion": api_version,
+            "kind": "List",
+            "metadata": {"resourceVersion": "1"},
+            "items": items,
+        })
+    }
+
+    /// Objects that exist when the controller starts are each reconciled exactly once to their
+    /// Deployment, although every reconciliation waits for the caches at the same time.
+    #[tokio::test(start_paused = true)]
+    async fn objects_present_at_start_up_are_each_reconciled_once() {
+        let (mut cluster, supervisor) = Cluster::start();
+        let caches = cluster.list_objects_before_the_caches().await;
+        Cluster::fill_the_caches(caches).await;
+        while !cluster.all_reconciled() {
+            let request = cluster.server.next_request().await;
+            cluster.answer(request);
+        }
+        let names: Vec<String> = Cluster::objects()
+            .iter()
+            .map(ResourceExt::name_any)
+            .collect();
+        assert_eq!(cluster.applied.keys().cloned().collect::<Vec<_>>(), names);
+        assert!(
+            cluster.applied.values().all(|&n| n == 1),
+            "{:?}",
+            cluster.applied
+        );
+
+        // Nothing changes in the cluster, so the controller sends nothing more.
+        let quiet = tokio::time::timeout(Duration::from_secs(5), cluster.server.next_request());
+        if let Ok(request) = quiet.await {
+            panic!("unexpected request: {} {}", request.method, request.uri);
+        }
+        cluster.shutdown.trigger();
+        let stopped = tokio::time::timeout(Duration::from_secs(1), supervisor).await;
+        stopped.expect("the manager did not stop").unwrap().unwrap();
+    }
+
+    /// SIGTERM while the reconciliations of objects present at start-up are in flight: they finish,
+    /// and the manager stops cleanly within a second of the last one.
+    #[tokio::test(start_paused = true)]
+    async fn shutdown_waits_for_in_flight_reconciliations_only() {
+        let (mut cluster, mut supervisor) = Cluster::start();
+        let caches = cluster.list_objects_before_the_caches().await;
+        Cluster::fill_the_caches(caches).await;
+        // Every concurrency slot holds a reconciliation waiting for its Deployment to be applied.
+        let mut in_flight = Vec::new();
+        while in_flight.len() < 10 {
+            let request = cluster.server.next_request().await;
+            if request.method == Method::PATCH {
+                in_flight.push(request);
+            } else {
+                cluster.answer(request);
+            }
+        }
+        cluster.shutdown.trigger();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(
+            !supervisor.is_finished(),
+            "stopped before the reconciliations finished"
+        );
+
+        for request in in_flight {
+            cluster.answer(request);
+        }
+        let mut last_answer = Instant::now();
+        let stopped = loop {
+            tokio::select! {
+                stopped = &mut supervisor => break stopped,
+                // Every client is gone once the controller has stopped.
+                Some(request) = cluster.server.next_request_if_any() => {
+                    cluster.answer(request);
+                    last_answer = Instant::now();
+                }
+            }
+        };
+        stopped.unwrap().expect("the manager stops cleanly");
+        assert!(
+            cluster.statuses >= 10,
+            "{} statuses written",
+            cluster.statuses
+        );
+        let waited = last_answer.elapsed();
+        assert!(
+            waited <= Duration::from_secs(1),
+            "stopped {waited:?} after the last answer"
+        );
     }
 }

@@ -79,6 +79,7 @@ pub struct Metrics {
     reconcile_total: Family<ResultLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_time: Family<ControllerLabels, Histogram, fn() -> Histogram>,
+    reconcile_timeouts: Family<ControllerLabels, Counter>,
     leader_status: Family<LeaseLabels, Gauge>,
     // +rsop:scaffold:metric-fields
 }
@@ -97,6 +98,7 @@ impl Metrics {
         let reconcile_errors = Family::default();
         let reconcile_time: Family<_, _, fn() -> Histogram> =
             Family::new_with_constructor(|| Histogram::new(RECONCILE_TIME_BUCKETS));
+        let reconcile_timeouts = Family::default();
         let leader_status = Family::default();
         // Counters get their `_total` suffix from the encoder, hence the names without it.
         registry.register(
@@ -115,6 +117,12 @@ impl Metrics {
             Unit::Seconds,
             reconcile_time.clone(),
         );
+        // Not one of controller-runtime's: the reconciliations `--reconcile-timeout` cancelled.
+        registry.register(
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliations per controller cancelled by --reconcile-timeout",
+            reconcile_timeouts.clone(),
+        );
         registry.register(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
@@ -126,6 +134,7 @@ impl Metrics {
             reconcile_total,
             reconcile_errors,
             reconcile_time,
+            reconcile_timeouts,
             leader_status,
             // +rsop:scaffold:metric-values
         }
@@ -154,6 +163,7 @@ impl Metrics {
             requeue_after: result(ReconcileResult::RequeueAfter),
             errors: self.reconcile_errors.get_or_create(&controller).clone(),
             time: self.reconcile_time.get_or_create(&controller).clone(),
+            timeouts: self.reconcile_timeouts.get_or_create(&controller).clone(),
         }
     }
 
@@ -183,9 +193,16 @@ pub struct ControllerMetrics {
     requeue_after: Counter,
     errors: Counter,
     time: Histogram,
+    timeouts: Counter,
 }
 
 impl ControllerMetrics {
+    /// Records one reconciliation that `--reconcile-timeout` cancelled after `elapsed`: an error.
+    pub fn timed_out(&self, elapsed: Duration) {
+        self.timeouts.inc();
+        self.observe(ReconcileResult::Error, elapsed);
+    }
+
     /// Records one reconciliation that ended with `result` after `elapsed`.
     pub fn observe(&self, result: ReconcileResult, elapsed: Duration) {
         let total = match result {
@@ -241,6 +258,22 @@ mod tests {
         assert!(
             text.contains("controller_runtime_reconcile_errors_total{controller=\"memcached\"} 0")
         );
+    }
+
+    #[test]
+    fn a_timeout_counts_as_an_error_and_as_a_timeout() {
+        let metrics = Metrics::new();
+        metrics
+            .controller("memcached")
+            .timed_out(Duration::from_secs(300));
+        let text = metrics.encode().unwrap();
+        for series in [
+            "controller_runtime_reconcile_timeouts_total{controller=\"memcached\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"memcached\"} 1",
+            "controller_runtime_reconcile_total{controller=\"memcached\",result=\"error\"} 1",
+        ] {
+            assert!(text.contains(series), "{series} missing in:\n{text}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use tracing::{error, instrument};
 
 use crate::controllers::backoff::Backoff;
 use crate::controllers::watch;
-use crate::controllers::{log_result, reconcile_result};
+use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
@@ -31,6 +31,9 @@ pub enum Error {
     /// A request to the Kubernetes API failed.
     #[error("{}", crate::controllers::api_error_message(.0))]
     Kube(#[from] kube::Error),
+    /// The reconciliation ran longer than `--reconcile-timeout`.
+    #[error(transparent)]
+    TimedOut(#[from] TimedOut),
 }
 
 /// What every reconciliation of this controller shares.
@@ -73,6 +76,10 @@ pub async fn run(ctx: Arc<Context>) {
     // selector in `watcher::Config`: on a large cluster the cache of every one of them is big.
     let (objects, objects_writer) = reflector::store();
 
+    let deadline = Deadline::new(
+        ctx.reconcile_timeout,
+        ctx.controller_metrics(CONTROLLER_NAME),
+    );
     let state = Arc::new(State::new(
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
@@ -83,7 +90,11 @@ pub async fn run(ctx: Arc<Context>) {
     Controller::for_stream(object_events, objects)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
-        .run(reconcile, error_policy, state)
+        .run(
+            move |obj, state| deadline.bound(ObjectRef::from(&*obj), reconcile(obj, state)),
+            error_policy,
+            state,
+        )
         .for_each(log_result)
         .await;
 }

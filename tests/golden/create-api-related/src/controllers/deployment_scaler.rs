@@ -21,8 +21,8 @@ use kube::{Api, Client, Resource, ResourceExt};
 use tracing::{debug, error, instrument};
 
 use crate::controllers::backoff::Backoff;
-use crate::controllers::watch;
-use crate::controllers::{log_result, reconcile_result};
+use crate::controllers::watch::{self, CachesReady, first_list};
+use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
@@ -35,11 +35,16 @@ pub enum Error {
     /// A request to the Kubernetes API failed.
     #[error("{}", crate::controllers::api_error_message(.0))]
     Kube(#[from] kube::Error),
+    /// The reconciliation ran longer than `--reconcile-timeout`.
+    #[error(transparent)]
+    TimedOut(#[from] TimedOut),
 }
 
 /// The watch caches of the kinds this controller owns or watches: a reconciliation reads
 /// them instead of listing, so finding what changed costs no request.
 struct Caches {
+    /// Whether every cache below has had its first list.
+    ready: CachesReady,
     /// The HorizontalPodAutoscalers that Deployments may own, as their watch last saw them.
     horizontal_pod_autoscalers: Store<HorizontalPodAutoscaler>,
     /// The Pods that Deployments may relate to, as their watch last saw them.
@@ -119,13 +124,26 @@ pub async fn run(ctx: Arc<Context>) {
     ))
     .reflect(nodes_writer)
     .touched_objects();
+    let ready = CachesReady::new(
+        [
+            first_list(&horizontal_pod_autoscalers),
+            first_list(&pods),
+            first_list(&nodes),
+        ],
+        ctx.shutdown_signal(),
+    );
     let objects_for_pods = objects.clone();
     let objects_for_nodes = objects.clone();
 
+    let deadline = Deadline::new(
+        ctx.reconcile_timeout,
+        ctx.controller_metrics(CONTROLLER_NAME),
+    );
     let state = Arc::new(State::new(
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
         Caches {
+            ready,
             horizontal_pod_autoscalers,
             pods,
             nodes,
@@ -144,7 +162,11 @@ pub async fn run(ctx: Arc<Context>) {
         })
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
-        .run(reconcile, error_policy, state)
+        .run(
+            move |obj, state| deadline.bound(ObjectRef::from(&*obj), reconcile(obj, state)),
+            error_policy,
+            state,
+        )
         .for_each(log_result)
         .await;
 }
@@ -179,12 +201,10 @@ async fn apply(obj: &Deployment, state: &State) -> Result<Action, Error> {
         return Ok(Action::await_change());
     }
     // The caches start empty: wait for their first list, so that an object not listed yet is not
-    // taken for a missing one. They fail to get ready only once the controller is stopping.
-    let _ = tokio::join!(
-        state.caches.horizontal_pod_autoscalers.wait_until_ready(),
-        state.caches.pods.wait_until_ready(),
-        state.caches.nodes.wait_until_ready(),
-    );
+    // taken for a missing one. If the manager stops first, the next one reconciles `obj`.
+    if !state.caches.ready.wait().await {
+        return Ok(Action::await_change());
+    }
     let horizontal_pod_autoscalers =
         owned_horizontal_pod_autoscalers(obj, &state.caches.horizontal_pod_autoscalers);
     let pods = selected_pods(obj, &state.caches.pods);
@@ -329,9 +349,10 @@ mod tests {
         objects.iter().map(|o| o.name_any()).collect()
     }
 
-    /// Caches whose watches are gone: empty, and never waited for.
+    /// Empty caches, ready as after a first list that found nothing.
     fn caches() -> Caches {
         Caches {
+            ready: CachesReady::new([], std::future::pending()),
             horizontal_pod_autoscalers: reflector::store().0,
             pods: reflector::store().0,
             nodes: reflector::store().0,

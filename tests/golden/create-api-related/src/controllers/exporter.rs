@@ -34,8 +34,8 @@ use crate::api::v1alpha1::Exporter;
 use crate::api::v1alpha1::ExporterStatus;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
-use crate::controllers::watch;
-use crate::controllers::{log_result, reconcile_result};
+use crate::controllers::watch::{self, CachesReady, first_list};
+use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
@@ -68,11 +68,16 @@ pub enum Error {
     /// Adding or removing the finalizer failed, or the reconciliation it wrapped.
     #[error(transparent)]
     Finalizer(#[from] Box<finalizer::Error<Error>>),
+    /// The reconciliation ran longer than `--reconcile-timeout`.
+    #[error(transparent)]
+    TimedOut(#[from] TimedOut),
 }
 
 /// The watch caches of the kinds this controller owns or watches: a reconciliation reads
 /// them instead of listing, so finding what changed costs no request.
 struct Caches {
+    /// Whether every cache below has had its first list.
+    ready: CachesReady,
     /// The Deployments that Exporters may own, as their watch last saw them.
     deployments: Store<Deployment>,
     /// The ConfigMaps that Exporters may own, as their watch last saw them.
@@ -141,12 +146,25 @@ pub async fn run(ctx: Arc<Context>) {
     let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()))
         .reflect(pods_writer)
         .touched_objects();
+    let ready = CachesReady::new(
+        [
+            first_list(&deployments),
+            first_list(&config_maps),
+            first_list(&pods),
+        ],
+        ctx.shutdown_signal(),
+    );
     let objects_for_pods = objects.clone();
 
+    let deadline = Deadline::new(
+        ctx.reconcile_timeout,
+        ctx.controller_metrics(CONTROLLER_NAME),
+    );
     let state = Arc::new(State::new(
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
         Caches {
+            ready,
             deployments,
             config_maps,
             pods,
@@ -163,7 +181,11 @@ pub async fn run(ctx: Arc<Context>) {
         })
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
-        .run(reconcile, error_policy, state)
+        .run(
+            move |obj, state| deadline.bound(ObjectRef::from(&*obj), reconcile(obj, state)),
+            error_policy,
+            state,
+        )
         .for_each(log_result)
         .await;
 }
@@ -201,6 +223,11 @@ async fn apply_or_cleanup(obj: Arc<Exporter>, state: &State) -> Result<Action, E
 
 /// Brings the cluster to what `obj` asks for and reports the outcome in its status.
 async fn apply(obj: &Exporter, ns: &str, state: &State) -> Result<Action, Error> {
+    // The caches start empty: wait for their first list, so that an object not listed yet is not
+    // taken for a missing one. If the manager stops first, the next one reconciles `obj`.
+    if !state.caches.ready.wait().await {
+        return Ok(Action::await_change());
+    }
     let synced = sync(obj, state).await;
     let status = ExporterStatus {
         conditions: vec![ready_condition(obj, synced.as_ref().err())],
@@ -219,13 +246,6 @@ async fn apply(obj: &Exporter, ns: &str, state: &State) -> Result<Action, Error>
 /// [`FIELD_MANAGER`] so that every reconciliation converges, and add the RBAC markers above `run`
 /// for what it touches. An error is reported in the `Ready` condition and retried with backoff.
 async fn sync(obj: &Exporter, state: &State) -> Result<(), Error> {
-    // The caches start empty: wait for their first list, so that an object not listed yet is not
-    // taken for a missing one. They fail to get ready only once the controller is stopping.
-    let _ = tokio::join!(
-        state.caches.deployments.wait_until_ready(),
-        state.caches.config_maps.wait_until_ready(),
-        state.caches.pods.wait_until_ready(),
-    );
     let deployments = owned_deployments(obj, &state.caches.deployments);
     let config_maps = owned_config_maps(obj, &state.caches.config_maps);
     let pods = selected_pods(obj, &state.caches.pods);
@@ -482,9 +502,10 @@ mod tests {
         objects.iter().map(|o| o.name_any()).collect()
     }
 
-    /// Caches whose watches are gone: empty, and never waited for.
+    /// Empty caches, ready as after a first list that found nothing.
     fn caches() -> Caches {
         Caches {
+            ready: CachesReady::new([], std::future::pending()),
             deployments: reflector::store().0,
             config_maps: reflector::store().0,
             pods: reflector::store().0,

@@ -108,6 +108,11 @@ pub struct Cli {
     /// reconciled twice at once.
     #[arg(long, default_value_t = 10, value_parser = value_parser!(u16).range(1..), value_name = "N")]
     pub max_concurrent_reconciles: u16,
+
+    /// How long one reconciliation may run before it is cancelled, logged and retried with backoff,
+    /// so that one that cannot finish does not hold a concurrency slot for good; 0 for no limit.
+    #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
+    pub reconcile_timeout: Duration,
     // +rsop:scaffold:flags
 }
 
@@ -304,6 +309,7 @@ mod tests {
         assert!(!cli.leader_elect);
         assert_eq!(cli.leader_election_id, DEFAULT_LEADER_ELECTION_ID);
         assert_eq!(cli.max_concurrent_reconciles, 10);
+        assert_eq!(cli.reconcile_timeout, Duration::from_secs(300));
         // These flags fall back to environment variables, which a CI runner might set.
         if std::env::var_os("LOG_FORMAT").is_none() {
             assert_eq!(cli.log_format, LogFormat::Text);

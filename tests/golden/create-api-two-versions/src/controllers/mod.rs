@@ -10,8 +10,9 @@ pub mod watch;
 #[cfg(test)]
 mod testing;
 
-use std::fmt::Debug;
-use std::time::Duration;
+use std::fmt::{Debug, Display};
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use kube::Resource;
 use kube::runtime::controller::{self, Action};
@@ -20,7 +21,62 @@ use kube::runtime::watcher;
 use tracing::{debug, warn};
 
 use crate::manager::logging::error_chain;
-use crate::manager::metrics::ReconcileResult;
+use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
+
+/// A reconciliation cancelled because it ran longer than `--reconcile-timeout`.
+#[derive(Debug, thiserror::Error)]
+#[error("the reconciliation did not finish within {0:?} (--reconcile-timeout) and was cancelled")]
+pub struct TimedOut(pub Duration);
+
+/// The time limit of a controller's reconciliations (`--reconcile-timeout`).
+///
+/// kube-runtime runs at most `--max-concurrent-reconciles` reconciliations at a time and has no
+/// limit of its own on how long one takes: a reconciliation that never finishes (a wait that is
+/// never woken, a call to a service that never answers) would hold its slot for good, and stall
+/// the shutdown's drain. Past the limit it is cancelled at its current `.await`, a warning names the
+/// object, `controller_runtime_reconcile_timeouts_total` counts it, and the controller's error
+/// policy retries it with backoff. A reconciliation must therefore be safe to cut short at any
+/// `.await`, which one that converges with server-side apply is.
+#[derive(Clone, Debug)]
+pub struct Deadline {
+    timeout: Option<Duration>,
+    metrics: ControllerMetrics,
+}
+
+impl Deadline {
+    /// The limit `timeout` (`None` for none), recorded in the controller's `metrics`.
+    pub fn new(timeout: Option<Duration>, metrics: ControllerMetrics) -> Self {
+        Self { timeout, metrics }
+    }
+
+    /// Runs `reconciliation` of `object` within the limit.
+    pub fn bound<E, O, R>(
+        &self,
+        object: O,
+        reconciliation: R,
+    ) -> impl Future<Output = Result<Action, E>> + Send + use<E, O, R>
+    where
+        E: From<TimedOut>,
+        O: Display + Send + 'static,
+        R: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        let Self { timeout, metrics } = self.clone();
+        async move {
+            let Some(timeout) = timeout else {
+                return reconciliation.await;
+            };
+            let started = Instant::now();
+            match tokio::time::timeout(timeout, reconciliation).await {
+                Ok(result) => result,
+                Err(_) => {
+                    warn!(%object, ?timeout, "reconciliation cancelled: it ran longer than --reconcile-timeout");
+                    metrics.timed_out(started.elapsed());
+                    Err(TimedOut(timeout).into())
+                }
+            }
+        }
+    }
+}
 
 /// What a failed API request tells a user reading a condition: the API server's own message when it
 /// answered, the client's description otherwise. Logs get the whole error through its source.
@@ -66,6 +122,38 @@ mod tests {
     use kube::core::Status;
 
     use super::*;
+    use crate::manager::metrics::Metrics;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error(transparent)]
+    struct Failed(#[from] TimedOut);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_reconciliation_past_the_deadline_is_cancelled_and_counted() {
+        let metrics = Metrics::new();
+        let deadline = Deadline::new(
+            Some(Duration::from_secs(60)),
+            metrics.controller("memcached"),
+        );
+        let hangs = std::future::pending::<Result<Action, Failed>>();
+        let started = tokio::time::Instant::now();
+        let err = deadline.bound("memcached/a", hangs).await.unwrap_err();
+        assert_eq!(started.elapsed(), Duration::from_secs(60));
+        assert!(err.to_string().contains("--reconcile-timeout"), "{err}");
+        let text = metrics.encode().unwrap();
+        let series = "controller_runtime_reconcile_timeouts_total{controller=\"memcached\"} 1";
+        assert!(text.contains(series), "{text}");
+
+        // A reconciliation within the limit, or with none, is left alone.
+        let quick = async { Ok::<_, Failed>(Action::await_change()) };
+        assert!(deadline.bound("memcached/b", quick).await.is_ok());
+        let unbounded = Deadline::new(None, metrics.controller("memcached"));
+        let slow = async {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<_, Failed>(Action::await_change())
+        };
+        assert!(unbounded.bound("memcached/c", slow).await.is_ok());
+    }
 
     #[test]
     fn api_errors_are_told_by_the_api_server_message() {

@@ -25,7 +25,7 @@ use crate::api::v1alpha1::MemcachedStatus;
 use crate::controllers::backoff::Backoff;
 use crate::controllers::conditions::{self, Change};
 use crate::controllers::watch;
-use crate::controllers::{log_result, reconcile_result};
+use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
 
@@ -58,6 +58,9 @@ pub enum Error {
     /// Adding or removing the finalizer failed, or the reconciliation it wrapped.
     #[error(transparent)]
     Finalizer(#[from] Box<finalizer::Error<Error>>),
+    /// The reconciliation ran longer than `--reconcile-timeout`.
+    #[error(transparent)]
+    TimedOut(#[from] TimedOut),
 }
 
 /// What every reconciliation of this controller shares.
@@ -95,6 +98,10 @@ pub async fn run(ctx: Arc<Context>) {
         );
         return;
     }
+    let deadline = Deadline::new(
+        ctx.reconcile_timeout,
+        ctx.controller_metrics(CONTROLLER_NAME),
+    );
     let state = Arc::new(State::new(
         ctx.client.clone(),
         ctx.controller_metrics(CONTROLLER_NAME),
@@ -106,7 +113,11 @@ pub async fn run(ctx: Arc<Context>) {
     Controller::for_stream(objects, reader)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())
-        .run(reconcile, error_policy, state)
+        .run(
+            move |obj, state| deadline.bound(ObjectRef::from(&*obj), reconcile(obj, state)),
+            error_policy,
+            state,
+        )
         .for_each(log_result)
         .await;
 }

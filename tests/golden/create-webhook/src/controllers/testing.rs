@@ -54,10 +54,17 @@ pub(crate) struct Request {
 impl ApiServer {
     /// The next request, whatever it is, failing the test if none comes in time.
     pub async fn next_request(&mut self) -> Request {
+        self.next_request_if_any()
+            .await
+            .expect("the client was dropped before sending the expected request")
+    }
+
+    /// The next request, or `None` once every client is gone; fails the test if neither comes in
+    /// time.
+    pub async fn next_request_if_any(&mut self) -> Option<Request> {
         let (request, send) = tokio::time::timeout(TIMEOUT, self.0.next_request())
             .await
-            .expect("timed out waiting for a request")
-            .expect("the client was dropped before sending the expected request");
+            .expect("timed out waiting for a request")?;
         let (parts, body) = request.into_parts();
         let bytes = body.collect_bytes().await.expect("request body");
         let body = if bytes.is_empty() {
@@ -65,7 +72,7 @@ impl ApiServer {
         } else {
             serde_json::from_slice(&bytes).expect("request body is JSON")
         };
-        Request {
+        Some(Request {
             method: parts.method,
             uri: parts.uri.to_string(),
             content_type: parts
@@ -74,7 +81,7 @@ impl ApiServer {
                 .map(|v| v.to_str().expect("content type").to_owned()),
             body,
             send,
-        }
+        })
     }
 
     /// The next request, failing the test unless it has `method` and `uri` (path and query).

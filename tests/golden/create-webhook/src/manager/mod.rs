@@ -46,6 +46,10 @@ use self::tls::TlsListener;
 
 /// How long the servers get to answer the requests they are handling when the manager stops.
 const SERVER_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long the manager tries to release the leader Lease after the drain. An API server that does
+/// not answer in time cannot keep the pod past its grace period: the Lease then expires, as after a
+/// crash.
+const LEASE_RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
 
 type Servers = JoinSet<(&'static str, io::Result<()>)>;
 
@@ -122,7 +126,8 @@ async fn lead_and_run(
         cli.watch_namespace().map(str::to_owned),
         cli.max_concurrent_reconciles,
         shutdown.clone(),
-    );
+    )
+    .with_reconcile_timeout(cli.reconcile_timeout);
     let mut controllers = Controllers::new(Arc::new(ctx));
     controllers.start(crate::controllers::cron_job::run);
     controllers.start(crate::controllers::memcached::run);
@@ -144,7 +149,8 @@ async fn lead_and_run(
 
 /// Runs the controllers until the shutdown signal or a failure, then drains them and releases the
 /// Lease. `Ok` means a clean stop: the signal came first and every controller drained in time.
-async fn supervise(
+/// Controller tests run their controller through it, as the manager does.
+pub(crate) async fn supervise(
     controllers: &mut Controllers,
     shutdown: &Shutdown,
     elector: Option<&LeaderElector>,
@@ -167,8 +173,12 @@ async fn supervise(
         drained = controllers.drain(timeout) => drained,
         err = &mut lost => return Err(err),
     };
-    if let Some(elector) = elector {
-        elector.release().await;
+    if let Some(elector) = elector
+        && tokio::time::timeout(LEASE_RELEASE_TIMEOUT, elector.release())
+            .await
+            .is_err()
+    {
+        warn!("the leader Lease was not released in time; a standby takes over once it expires");
     }
     match (failure, drained) {
         (Some(err), _) => Err(err),
@@ -371,6 +381,8 @@ impl Controllers {
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
+    use clap::Parser;
+
     use super::context::tests::offline_client;
     use super::*;
 
@@ -392,6 +404,37 @@ mod tests {
 
     async fn panics(_: Arc<Context>) {
         panic!("reconciler bug");
+    }
+
+    /// Everything the manager does after SIGTERM (the drain, the Lease release, the servers' stop)
+    /// ends within the pod's `terminationGracePeriodSeconds`, so the kubelet never kills a leader
+    /// before it gives the Lease up and a standby never waits the Lease out. Whoever changes the
+    /// flag or the manifest learns here whether the other must follow.
+    #[test]
+    fn the_pod_outlasts_the_shutdown() {
+        let manifest = include_str!("../../config/manager/manager.yaml");
+        let grace = manifest
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("terminationGracePeriodSeconds:"))
+            .expect("config/manager/manager.yaml sets terminationGracePeriodSeconds");
+        let grace = Duration::from_secs(grace.trim().parse().expect("a number of seconds"));
+        // The container's arguments: the list under `args:`, comments aside.
+        let args = manifest
+            .lines()
+            .map(str::trim)
+            .skip_while(|line| *line != "args:")
+            .skip(1)
+            .filter(|line| !line.starts_with('#'))
+            .map_while(|line| line.strip_prefix("- "));
+        let cli = Cli::try_parse_from(std::iter::once("manager").chain(args))
+            .expect("the manager accepts its manifest's arguments");
+        let shutdown =
+            cli.graceful_shutdown_timeout + LEASE_RELEASE_TIMEOUT + SERVER_SHUTDOWN_TIMEOUT;
+        assert!(
+            shutdown < grace,
+            "--graceful-shutdown-timeout ({:?}) plus the Lease release and the servers' stop take up to {shutdown:?}, more than terminationGracePeriodSeconds ({grace:?})",
+            cli.graceful_shutdown_timeout
+        );
     }
 
     #[tokio::test]
