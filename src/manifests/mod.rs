@@ -2,8 +2,8 @@
 //! project's Rust sources, statically, as kube-derive and controller-gen
 //! would make them.
 //!
-//! Pipeline: [`source`] parses `src/**/*.rs` and resolves names; [`attrs`]
-//! reads `#[kube]`, `#[serde]`, `#[schemars]`, `#[x_kube]` and docs;
+//! Pipeline: [`modules`] finds the files rustc compiles; [`source`] parses
+//! them and resolves names; [`attrs`] reads `#[kube]`, `#[serde]`, `#[schemars]`, `#[x_kube]` and docs;
 //! [`schema`] builds each kind's raw schema and applies kube's transforms;
 //! [`crd`] assembles and merges the CRDs; [`rbac`] and [`webhook`] turn
 //! comment markers (their syntax: [`markers`]) into `role.yaml` and the
@@ -18,6 +18,7 @@ pub mod diagnostics;
 pub mod k8s_version;
 pub mod macros;
 pub mod markers;
+pub mod modules;
 pub mod rbac;
 pub mod schema;
 pub mod source;

@@ -1,6 +1,6 @@
 //! RBAC markers and `config/rbac/role.yaml`.
 //!
-//! `rsop manifests` reads every `src/**/*.rs` of the operator project. For each
+//! `rsop manifests` reads every file the operator project compiles. For each
 //! file, [`parse_markers`] collects the RBAC markers, line comments such as
 //!
 //! ```text

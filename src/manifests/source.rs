@@ -1,5 +1,5 @@
-//! First stage of `rsop manifests`: every `src/**/*.rs` of the project
-//! arranged into modules by Rust's default file layout, parsed with syn, and
+//! First stage of `rsop manifests`: the files of the project's module tree
+//! (those rustc compiles, see [`super::modules`]), parsed with syn, and
 //! an index that resolves type names the way rustc would for the cases that
 //! matter to CRD types: local items, `use` (renames, groups, globs),
 //! `crate::`/`super::`/`self::` paths, re-exports and type aliases.
@@ -31,6 +31,7 @@ use syn::spanned::Spanned;
 use super::crd::EXTERNAL_DIR;
 use super::diagnostics::{Diagnostic, Diagnostics, Location};
 use super::macros::Macros;
+use super::modules::{self, BuildConfig};
 use crate::{Error, Result};
 
 /// How much source text one [`Crate`] parses before its thread starts a new
@@ -225,45 +226,50 @@ pub enum Resolved<'a> {
 }
 
 impl Sources {
-    /// Reads every `.rs` file under `<root>/src` (and its path
-    /// dependencies'), and parses those the crate-wide indexes need. Syntax
+    /// Reads the files of the crate's module tree as rustc would compile it
+    /// (see [`modules`]), and its path dependencies', and parses those the
+    /// crate-wide indexes need. Syntax
     /// errors are collected into `diagnostics`; I/O errors end the run.
     pub fn load(
         root: &Path,
         crate_name: Option<String>,
         diagnostics: &mut Diagnostics,
     ) -> Result<Self> {
-        let src = root.join("src");
-        let mut paths = Vec::new();
-        collect_rs_files(&src, &mut paths)?;
-        paths.sort();
-        let mut sources = Vec::with_capacity(paths.len());
-        for full in paths {
-            let rel = full.strip_prefix(root).unwrap_or(&full).to_path_buf();
-            let text = std::fs::read_to_string(&full).map_err(|e| Error::io("read", &full, e))?;
-            let module = module_path_of(&rel);
-            sources.push((rel, text, module));
+        let package = manifest(&root.join("Cargo.toml"))?;
+        let config = BuildConfig::from_manifest(package.as_ref());
+        let roots = [
+            library_root(root, package.as_ref()),
+            root.join("src/main.rs"),
+        ];
+        let mut sources = Vec::new();
+        for file in modules::reachable(&roots, &[], &config)? {
+            let rel = file
+                .path
+                .strip_prefix(root)
+                .unwrap_or(&file.path)
+                .to_path_buf();
+            sources.push((rel, file.text, Some(file.module)));
+        }
+        // The other binaries' modules: read for their RBAC markers, not for
+        // types, which live in the library the binaries share.
+        let mut seen: HashSet<PathBuf> = sources.iter().map(|(p, _, _)| root.join(p)).collect();
+        for file in modules::reachable(&binary_roots(root)?, &[], &config)? {
+            if seen.insert(file.path.clone()) {
+                let rel = file.path.strip_prefix(root).unwrap_or(&file.path).to_path_buf();
+                sources.push((rel, file.text, None));
+            }
         }
         let dependencies = path_dependencies(root)?;
         let mut names = Vec::new();
         for (name, dir) in &dependencies {
-            let mut paths = Vec::new();
-            collect_rs_files(&dir.join("src"), &mut paths)?;
-            paths.sort();
-            for full in paths {
-                let within = full.strip_prefix(dir).unwrap_or(&full).to_path_buf();
-                let Some(mut module) = module_path_of(&within) else {
-                    continue;
-                };
-                // A dependency is read as a library: its binary's root is not.
-                if within == Path::new("src/main.rs") {
-                    continue;
-                }
-                module.splice(0..0, [DEPENDENCY.to_string(), name.clone()]);
-                let shown = pathdiff::diff_paths(&full, root).unwrap_or(full.clone());
-                let text =
-                    std::fs::read_to_string(&full).map_err(|e| Error::io("read", &full, e))?;
-                sources.push((shown, text, Some(module)));
+            // A dependency is read as a library: its binary is not.
+            let package = manifest(&dir.join("Cargo.toml"))?;
+            let config = BuildConfig::from_manifest(package.as_ref());
+            let roots = [library_root(dir, package.as_ref())];
+            let prefix = [DEPENDENCY.to_string(), name.clone()];
+            for file in modules::reachable(&roots, &prefix, &config)? {
+                let shown = pathdiff::diff_paths(&file.path, root).unwrap_or(file.path.clone());
+                sources.push((shown, file.text, Some(file.module)));
             }
             names.push(name.clone());
         }
@@ -1104,6 +1110,37 @@ fn manifest(path: &Path) -> Result<Option<toml_edit::DocumentMut>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io("read", path, e)),
     }
+}
+
+/// The roots of the binaries under `src/bin/`: `src/bin/x.rs` and
+/// `src/bin/x/main.rs`.
+fn binary_roots(root: &Path) -> Result<Vec<PathBuf>> {
+    let dir = root.join("src/bin");
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io("read directory", &dir, e)),
+    };
+    let mut roots = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| Error::io("read directory", &dir, e))?.path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            roots.push(path);
+        } else if path.join("main.rs").is_file() {
+            roots.push(path.join("main.rs"));
+        }
+    }
+    roots.sort();
+    Ok(roots)
+}
+
+/// The root file of the library of the package in `dir`: `[lib] path`, or
+/// `src/lib.rs`.
+fn library_root(dir: &Path, package: Option<&toml_edit::DocumentMut>) -> PathBuf {
+    let path = package
+        .and_then(|p| p.get("lib")?.get("path")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| "src/lib.rs".to_string());
+    dir.join(path)
 }
 
 /// `[workspace.dependencies]` entries with a path, of the workspace above

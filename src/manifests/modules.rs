@@ -1,0 +1,444 @@
+//! The files rustc compiles: the module tree of a package's library and
+//! binary, followed from its crate roots through `mod` declarations as a
+//! normal build resolves them.
+//!
+//! A repository often keeps `.rs` files that no `mod` reaches (a type that
+//! moved, a draft, a generated file no longer used); rustc never reads them,
+//! and neither does `rsop manifests`. A declaration counts when its `#[cfg]`
+//! holds for a normal build of the package on this machine: `test` is off,
+//! the features are the package's default ones, and `unix`, `target_os` and
+//! the like are this machine's. `#[path = "..."]` (also in `cfg_attr`) moves
+//! a module's file as rustc does.
+//!
+//! Only the declarations are read, with proc-macro2's lexer (no parse), and
+//! only in files whose text has `mod name;` somewhere.
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+
+use crate::error::{Error, Result};
+
+/// One file of the module tree.
+#[derive(Debug)]
+pub struct ModuleFile {
+    pub path: PathBuf,
+    pub text: String,
+    /// Its module path, `[]` for a crate root.
+    pub module: Vec<String>,
+}
+
+/// What a normal build of one package enables.
+#[derive(Debug, Default)]
+pub struct BuildConfig {
+    features: BTreeSet<String>,
+}
+
+impl BuildConfig {
+    /// The default features of the package whose manifest is `manifest`,
+    /// with the features they enable in turn.
+    pub fn from_manifest(manifest: Option<&toml_edit::DocumentMut>) -> Self {
+        let mut features = BTreeSet::new();
+        let Some(table) = manifest
+            .and_then(|m| m.get("features"))
+            .and_then(toml_edit::Item::as_table_like)
+        else {
+            return Self { features };
+        };
+        let mut queue = vec!["default".to_string()];
+        while let Some(feature) = queue.pop() {
+            if !features.insert(feature.clone()) {
+                continue;
+            }
+            let Some(enables) = table.get(&feature).and_then(toml_edit::Item::as_array) else {
+                continue;
+            };
+            for enabled in enables.iter().filter_map(toml_edit::Value::as_str) {
+                // `dep:x` and `x/feature` name dependencies, not features of
+                // this package; an optional dependency `x` is also a feature.
+                if let Some(name) = enabled.split('/').next().filter(|n| !n.starts_with("dep:")) {
+                    queue.push(name.trim_end_matches('?').to_string());
+                }
+            }
+        }
+        features.remove("default");
+        Self { features }
+    }
+
+    /// Whether the predicate of a `#[cfg(...)]` holds.
+    fn holds(&self, predicate: &[TokenTree]) -> bool {
+        let (name, rest) = match predicate {
+            [TokenTree::Ident(name), rest @ ..] => (name.to_string(), rest),
+            _ => return false,
+        };
+        match (name.as_str(), rest) {
+            ("all", [TokenTree::Group(g)]) => {
+                split_commas(g.stream()).iter().all(|p| self.holds(p))
+            }
+            ("any", [TokenTree::Group(g)]) => {
+                split_commas(g.stream()).iter().any(|p| self.holds(p))
+            }
+            ("not", [TokenTree::Group(g)]) => {
+                let inner = split_commas(g.stream());
+                inner.len() == 1 && !self.holds(&inner[0])
+            }
+            (_, []) => {
+                matches!(name.as_str(), "debug_assertions")
+                    || (name == "unix" && cfg!(unix))
+                    || (name == "windows" && cfg!(windows))
+            }
+            (_, [TokenTree::Punct(eq), TokenTree::Literal(value)]) if eq.as_char() == '=' => {
+                let value = unquote(&value.to_string());
+                match name.as_str() {
+                    "feature" => self.features.contains(&value),
+                    "target_os" => value == std::env::consts::OS,
+                    "target_family" => value == std::env::consts::FAMILY,
+                    "target_arch" => value == std::env::consts::ARCH,
+                    "target_pointer_width" => value == (usize::BITS).to_string(),
+                    "panic" => value == "unwind",
+                    // Other names are unset unless a build script sets them,
+                    // which a static reading cannot know: like rustc, false.
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Reads the module tree from `roots` (a crate's `lib.rs` and `main.rs`,
+/// each the module `[]`), with every path under `prefix`.
+pub fn reachable(
+    roots: &[PathBuf],
+    prefix: &[String],
+    config: &BuildConfig,
+) -> Result<Vec<ModuleFile>> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    // (file, module path, whether its children live in its own directory)
+    let mut queue: Vec<(PathBuf, Vec<String>, bool)> = roots
+        .iter()
+        .map(|root| (root.clone(), prefix.to_vec(), true))
+        .collect();
+    while let Some((path, module, mod_rs)) = queue.pop() {
+        if !seen.insert(path.clone()) {
+            continue;
+        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            // rustc reports a declared module without a file; so does the
+            // module check later, by the declaration.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io("read", &path, e)),
+        };
+        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        // The directory of this file's child modules.
+        let children_dir = if mod_rs {
+            dir.clone()
+        } else {
+            let stem = path.file_stem().unwrap_or_default();
+            dir.join(stem)
+        };
+        if mentions_mod(&text)
+            && let Ok(tokens) = TokenStream::from_str(&text)
+        {
+            let mut found = Vec::new();
+            declarations(tokens, config, &mut Vec::new(), &mut found);
+            for declared in found {
+                let mut child = module.clone();
+                child.extend(declared.inline.iter().cloned());
+                child.push(declared.name.clone());
+                let file = match &declared.path {
+                    // Relative to this file's directory, outside inline
+                    // modules; within one, to the inline module's.
+                    Some(p) if declared.inline.is_empty() => (dir.join(p), true),
+                    Some(p) => (children_dir.join(declared.inline.join("/")).join(p), true),
+                    None => {
+                        let base = children_dir.join(declared.inline.join("/"));
+                        let flat = base.join(format!("{}.rs", declared.name));
+                        if flat.is_file() {
+                            (flat, false)
+                        } else {
+                            (base.join(&declared.name).join("mod.rs"), true)
+                        }
+                    }
+                };
+                queue.push((file.0, child, file.1));
+            }
+        }
+        out.push(ModuleFile { path, text, module });
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Whether `text` may declare an out-of-line module: the word `mod`, a
+/// name and `;`, as text. Files without one (most generated type files,
+/// whose inline `mod prelude { ... }` is no such declaration) are not lexed.
+fn mentions_mod(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memmem::find_iter(bytes, b"mod").any(|at| {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(is_ident_char) {
+            return false;
+        }
+        let rest = &text[at + 3..];
+        let name = rest.trim_start();
+        if name.len() == rest.len() {
+            return false;
+        }
+        let name = name.strip_prefix("r#").unwrap_or(name);
+        let after = name.trim_start_matches(is_ident_char);
+        after.len() < name.len() && after.trim_start().starts_with(';')
+    })
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// An out-of-line `mod name;` whose `cfg` holds.
+struct Declared {
+    /// The inline modules it is declared in, outermost first.
+    inline: Vec<String>,
+    name: String,
+    /// Its `#[path]`.
+    path: Option<String>,
+}
+
+/// Collects the out-of-line module declarations of `tokens`, descending
+/// into inline modules whose `cfg` holds.
+fn declarations(
+    tokens: TokenStream,
+    config: &BuildConfig,
+    inline: &mut Vec<String>,
+    found: &mut Vec<Declared>,
+) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut attrs: Vec<TokenStream> = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        match &tokens[i] {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                // `#[...]` is an outer attribute; `#![...]` an inner one,
+                // which says nothing of the next item.
+                match tokens.get(i + 1) {
+                    Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket => {
+                        attrs.push(g.stream());
+                        i += 2;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+            TokenTree::Ident(ident) if *ident == "mod" => {
+                if let Some(TokenTree::Ident(name)) = tokens.get(i + 1) {
+                    let name = name.to_string();
+                    let name = name.strip_prefix("r#").unwrap_or(&name).to_string();
+                    let (enabled, path) = evaluate(&attrs, config);
+                    match tokens.get(i + 2) {
+                        Some(TokenTree::Punct(p)) if p.as_char() == ';' && enabled => {
+                            found.push(Declared {
+                                inline: inline.clone(),
+                                name,
+                                path,
+                            });
+                        }
+                        Some(TokenTree::Group(g))
+                            if g.delimiter() == Delimiter::Brace && enabled =>
+                        {
+                            inline.push(name);
+                            declarations(g.stream(), config, inline, found);
+                            inline.pop();
+                        }
+                        _ => {}
+                    }
+                    attrs.clear();
+                    i += 3;
+                    continue;
+                }
+            }
+            // The end of an item: its attributes are spent.
+            TokenTree::Punct(p) if p.as_char() == ';' => attrs.clear(),
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => attrs.clear(),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// Whether an item with `attrs` is compiled, and its `#[path]` if any.
+fn evaluate(attrs: &[TokenStream], config: &BuildConfig) -> (bool, Option<String>) {
+    let mut enabled = true;
+    let mut path = None;
+    let mut pending: Vec<Vec<TokenTree>> = attrs
+        .iter()
+        .map(|a| a.clone().into_iter().collect())
+        .collect();
+    while let Some(attr) = pending.pop() {
+        match attr.as_slice() {
+            [TokenTree::Ident(name), TokenTree::Group(g)] if *name == "cfg" => {
+                let predicate = split_commas(g.stream());
+                enabled &= predicate.len() == 1 && config.holds(&predicate[0]);
+            }
+            [TokenTree::Ident(name), TokenTree::Group(g)] if *name == "cfg_attr" => {
+                let mut parts = split_commas(g.stream()).into_iter();
+                if let Some(predicate) = parts.next()
+                    && config.holds(&predicate)
+                {
+                    pending.extend(parts);
+                }
+            }
+            [
+                TokenTree::Ident(name),
+                TokenTree::Punct(eq),
+                TokenTree::Literal(value),
+            ] if *name == "path" && eq.as_char() == '=' => {
+                path = Some(unquote(&value.to_string()));
+            }
+            _ => {}
+        }
+    }
+    (enabled, path)
+}
+
+/// The comma-separated parts of a token stream.
+fn split_commas(tokens: TokenStream) -> Vec<Vec<TokenTree>> {
+    let mut parts = vec![Vec::new()];
+    for token in tokens {
+        match &token {
+            TokenTree::Punct(p) if p.as_char() == ',' => parts.push(Vec::new()),
+            _ => parts.last_mut().expect("one part at least").push(token),
+        }
+    }
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+/// The value of a string literal token, escapes aside (paths and feature
+/// names have none).
+fn unquote(literal: &str) -> String {
+    literal.trim_matches('"').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(manifest: &str) -> BuildConfig {
+        BuildConfig::from_manifest(Some(&manifest.parse().unwrap()))
+    }
+
+    fn write(dir: &Path, files: &[(&str, &str)]) {
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+    }
+
+    fn modules(dir: &Path, config: &BuildConfig) -> Vec<(String, String)> {
+        let roots = [dir.join("src/lib.rs"), dir.join("src/main.rs")];
+        reachable(&roots, &[], config)
+            .unwrap()
+            .into_iter()
+            .map(|f| {
+                let path = f.path.strip_prefix(dir).unwrap().display().to_string();
+                (path, f.module.join("::"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_declared_modules_are_read_where_rustc_finds_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            &[
+                (
+                    "src/lib.rs",
+                    "//! mod in a comment: not a declaration\npub mod api;\n#[path = \"gen/client.rs\"]\nmod client;\nmod inline { pub mod nested; }\n",
+                ),
+                ("src/main.rs", "mod cli;\nfn main() {}\n"),
+                ("src/cli.rs", "fn f() {}\n"),
+                ("src/api/mod.rs", "pub mod v1;\n"),
+                ("src/api/v1.rs", "mod types;\n"),
+                ("src/api/v1/types.rs", "pub struct A;\n"),
+                ("src/gen/client.rs", "mod helpers;\n"),
+                ("src/gen/helpers.rs", ""),
+                ("src/inline/nested.rs", ""),
+                // Never declared: rustc never reads it.
+                ("src/types.rs", "pub struct Stale;\n"),
+                ("src/api/old.rs", "pub struct Stale;\n"),
+            ],
+        );
+        let found = modules(tmp.path(), &BuildConfig::default());
+        let expected = [
+            ("src/api/mod.rs", "api"),
+            // Paths sort by component: `v1` before `v1.rs`.
+            ("src/api/v1/types.rs", "api::v1::types"),
+            ("src/api/v1.rs", "api::v1"),
+            ("src/cli.rs", "cli"),
+            ("src/gen/client.rs", "client"),
+            ("src/gen/helpers.rs", "client::helpers"),
+            ("src/inline/nested.rs", "inline::nested"),
+            ("src/lib.rs", ""),
+            ("src/main.rs", ""),
+        ];
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(p, m)| ((*p).to_string(), (*m).to_string()))
+            .collect();
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn only_files_that_may_declare_a_module_are_lexed() {
+        for text in ["mod a;", "pub mod  r#type ;", "x\n#[cfg(test)]\nmod tests;"] {
+            assert!(mentions_mod(text), "{text}");
+        }
+        for text in [
+            "mod prelude {",
+            "// a model;",
+            "pub mod;",
+            "fn f() {}",
+            "mode x;",
+        ] {
+            assert!(!mentions_mod(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn cfg_is_evaluated_as_a_normal_build_with_default_features() {
+        let tmp = tempfile::tempdir().unwrap();
+        write(
+            tmp.path(),
+            &[
+                (
+                    "src/lib.rs",
+                    "#[cfg(test)]\nmod tests;\n#[cfg(feature = \"extra\")]\nmod extra;\n#[cfg(feature = \"off\")]\nmod off;\n#[cfg(all(unix, not(test)))]\nmod host;\n#[cfg(docsrs)]\nmod docs;\n#[cfg_attr(feature = \"extra\", path = \"alt.rs\")]\nmod moved;\n#[cfg(test)]\nmod inline_tests { mod fixtures; }\n",
+                ),
+                ("src/tests.rs", ""),
+                ("src/extra.rs", ""),
+                ("src/off.rs", ""),
+                ("src/host.rs", ""),
+                ("src/docs.rs", ""),
+                ("src/alt.rs", ""),
+                ("src/moved.rs", ""),
+                ("src/inline_tests/fixtures.rs", ""),
+            ],
+        );
+        let manifest = "[features]\ndefault = [\"std\"]\nstd = [\"extra\", \"dep:serde\", \"kube/ws\"]\nextra = []\noff = []\n";
+        let found: Vec<String> = modules(tmp.path(), &config(manifest))
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
+        let mut expected = vec!["src/alt.rs", "src/extra.rs", "src/lib.rs"];
+        if cfg!(unix) {
+            expected.insert(2, "src/host.rs");
+        }
+        assert_eq!(found, expected);
+    }
+}
