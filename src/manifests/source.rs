@@ -255,7 +255,11 @@ impl Sources {
         let mut seen: HashSet<PathBuf> = sources.iter().map(|(p, _, _)| root.join(p)).collect();
         for file in modules::reachable(&binary_roots(root)?, &[], &config)? {
             if seen.insert(file.path.clone()) {
-                let rel = file.path.strip_prefix(root).unwrap_or(&file.path).to_path_buf();
+                let rel = file
+                    .path
+                    .strip_prefix(root)
+                    .unwrap_or(&file.path)
+                    .to_path_buf();
                 sources.push((rel, file.text, None));
             }
         }
@@ -1123,7 +1127,9 @@ fn binary_roots(root: &Path) -> Result<Vec<PathBuf>> {
     };
     let mut roots = Vec::new();
     for entry in entries {
-        let path = entry.map_err(|e| Error::io("read directory", &dir, e))?.path();
+        let path = entry
+            .map_err(|e| Error::io("read directory", &dir, e))?
+            .path();
         if path.extension().is_some_and(|e| e == "rs") {
             roots.push(path);
         } else if path.join("main.rs").is_file() {
