@@ -241,26 +241,18 @@ impl Sources {
             library_root(root, package.as_ref()),
             root.join("src/main.rs"),
         ];
+        let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
         let mut sources = Vec::new();
+        let mut seen = HashSet::new();
         for file in modules::reachable(&roots, &[], &config)? {
-            let rel = file
-                .path
-                .strip_prefix(root)
-                .unwrap_or(&file.path)
-                .to_path_buf();
-            sources.push((rel, file.text, Some(file.module)));
+            seen.insert(file.path.clone());
+            sources.push((relative(&file.path), file.text, Some(file.module)));
         }
         // The other binaries' modules: read for their RBAC markers, not for
         // types, which live in the library the binaries share.
-        let mut seen: HashSet<PathBuf> = sources.iter().map(|(p, _, _)| root.join(p)).collect();
         for file in modules::reachable(&binary_roots(root)?, &[], &config)? {
             if seen.insert(file.path.clone()) {
-                let rel = file
-                    .path
-                    .strip_prefix(root)
-                    .unwrap_or(&file.path)
-                    .to_path_buf();
-                sources.push((rel, file.text, None));
+                sources.push((relative(&file.path), file.text, None));
             }
         }
         let dependencies = path_dependencies(root)?;

@@ -158,13 +158,11 @@ pub async fn run(ctx: Arc<Context>) {
     );
     let objects_for_issuers = objects.clone();
 
-    let deadline = Deadline::new(
-        ctx.reconcile_timeout,
-        ctx.controller_metrics(CONTROLLER_NAME),
-    );
+    let metrics = ctx.controller_metrics(CONTROLLER_NAME);
+    let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
     let state = Arc::new(State::new(
         ctx.client.clone(),
-        ctx.controller_metrics(CONTROLLER_NAME),
+        metrics,
         Caches {
             ready,
             certificates,

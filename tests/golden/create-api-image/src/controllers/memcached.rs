@@ -145,13 +145,11 @@ pub async fn run(ctx: Arc<Context>) {
     let (objects, objects_writer) = reflector::store();
     let (deployments, deployments_writer) = reflector::store();
     let (pods, pods_writer) = reflector::store();
-    let deadline = Deadline::new(
-        ctx.reconcile_timeout,
-        ctx.controller_metrics(CONTROLLER_NAME),
-    );
+    let metrics = ctx.controller_metrics(CONTROLLER_NAME);
+    let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
     let state = Arc::new(State::new(
         ctx.client.clone(),
-        ctx.controller_metrics(CONTROLLER_NAME),
+        metrics,
         deployments,
         pods,
         ctx.shutdown_signal(),

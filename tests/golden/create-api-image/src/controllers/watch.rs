@@ -11,7 +11,6 @@
 //! [`CachesReady`] tells reconciliations when the caches they read have had their first list.
 
 use std::collections::hash_map::RandomState;
-use std::fmt::Debug;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash};
 use std::time::Duration;
@@ -109,14 +108,6 @@ impl CachesReady {
     /// will because the manager is stopping, and the reconciliation should end without acting.
     pub async fn wait(&self) -> bool {
         self.0.clone().await
-    }
-}
-
-impl Debug for CachesReady {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("CachesReady")
-            .field(&self.0.peek().copied())
-            .finish()
     }
 }
 

@@ -76,14 +76,9 @@ pub async fn run(ctx: Arc<Context>) {
     // selector in `watcher::Config`: on a large cluster the cache of every one of them is big.
     let (objects, objects_writer) = reflector::store();
 
-    let deadline = Deadline::new(
-        ctx.reconcile_timeout,
-        ctx.controller_metrics(CONTROLLER_NAME),
-    );
-    let state = Arc::new(State::new(
-        ctx.client.clone(),
-        ctx.controller_metrics(CONTROLLER_NAME),
-    ));
+    let metrics = ctx.controller_metrics(CONTROLLER_NAME);
+    let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
+    let state = Arc::new(State::new(ctx.client.clone(), metrics));
     let object_events = watch::resilient(watcher(api, watcher::Config::default()))
         .reflect(objects_writer)
         .touched_objects();

@@ -98,14 +98,9 @@ pub async fn run(ctx: Arc<Context>) {
         );
         return;
     }
-    let deadline = Deadline::new(
-        ctx.reconcile_timeout,
-        ctx.controller_metrics(CONTROLLER_NAME),
-    );
-    let state = Arc::new(State::new(
-        ctx.client.clone(),
-        ctx.controller_metrics(CONTROLLER_NAME),
-    ));
+    let metrics = ctx.controller_metrics(CONTROLLER_NAME);
+    let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
+    let state = Arc::new(State::new(ctx.client.clone(), metrics));
     let (reader, writer) = reflector::store();
     let objects = watch::resilient(watcher(api, watcher::Config::default()))
         .reflect(writer)
