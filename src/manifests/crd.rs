@@ -11,6 +11,7 @@ use syn::spanned::Spanned;
 use super::attrs;
 use super::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
 use super::diagnostics::{Diagnostic, Location};
+use super::foreign::{self, ForeignKind, Reason};
 use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, k8s, object, transform};
 use super::source::{Crate, Module, Sources};
 use crate::project::names;
@@ -77,10 +78,24 @@ fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
+/// What [`versions`] found in the crate.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// The versions of the project's own kinds.
+    pub versions: Vec<Version>,
+    /// The kinds that get no CRD (see [`foreign`]).
+    pub foreign: Vec<ForeignKind>,
+    /// The Rust path, spec struct and file of every kind read, owned or
+    /// foreign, to check `[package.metadata.rsop] external` against.
+    pub kinds: Vec<(String, String, std::path::PathBuf)>,
+    pub problems: Vec<Diagnostic>,
+}
+
 /// Every CRD version of the crate, and the problems found on the way. With
 /// `derive_schemas` false (for `--cargo`), the schemas are left empty to be
 /// filled in by kube-derive; so are those of versions whose schema needs
-/// code ([`Version::needs_code`]).
+/// code ([`Version::needs_code`]). Kinds that are other projects' (see
+/// [`foreign`]; `listed` holds the user's entries) get no version.
 ///
 /// The kinds are derived on all cores, a module group at a time, under the
 /// project's k8s-openapi tables (`k8s`) and kube-derive major version.
@@ -89,31 +104,40 @@ pub fn versions(
     k8s: k8s::Table,
     kube_derive: u64,
     derive_schemas: bool,
-) -> (Vec<Version>, Vec<Diagnostic>) {
+    listed: &[foreign::Entry],
+) -> Found {
     let found = sources.for_each_group(sources.kind_groups(), |krate, g| {
         let mut builder = Builder::new(krate, k8s, kube_derive);
-        let mut out = Vec::new();
+        let mut out = Found::default();
         for module in krate.group_modules(g) {
             for item in &module.items {
                 if let syn::Item::Struct(s) = item
                     && derives_custom_resource(&s.attrs)
-                    && let Some(v) = version(krate, module, s, &mut builder, derive_schemas)
                 {
-                    out.push(v);
+                    version(
+                        krate,
+                        module,
+                        s,
+                        &mut builder,
+                        derive_schemas,
+                        listed,
+                        &mut out,
+                    );
                 }
             }
         }
-        let mut problems = krate.unreported_problems(g);
-        problems.append(&mut builder.diagnostics);
-        (out, problems)
+        out.problems = krate.unreported_problems(g);
+        out.problems.append(&mut builder.diagnostics);
+        out
     });
-    let mut versions = Vec::new();
-    let mut problems = Vec::new();
-    for (mut v, mut p) in found {
-        versions.append(&mut v);
-        problems.append(&mut p);
+    let mut all = Found::default();
+    for mut f in found {
+        all.versions.append(&mut f.versions);
+        all.foreign.append(&mut f.foreign);
+        all.kinds.append(&mut f.kinds);
+        all.problems.append(&mut f.problems);
     }
-    (versions, problems)
+    all
 }
 
 fn version<'a>(
@@ -122,6 +146,22 @@ fn version<'a>(
     s: &syn::ItemStruct,
     builder: &mut Builder<'a>,
     derive_schemas: bool,
+    listed: &[foreign::Entry],
+    found: &mut Found,
+) {
+    if let Some(v) = owned_version(krate, module, s, builder, derive_schemas, listed, found) {
+        found.versions.push(v);
+    }
+}
+
+fn owned_version<'a>(
+    krate: &'a Crate,
+    module: &'a Module,
+    s: &syn::ItemStruct,
+    builder: &mut Builder<'a>,
+    derive_schemas: bool,
+    listed: &[foreign::Entry],
+    found: &mut Found,
 ) -> Option<Version> {
     let file = krate.file_of(module).path.clone();
     let location = Location::of_span(&file, s.ident.span());
@@ -132,6 +172,29 @@ fn version<'a>(
         .extend(attrs::into_diagnostics(errors, &file, None));
     let (attrs, code) = attrs?;
     let root_name = attrs.root.clone().unwrap_or_else(|| attrs.kind.clone());
+    let mut root_path = module.path.clone();
+    root_path.push(root_name.clone());
+    let root_path = root_path.join("::");
+    let spec = s.ident.to_string();
+    let reason = if foreign::is_kopium_output(&krate.file_of(module).text) {
+        Some(Reason::Kopium)
+    } else if attrs.schema == SchemaMode::Disabled {
+        Some(Reason::SchemaDisabled)
+    } else if listed
+        .iter()
+        .any(|e| e.matches(&root_path, &spec, &location.file))
+    {
+        Some(Reason::Listed)
+    } else {
+        None
+    };
+    found
+        .kinds
+        .push((root_path.clone(), spec, location.file.clone()));
+    if let Some(reason) = reason {
+        found.foreign.push(ForeignKind { reason, root_path });
+        return None;
+    }
     if s.ident == root_name {
         builder.diagnostics.push(
             Diagnostic::new(location.clone(), format!("`kind = \"{}\"` must not equal the struct's name; kube-derive generates a struct of that name", attrs.kind))
@@ -281,10 +344,8 @@ fn version<'a>(
         }
         entry.insert("subresources".into(), Value::Object(sub));
     }
-    let mut root_path = module.path.clone();
-    root_path.push(root_name);
     Some(Version {
-        root_path: root_path.join("::"),
+        root_path,
         attrs,
         plural,
         singular,
@@ -618,7 +679,17 @@ mod tests {
         ];
         let mut diagnostics = Diagnostics::default();
         let sources = Sources::from_sources(&sources, Some("demo".into()), &mut diagnostics);
-        let (found, problems) = versions(&sources, k8s::Table::pinned(), DEFAULT_KUBE_DERIVE, true);
+        let super::Found {
+            versions: found,
+            problems,
+            ..
+        } = versions(
+            &sources,
+            k8s::Table::pinned(),
+            DEFAULT_KUBE_DERIVE,
+            true,
+            &[],
+        );
         assert!(problems.is_empty(), "{problems:?}");
         let groups: Vec<&str> = found.iter().map(|v| v.attrs.group.as_str()).collect();
         assert_eq!(groups, ["apps.example.com"]);
@@ -678,8 +749,17 @@ mod tests {
             let mut diagnostics = Diagnostics::default();
             let sources = Sources::from_sources(&files, Some("demo".into()), &mut diagnostics)
                 .with_parse_budget(budget);
-            let (found, problems) =
-                versions(&sources, k8s::Table::pinned(), DEFAULT_KUBE_DERIVE, true);
+            let super::Found {
+                versions: found,
+                problems,
+                ..
+            } = versions(
+                &sources,
+                k8s::Table::pinned(),
+                DEFAULT_KUBE_DERIVE,
+                true,
+                &[],
+            );
             let kinds: Vec<(String, serde_json::Value)> = found
                 .into_iter()
                 .map(|v| (v.attrs.kind, v.entry["schema"].clone()))

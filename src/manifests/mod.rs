@@ -15,6 +15,7 @@ pub mod attrs;
 pub mod cargo;
 pub mod crd;
 pub mod diagnostics;
+pub mod foreign;
 pub mod k8s_version;
 pub mod macros;
 pub mod markers;
@@ -110,13 +111,31 @@ pub fn generate_from(
             (schema::k8s::Table::pinned(), None)
         }
     };
-    let (mut versions, problems) = crd::versions(
+    let listed = foreign::listed(&opts.root)?;
+    let crd::Found {
+        mut versions,
+        foreign: foreign_kinds,
+        kinds,
+        problems,
+    } = crd::versions(
         sources,
         k8s,
         kube_derive,
         opts.derivation != Derivation::Cargo,
+        &listed,
     );
     found.extend(problems);
+    found.extend(foreign::unmatched(&listed, &opts.root, &kinds));
+    let mut skipped = vec![(foreign::Reason::ExternalDir, sources.external_kind_count())];
+    for reason in [
+        foreign::Reason::Kopium,
+        foreign::Reason::SchemaDisabled,
+        foreign::Reason::Listed,
+    ] {
+        let n = foreign_kinds.iter().filter(|k| k.reason == reason).count();
+        skipped.push((reason, n));
+    }
+    skipped.sort();
     if let Some(d) = &unsupported_k8s
         && opts.derivation != Derivation::Cargo
     {
@@ -183,7 +202,11 @@ pub fn generate_from(
         }
     }
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
-    generate_rest(sources, opts, diagnostics, found, versions)
+    let generated = generate_rest(sources, opts, diagnostics, found, versions)?;
+    if let Some(line) = foreign::summary(&skipped) {
+        let _ = writeln!(notes, "{line}");
+    }
+    Ok(generated)
 }
 
 fn plural_kinds(n: usize) -> String {

@@ -404,6 +404,16 @@ impl Sources {
         self
     }
 
+    /// How many kinds the files under `src/external/` declare: other
+    /// projects' kinds, which are not parsed (see [`super::foreign`]).
+    pub fn external_kind_count(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| !f.dependency && f.path.starts_with(EXTERNAL_DIR))
+            .map(|f| super::foreign::count_kind_derives(&f.text))
+            .sum()
+    }
+
     /// The groups whose files may declare kinds, in load order.
     pub fn kind_groups(&self) -> Vec<usize> {
         (0..self.groups.len())

@@ -1,0 +1,3 @@
+pub mod monitoring;
+pub mod snapshot;
+pub mod traefik;

@@ -1,0 +1,1 @@
+pub mod cert_manager_io;
