@@ -12,6 +12,7 @@ use super::attrs;
 use super::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
 use super::diagnostics::{Diagnostic, Location};
 use super::foreign::{self, ForeignKind, Reason};
+use super::schema::model::Model;
 use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, k8s, object, transform};
 use super::source::{Crate, Module, Sources};
 use crate::project::names;
@@ -98,16 +99,18 @@ pub struct Found {
 /// [`foreign`]; `listed` holds the user's entries) get no version.
 ///
 /// The kinds are derived on all cores, a module group at a time, under the
-/// project's k8s-openapi tables (`k8s`) and kube-derive major version.
+/// project's k8s-openapi tables (`k8s`), kube-derive major version and
+/// schemars and kube-core releases (`model`).
 pub fn versions(
     sources: &Sources,
     k8s: k8s::Table,
     kube_derive: u64,
+    model: Model,
     derive_schemas: bool,
     listed: &[foreign::Entry],
 ) -> Found {
     let found = sources.for_each_group(sources.kind_groups(), |krate, g| {
-        let mut builder = Builder::new(krate, k8s, kube_derive);
+        let mut builder = Builder::new(krate, k8s, kube_derive).with_model(model);
         let mut out = Found::default();
         for module in krate.group_modules(g) {
             for item in &module.items {
@@ -620,7 +623,7 @@ fn finalize(
     path: &str,
     fix: &str,
 ) -> Option<Value> {
-    match transform::finalize(raw) {
+    match transform::finalize(raw, builder.model) {
         Ok(schema) => Some(schema),
         Err(e) => {
             builder.diagnostics.push(
@@ -659,6 +662,7 @@ mod tests {
     use super::{Sources, k8s, version_priority, versions};
     use crate::manifests::diagnostics::Diagnostics;
     use crate::manifests::schema::DEFAULT_KUBE_DERIVE;
+    use crate::manifests::schema::model::Model;
 
     #[test]
     fn kinds_under_src_external_have_no_crd() {
@@ -687,6 +691,7 @@ mod tests {
             &sources,
             k8s::Table::pinned(),
             DEFAULT_KUBE_DERIVE,
+            Model::default(),
             true,
             &[],
         );
@@ -757,6 +762,7 @@ mod tests {
                 &sources,
                 k8s::Table::pinned(),
                 DEFAULT_KUBE_DERIVE,
+                Model::default(),
                 true,
                 &[],
             );

@@ -13,6 +13,7 @@ use toml_edit::{Document, Item};
 
 use super::diagnostics::{Diagnostic, Location};
 use super::schema::k8s::{self, Table};
+use super::schema::model::{self, KubeCore, Model, Schemars};
 use crate::{Error, Result};
 
 const CRATE: &str = "k8s-openapi";
@@ -128,6 +129,10 @@ pub struct Selection {
     /// several), whose `#[kube(...)]` grammar applies; `None` without a
     /// lock or kube-derive.
     pub kube_derive: Option<u64>,
+    /// The schemars and kube-core releases the derivation follows, or a
+    /// note (at the release in Cargo.lock) that rsop has no model of one:
+    /// the kinds are then built.
+    pub model: std::result::Result<Model, Diagnostic>,
 }
 
 /// The schema table and kube-derive release of the project at `root` (the
@@ -160,6 +165,7 @@ fn select_in(root: &Path) -> Result<Selection> {
             return Ok(Selection {
                 table: Ok(Table::pinned()),
                 kube_derive: None,
+                model: Ok(Model::default()),
             });
         }
         Err(e) => return Err(Error::io("read", &lock_path, e)),
@@ -176,6 +182,7 @@ fn select_in(root: &Path) -> Result<Selection> {
     Ok(Selection {
         table: table_in(&workspace, &doc, &lock, &lock_path)?,
         kube_derive,
+        model: model_in(&doc, &lock, &lock_path),
     })
 }
 
@@ -248,6 +255,68 @@ fn table_in(
             location: last.location.clone(),
         })),
     }
+}
+
+/// The model of the kube-core and schemars releases in the lock (the
+/// newest where one is absent). With several schemars releases, the one
+/// kube-core depends on counts.
+fn model_in(
+    doc: &Document<String>,
+    text: &str,
+    path: &Path,
+) -> std::result::Result<Model, Diagnostic> {
+    let packages: Vec<&toml_edit::Table> = doc
+        .get("package")
+        .and_then(Item::as_array_of_tables)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let releases = |name: &str| -> Vec<(&str, Location)> {
+        packages
+            .iter()
+            .filter(|p| name_of(p) == name)
+            .filter_map(|p| {
+                let item = p.get("version")?;
+                let at = location(text, path, item.span().map_or(0, |s| s.start));
+                Some((item.as_str()?, at))
+            })
+            .collect()
+    };
+    let unmodelled = |u: model::Unmodelled, at: Location| {
+        Diagnostic::new(at, u.to_string())
+            .with_help("the kinds are built with cargo; `--static` refuses them")
+            .needs_code()
+    };
+    let mut out = Model::default();
+    let kube_core = releases("kube-core");
+    // The highest, as for kube-derive: the one the operator's kinds use.
+    if let Some((version, at)) = kube_core
+        .iter()
+        .max_by_key(|(v, _)| model::release(v))
+        .cloned()
+    {
+        out.kube_core = KubeCore::of(version).map_err(|u| unmodelled(u, at))?;
+    }
+    let schemars = releases("schemars");
+    let chosen = match schemars.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        several => {
+            let wanted = packages
+                .iter()
+                .filter(|p| name_of(p) == "kube-core")
+                .filter_map(|p| p.get("dependencies").and_then(Item::as_array))
+                .flat_map(|a| a.iter().filter_map(|d| d.as_str()))
+                .find_map(|d| d.strip_prefix("schemars ")?.split_whitespace().next());
+            wanted
+                .and_then(|w| several.iter().find(|(v, _)| *v == w))
+                .or_else(|| several.iter().max_by_key(|(v, _)| model::release(v)))
+                .cloned()
+        }
+    };
+    if let Some((version, at)) = chosen {
+        out.schemars = Schemars::of(version).map_err(|u| unmodelled(u, at))?;
+    }
+    Ok(out)
 }
 
 /// The k8s-openapi release in Cargo.lock and where it is written.

@@ -121,6 +121,10 @@ pub fn generate_from(
         sources,
         k8s,
         kube_derive,
+        *selection
+            .model
+            .as_ref()
+            .unwrap_or(&schema::model::Model::default()),
         opts.derivation != Derivation::Cargo,
         &listed,
     );
@@ -136,11 +140,14 @@ pub fn generate_from(
         skipped.push((reason, n));
     }
     skipped.sort();
-    if let Some(d) = &unsupported_k8s
-        && opts.derivation != Derivation::Cargo
-    {
-        for v in &mut versions {
-            v.needs_code.insert(0, d.clone());
+    // Without a model of the project's schemars or kube-core, or tables
+    // of its k8s-openapi, every kind is built rather than guessed.
+    let unmodelled = selection.model.err().into_iter().chain(unsupported_k8s);
+    if opts.derivation != Derivation::Cargo {
+        for d in unmodelled {
+            for v in &mut versions {
+                v.needs_code.insert(0, d.clone());
+            }
         }
     }
     let mut deferred: Vec<(String, String)> = Vec::new();

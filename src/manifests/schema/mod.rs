@@ -12,6 +12,7 @@
 mod eval;
 mod foreign;
 pub mod k8s;
+pub mod model;
 pub mod transform;
 
 use std::rc::Rc;
@@ -60,6 +61,8 @@ pub struct Builder<'a> {
     /// The major version of the project's kube-derive, whose `#[kube(...)]`
     /// grammar applies ([`DEFAULT_KUBE_DERIVE`] when unknown).
     pub kube_derive: u64,
+    /// The schemars and kube-core releases whose output is derived.
+    pub model: model::Model,
     /// Types being generated, to refuse recursion (kube cannot inline it).
     stack: Vec<String>,
 }
@@ -71,8 +74,16 @@ impl<'a> Builder<'a> {
             diagnostics: Vec::new(),
             k8s,
             kube_derive,
+            model: model::Model::default(),
             stack: Vec::new(),
         }
+    }
+
+    /// This builder, deriving what the releases of `model` derive.
+    #[must_use]
+    pub fn with_model(mut self, model: model::Model) -> Self {
+        self.model = model;
+        self
     }
 
     /// Records a problem at `span` in `module`'s file.
@@ -341,6 +352,16 @@ impl<'a> Builder<'a> {
             && key_schema.get("enum").is_none()
             && key_schema.get("pattern").is_none();
         if is_plain_string || key_schema == Value::Bool(true) {
+            return object([
+                ("type", "object".into()),
+                ("additionalProperties", value_schema),
+            ]);
+        }
+        // Before schemars 1.2, a string enum key was any string.
+        if self.model.schemars < model::Schemars::V1_2
+            && key_schema.get("type") == Some(&json!("string"))
+            && key_schema.get("pattern").is_none()
+        {
             return object([
                 ("type", "object".into()),
                 ("additionalProperties", value_schema),
@@ -1170,6 +1191,21 @@ impl<'a> Builder<'a> {
             Some((inner, inner_scope)) => self.type_schema(&inner, &inner_scope, path),
             None => self.type_schema(&field.ty, scope, path),
         };
+        let is_enum = ["enum", "oneOf", "anyOf"]
+            .iter()
+            .any(|k| schema.get(k).is_some());
+        if is_enum && self.model.schemars < model::Schemars::V1_1 {
+            // schemars 1.0 flattens an enum's schema as it is, which serde
+            // does not write; rsop models 1.1's corrected output only.
+            self.unsupported(
+                scope.module,
+                field.span(),
+                "a flattened enum, whose schema schemars 1.0 derives otherwise than 1.1 and later",
+                "update schemars to 1.1 or later",
+                path,
+            );
+            return json!({});
+        }
         // An all-unit external enum flattens to one object per variant.
         if let Value::Object(o) = &mut schema {
             if o.get("type") == Some(&json!("string"))

@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use super::model::{KubeCore, Model};
+
 /// Why kube-derive's `crd()` would panic on this schema; the caller turns it into a diagnostic.
 ///
 /// Every `pointer` is a JSON pointer into the root schema (`#` is the root
@@ -133,7 +135,12 @@ impl TransformError {
 /// `OptionalIntOrString`), then the `JSONSchemaProps` round trip (unknown keys dropped, `default: null`
 /// dropped, `minimum`/`maximum`/`multipleOf` as floats, ...). `root` is the raw schemars output for the root
 /// type (already holding its `title`).
-pub fn finalize(root: Value) -> Result<Value, TransformError> {
+///
+/// `model` picks the kube-core release line (see [`super::model`]): 2.0 has
+/// neither `OptionalEnum` nor `OptionalIntOrString`, and the rewriter's
+/// details changed in 3.0.1 and 3.1.
+pub fn finalize(root: Value, model: Model) -> Result<Value, TransformError> {
+    let kube = model.kube_core;
     let mut root = root;
     replace_unevaluated_properties(&mut root);
     replace_bool_schemas(&mut root);
@@ -143,9 +150,11 @@ pub fn finalize(root: Value) -> Result<Value, TransformError> {
     replace_const_value(&mut root);
     replace_prefix_items(&mut root);
     add_nullable(&mut root);
-    structural_schema_rewriter(&mut root)?;
-    optional_enum(&mut root);
-    optional_int_or_string(&mut root);
+    structural_schema_rewriter(&mut root, kube)?;
+    if kube >= KubeCore::V3_0_0 {
+        optional_enum(&mut root, kube);
+        optional_int_or_string(&mut root);
+    }
     json_schema_props(root, &Pointer::ROOT)
 }
 
@@ -834,8 +843,8 @@ const PRESERVE_UNKNOWN_FIELDS: &str = "x-kubernetes-preserve-unknown-fields";
 /// map flattened next to fields becomes `x-kubernetes-preserve-unknown-fields`, and `uniqueItems`
 /// (rejected by the API server) is dropped. The typed round trip also sorts `required`. A node kube
 /// cannot parse is left as it is.
-fn structural_schema_rewriter(schema: &mut Value) -> Result<(), TransformError> {
-    rewrite_structural(schema, &Pointer::ROOT).map(|_| ())
+fn structural_schema_rewriter(schema: &mut Value, kube: KubeCore) -> Result<(), TransformError> {
+    rewrite_structural(schema, &Pointer::ROOT, kube).map(|_| ())
 }
 
 /// [`structural_schema_rewriter`] on one node, after its subschemas; returns
@@ -849,13 +858,17 @@ fn structural_schema_rewriter(schema: &mut Value) -> Result<(), TransformError> 
 /// hoisted (no `oneOf`/`anyOf`) the subschemas are set aside while the node
 /// itself goes through the round trip, then put back unchanged. A node with
 /// a subschema kube cannot parse is left as it is, as kube leaves it.
-fn rewrite_structural(schema: &mut Value, pointer: &Pointer<'_>) -> Result<bool, TransformError> {
+fn rewrite_structural(
+    schema: &mut Value,
+    pointer: &Pointer<'_>,
+    kube: KubeCore,
+) -> Result<bool, TransformError> {
     let mut typed_children_parse = true;
     try_for_each_subschema(schema, |keyword, segment, child| {
         let at_keyword = pointer.key(keyword);
         let parses = match segment {
-            Some(segment) => rewrite_structural(child, &at_keyword.child(segment))?,
-            None => rewrite_structural(child, &at_keyword)?,
+            Some(segment) => rewrite_structural(child, &at_keyword.child(segment), kube)?,
+            None => rewrite_structural(child, &at_keyword, kube)?,
         };
         typed_children_parse &= parses || !is_parsed_by_kube(keyword);
         Ok(())
@@ -868,7 +881,7 @@ fn rewrite_structural(schema: &mut Value, pointer: &Pointer<'_>) -> Result<bool,
         let Some(node) = parse_kube_schema_object(map) else {
             return Ok(false);
         };
-        *schema = rewrite_node(node, pointer)?.into_value();
+        *schema = rewrite_node(node, pointer, kube)?.into_value();
         return Ok(true);
     }
     if !typed_children_parse {
@@ -879,7 +892,7 @@ fn rewrite_structural(schema: &mut Value, pointer: &Pointer<'_>) -> Result<bool,
         put_back(map, set_aside);
         return Ok(false);
     };
-    let mut rewritten = rewrite_node(node, pointer)?.into_value();
+    let mut rewritten = rewrite_node(node, pointer, kube)?.into_value();
     let out = rewritten
         .as_object_mut()
         .expect("a schema object serializes to an object");
@@ -957,7 +970,11 @@ fn put_back(map: &mut Map<String, Value>, set_aside: Vec<(Slot, Value)>) {
 fn rewrite_node(
     mut node: KubeSchemaObject,
     pointer: &Pointer<'_>,
+    kube: KubeCore,
 ) -> Result<KubeSchemaObject, TransformError> {
+    // Before 3.1, untagged variants' descriptions went to their property
+    // too, and plain variants kept their type and metadata.
+    let current = kube >= KubeCore::V3_1;
     if let Some(subschemas) = node.subschemas.as_mut() {
         if let Some(one_of) = subschemas.one_of.as_mut() {
             // Externally tagged enums are a `oneOf` of one-property objects.
@@ -966,6 +983,7 @@ fn rewrite_node(
                 &mut node.object,
                 &mut node.instance_type,
                 true,
+                current,
                 pointer,
             )?;
             // Unit variants with doc comments are a `oneOf` of `enum` sets.
@@ -985,7 +1003,8 @@ fn rewrite_node(
                 any_of,
                 &mut node.object,
                 &mut node.instance_type,
-                false,
+                !current,
+                current,
                 pointer,
             )?;
         }
@@ -1001,7 +1020,10 @@ fn rewrite_node(
                 KubeSchema::Bool(value) => Some(*value),
                 KubeSchema::Object(_) => None,
             });
-        if let Some(value) = additional {
+        // `additionalProperties: false` stays before 3.0.1.
+        if let Some(value) = additional
+            && (value || kube >= KubeCore::V3_0_1)
+        {
             object.additional_properties = None;
             if value {
                 node.extensions
@@ -1019,12 +1041,14 @@ fn rewrite_node(
 
 /// kube-core `hoist_subschema_properties`: moves the properties and the type of object variants into
 /// the parent (a variant's description goes to its single property when `push_description` is set,
-/// else it is dropped), and strips type and metadata from plain variants.
+/// else it is dropped), and strips type and metadata from plain variants when `strip_plain` is set
+/// (kube-core 3.1 and later).
 fn hoist_subschema_properties(
     variants: &mut [KubeSchema],
     common_object: &mut Option<ObjectValidation>,
     instance_type: &mut Option<Value>,
     push_description: bool,
+    strip_plain: bool,
     pointer: &Pointer<'_>,
 ) -> Result<(), TransformError> {
     for variant in variants {
@@ -1068,7 +1092,8 @@ fn hoist_subschema_properties(
 
             variant_object.additional_properties = None;
             merge_metadata(instance_type, variant.instance_type.take(), pointer)?;
-        } else if variant.enum_values.is_none()
+        } else if strip_plain
+            && variant.enum_values.is_none()
             && variant.subschemas.is_none()
             && variant.array.is_none()
         {
@@ -1227,11 +1252,20 @@ fn render_values(values: &[Value]) -> String {
 /// kube-core `OptionalEnum`: schemars makes `Option<E>` of an enum with a `oneOf` schema an
 /// `anyOf: [E, {"enum": [null], "nullable": true}]`; this flattens it back into `E` plus
 /// `nullable: true` (E's keys win over the field's, e.g. E's description over the field doc).
-fn optional_enum(schema: &mut Value) {
-    for_each_subschema(schema, optional_enum);
+///
+/// Before 3.1 the first variant had to be an `enum`, and in 3.0.0 the `anyOf` had to be the
+/// schema's only keyword.
+fn optional_enum(schema: &mut Value, kube: KubeCore) {
+    let Ok(()) = try_for_each_subschema(schema, |_, _, child| {
+        optional_enum(child, kube);
+        Ok::<(), std::convert::Infallible>(())
+    });
     let Some(map) = schema.as_object_mut() else {
         return;
     };
+    if kube == KubeCore::V3_0_0 && map.len() != 1 {
+        return;
+    }
     let Some(Value::Array(any_of)) = map.get("anyOf") else {
         return;
     };
@@ -1240,7 +1274,10 @@ fn optional_enum(schema: &mut Value) {
     };
     let second_is_null = matches!(second.get("enum"), Some(Value::Array(values)) if matches!(values.as_slice(), [Value::Null]))
         && second.get("nullable") == Some(&Value::Bool(true));
-    if first.contains_key("nullable") || !second_is_null {
+    if first.contains_key("nullable")
+        || !second_is_null
+        || (kube < KubeCore::V3_1 && !first.contains_key("enum"))
+    {
         return;
     }
     let mut first = first.clone();
@@ -1508,7 +1545,93 @@ fn validation_rules(value: &Value) -> Option<Value> {
 mod tests {
     use serde_json::{Value, json};
 
-    use super::{TransformError, finalize};
+    use super::{KubeCore, Model, TransformError, finalize};
+    use crate::manifests::schema::model::Schemars;
+
+    fn on(kube_core: KubeCore) -> Model {
+        Model {
+            kube_core,
+            schemars: Schemars::V1_2,
+        }
+    }
+
+    /// What kube-derive 2.0, 3.0.0, 3.0.1 and 3.1+ make of an optional
+    /// enum (with and without a doc), an optional int-or-string, a closed
+    /// object and an untagged enum of plain types: each line's output as
+    /// its `crd()` gives it.
+    #[test]
+    fn each_kube_core_line_has_its_own_transforms() {
+        let raw = json!({
+            "type": "object",
+            "properties": {
+                "level": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+                "documented": {"description": "Doc.", "anyOf": [{"type": "string", "enum": ["a"]}, {"type": "null"}]},
+                "port": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "closed": {"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": false},
+            },
+        });
+        let level = json!({"type": "string", "enum": ["a", "b"], "nullable": true});
+        let any_of_null = |first: Value, doc: bool| {
+            let mut v = json!({"anyOf": [first, {"enum": [null], "nullable": true}]});
+            if doc {
+                v["description"] = json!("Doc.");
+            }
+            v
+        };
+        let closed_kept = json!({"type": "object", "properties": {"x": {"type": "string"}}, "additionalProperties": false});
+        let closed_open = json!({"type": "object", "properties": {"x": {"type": "string"}}});
+        let port = |nullable: bool, typed: bool| {
+            let variants = if typed {
+                json!([{"type": "integer"}, {"type": "string"}])
+            } else {
+                json!([{}, {}])
+            };
+            let mut v = json!({"x-kubernetes-int-or-string": true, "anyOf": variants});
+            if nullable {
+                v["nullable"] = json!(true);
+            }
+            v
+        };
+        let expect = |level: Value, documented: Value, port: Value, closed: Value| json!({"type": "object", "properties": {"level": level, "documented": documented, "port": port, "closed": closed}});
+        let doc_level =
+            json!({"type": "string", "enum": ["a"], "nullable": true, "description": "Doc."});
+        let cases = [
+            (
+                KubeCore::V2_0,
+                expect(
+                    any_of_null(json!({"type": "string", "enum": ["a", "b"]}), false),
+                    any_of_null(json!({"type": "string", "enum": ["a"]}), true),
+                    port(false, true),
+                    closed_kept.clone(),
+                ),
+            ),
+            (
+                KubeCore::V3_0_0,
+                expect(
+                    level.clone(),
+                    any_of_null(json!({"type": "string", "enum": ["a"]}), true),
+                    port(true, true),
+                    closed_kept,
+                ),
+            ),
+            (
+                KubeCore::V3_0_1,
+                expect(
+                    level.clone(),
+                    doc_level.clone(),
+                    port(true, true),
+                    closed_open.clone(),
+                ),
+            ),
+            (
+                KubeCore::V3_1,
+                expect(level, doc_level, port(true, false), closed_open),
+            ),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(finalize(raw.clone(), on(line)), Ok(expected), "{line:?}");
+        }
+    }
 
     /// The root kube-derive generates for `FooSpec` (`kind = "Foo"`, no `doc`, no `status`).
     fn root(spec: Value) -> Value {
@@ -1549,7 +1672,7 @@ mod tests {
                 "noneDefault": {"type": "string", "nullable": true}
             }
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `set: HashSet<String>` and `opt_set: Option<BTreeSet<String>>`: kube drops `uniqueItems`.
@@ -1575,7 +1698,7 @@ mod tests {
             },
             "required": ["set"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `level: Option<Level>` with `enum Level { Debug, Info }` and no doc comments anywhere:
@@ -1592,7 +1715,7 @@ mod tests {
                 "level": {"type": "string", "enum": ["Debug", "Info", null], "nullable": true}
             }
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `foo: NormalEnum` (variants `A` and `B` documented, `C` and `D` not, enum documented) and
@@ -1626,7 +1749,7 @@ mod tests {
             },
             "required": ["bar", "foo"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `Option<NormalEnum>` without and with a field doc (the enum's own doc wins), and
@@ -1705,7 +1828,7 @@ mod tests {
                 }
             }
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `crd_schema_test.rs` `test_crd_schema_matches_expected`: the `Foo` root
@@ -1981,7 +2104,7 @@ mod tests {
             "title": "Foo",
             "type": "object"
         });
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `crd_complex_enum_test.rs` `complex_enum`: `foo: ComplexEnum` with a documented
@@ -2075,7 +2198,7 @@ mod tests {
                 "type": "object"
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `optional_complex_enum`: `/// Optional complex enum field` on
@@ -2173,7 +2296,7 @@ mod tests {
                 "type": "object"
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `optional_enum`: `foo: Option<NormalEnum>`.
@@ -2214,7 +2337,7 @@ mod tests {
                 "type": "object"
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `flattened_untagged_enum`: `#[serde(flatten)] inner: UntaggedEnum` with
@@ -2284,7 +2407,7 @@ mod tests {
                 "type": "object"
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `crd_mixed_enum_test.rs` `valid_enum_3`: the spec itself is
@@ -2333,7 +2456,7 @@ mod tests {
                 "type": "object"
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `valid_enum_6`: an untagged spec enum whose variants share `inner: u32` with the
@@ -2390,7 +2513,7 @@ mod tests {
                 "type": "object"
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `test_optional_int_or_string_nullable`: `required_int_or_string: IntOrString`
@@ -2433,7 +2556,7 @@ mod tests {
                 "required": ["required_int_or_string"]
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `u32`, `u8`, `i8`, `usize`, `Option<u16>`, `#[schemars(range(min = 1, max = 10))] i32`,
@@ -2503,7 +2626,7 @@ mod tests {
             },
             "required": ["byte", "count", "letter", "ratio", "replicas", "size", "small", "tags"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `flattening`: `foo: String` next to
@@ -2528,7 +2651,7 @@ mod tests {
                 "x-kubernetes-preserve-unknown-fields": true
             }),
         );
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `deny_unknown_fields` (`subitem` with `#[serde(deny_unknown_fields)]` loses
@@ -2571,7 +2694,7 @@ mod tests {
             },
             "required": ["extra", "labels", "subitem"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `required` goes through kube's `BTreeSet<String>`: byte order, duplicates merged (as two
@@ -2598,7 +2721,7 @@ mod tests {
             },
             "required": ["Beta", "_x", "alpha", "zeta"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `#[deprecated]`, `#[serde(skip_serializing)]` (`writeOnly`), `#[schemars(example = ..)]`,
@@ -2666,7 +2789,7 @@ mod tests {
                 {"message": "no rule", "optionalOldSelf": true, "rule": ""}
             ]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `pair: (u8, String)`, and a hand-written `prefixItems` with `items` (which moves to
@@ -2713,7 +2836,7 @@ mod tests {
             },
             "required": ["open", "pair"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `unit: ()`, `any: serde_json::Value`, `anys: Vec<serde_json::Value>` and
@@ -2740,7 +2863,7 @@ mod tests {
             },
             "required": ["any", "anys", "unit"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// A flattened map next to
@@ -2760,7 +2883,7 @@ mod tests {
             "properties": {"a": {"type": "string"}},
             "x-kubernetes-preserve-unknown-fields": false
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `/// A name or a number` on `value: NameOrNumber`,
@@ -2791,7 +2914,7 @@ mod tests {
             },
             "required": ["value"]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `/// The child` on `child: Option<Box<Node>>`-like recursion: a `$ref` with a sibling moves
@@ -2829,7 +2952,7 @@ mod tests {
                 }
             }
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `unevaluatedProperties: false` (from flattening with `deny_unknown_fields`) becomes
@@ -2863,7 +2986,7 @@ mod tests {
                 }
             }
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// `#[serde(untagged)] enum Source { Name { name: String }, Full { name: String, namespace: String } }`
@@ -2889,7 +3012,7 @@ mod tests {
             "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
             "anyOf": [{"required": ["name"]}, {"required": ["name", "namespace"]}]
         }));
-        assert_eq!(finalize(raw), Ok(expected));
+        assert_eq!(finalize(raw, Model::default()), Ok(expected));
     }
 
     /// kube-derive `invalid_enum_1`: `enum InvalidEnum1Spec { /// .. A, /// .. B(u32) }` (kube
@@ -2917,7 +3040,7 @@ mod tests {
             }),
         );
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::MixedEnum {
                 pointer: "#/properties/spec".to_owned(),
                 unit_variants: "`A`".to_owned(),
@@ -2951,7 +3074,7 @@ mod tests {
             "required": ["foo"]
         }));
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::MixedEnum {
                 pointer: "#/properties/spec/properties/foo".to_owned(),
                 unit_variants: "`A`, `C`".to_owned(),
@@ -2984,7 +3107,7 @@ mod tests {
             }),
         );
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::PropertyClash {
                 pointer: "#/properties/spec".to_owned(),
                 property: "inner".to_owned(),
@@ -3030,7 +3153,7 @@ mod tests {
             }),
         );
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::PropertyClash {
                 pointer: "#/properties/spec".to_owned(),
                 property: "inner".to_owned(),
@@ -3060,7 +3183,7 @@ mod tests {
             ]
         }));
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::PropertyClash {
                 pointer: "#/properties/spec".to_owned(),
                 property: "name".to_owned(),
@@ -3103,7 +3226,7 @@ mod tests {
             "required": ["source"]
         }));
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::TaggedEnum {
                 pointer: "#/properties/spec/properties/source".to_owned(),
                 tag: "kind".to_owned(),
@@ -3121,7 +3244,7 @@ mod tests {
             ]
         }));
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::ConflictingVariantTypes {
                 pointer: "#/properties/spec".to_owned(),
                 variant_type: "string".to_owned(),
@@ -3145,7 +3268,7 @@ mod tests {
             "required": ["extra"]
         }));
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::BoolSchema {
                 pointer: "#/properties/spec/properties/extra/additionalProperties/items".to_owned(),
                 value: true,
@@ -3166,7 +3289,7 @@ mod tests {
             }
         }));
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::TypeArray {
                 pointer: "#/properties/spec/properties/amount".to_owned(),
                 types: "`string`, `number`".to_owned(),
@@ -3182,7 +3305,7 @@ mod tests {
             "properties": {"delay": {"type": "string", "exclusiveMinimum": 0}}
         }));
         assert_eq!(
-            finalize(raw),
+            finalize(raw, Model::default()),
             Err(TransformError::InvalidKeyword {
                 pointer: "#/properties/spec/properties/delay".to_owned(),
                 keyword: "exclusiveMinimum".to_owned(),
