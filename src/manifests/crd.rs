@@ -32,6 +32,9 @@ pub struct Version {
     /// Why the schema needs the code to run (empty when rsop derived it):
     /// such a version's schema comes from a crdgen build.
     pub needs_code: Vec<Diagnostic>,
+    /// The project's k8s-openapi writes the CRD's empty lists (see
+    /// [`k8s::Table::writes_empty_lists`]).
+    pub empty_lists: bool,
 }
 
 impl Version {
@@ -288,7 +291,8 @@ fn owned_version<'a>(
             None => json!({}),
         },
     );
-    if !attrs.printcolumns.is_empty() {
+    let empty_lists = builder.k8s.writes_empty_lists();
+    if !attrs.printcolumns.is_empty() || empty_lists {
         let cols: Vec<Value> = attrs
             .printcolumns
             .iter()
@@ -330,6 +334,9 @@ fn owned_version<'a>(
         None => {}
     }
     // kube-derive emits subresources only with a status; scale alone is dropped.
+    if empty_lists && code.status.is_none() {
+        entry.insert("subresources".into(), json!({}));
+    }
     if code.status.is_some() {
         let mut sub = Map::new();
         sub.insert("status".into(), json!({}));
@@ -355,6 +362,7 @@ fn owned_version<'a>(
         entry: Value::Object(entry),
         location,
         needs_code,
+        empty_lists,
     })
 }
 
@@ -428,7 +436,14 @@ fn root_schema<'a>(
             ),
         }
     }
-    obj.entry("title").or_insert_with(|| json!(root_name));
+    // Before kube-derive 4, the root of a kind with validation rules was a
+    // `KubeSchema` whose schema name, and so title, had a `Validated` suffix.
+    let title = if builder.kube_derive < 4 && !code.validations.is_empty() {
+        format!("{root_name}Validated")
+    } else {
+        root_name.to_string()
+    };
+    obj.entry("title").or_insert_with(|| json!(title));
     root
 }
 
@@ -535,12 +550,12 @@ pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<C
             }
         }
         let mut names = Map::new();
-        if !stored.attrs.categories.is_empty() {
+        if !stored.attrs.categories.is_empty() || stored.empty_lists {
             names.insert("categories".into(), json!(stored.attrs.categories));
         }
         names.insert("kind".into(), json!(kind));
         names.insert("plural".into(), json!(stored.plural));
-        if !stored.attrs.shortnames.is_empty() {
+        if !stored.attrs.shortnames.is_empty() || stored.empty_lists {
             names.insert("shortNames".into(), json!(stored.attrs.shortnames));
         }
         names.insert("singular".into(), json!(stored.singular));

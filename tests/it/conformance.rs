@@ -4,11 +4,13 @@
 //! order aside), except for the deliberate deviations named below (each is
 //! documented in docs/deviations.md).
 //!
-//! The fixture is compared as committed (k8s-openapi 0.29 with `v1_34`),
-//! under the `earliest` and `latest` features, and on kube 4 with
-//! k8s-openapi 0.28: rsop must follow the project's k8s-openapi release and
-//! Kubernetes version. Each variant compiles k8s-openapi once more, so the
-//! list is kept to these.
+//! The fixture is compared as committed (kube 5, schemars 1.2, k8s-openapi
+//! 0.29 with `v1_34`), under the `earliest` and `latest` features, on kube 5
+//! with schemars 1.0, on kube 4 with schemars 1.1 and k8s-openapi 0.28, and
+//! on kube 2 with schemars 1.0 and k8s-openapi 0.26: rsop must follow the
+//! project's kube-core, schemars and k8s-openapi releases and Kubernetes
+//! version. Each variant compiles k8s-openapi once more, so the list is
+//! kept to these.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,11 +47,14 @@ struct Variant {
     k8s_openapi: (&'static str, &'static str),
     /// The kube requirement.
     kube: &'static str,
+    /// The schemars requirement.
+    schemars: &'static str,
 }
 
 const COMMITTED: Variant = Variant {
     k8s_openapi: ("0.29", "v1_34"),
     kube: "5.0",
+    schemars: "1.2",
 };
 
 #[test]
@@ -73,12 +78,34 @@ fn static_crds_equal_kube_derive_under_latest() {
     });
 }
 
-/// An older line: kube 4 uses k8s-openapi 0.28.
+/// The oldest schemars kube 5 allows: maps keyed by enums and flattened
+/// enums come out otherwise.
+#[test]
+fn static_crds_equal_kube_derive_on_schemars_1_0() {
+    compare(&Variant {
+        schemars: "=1.0.4",
+        ..COMMITTED
+    });
+}
+
+/// An older line: kube 4 uses k8s-openapi 0.28; schemars 1.1.
 #[test]
 fn static_crds_equal_kube_derive_on_kube_4() {
     compare(&Variant {
         k8s_openapi: ("0.28", "latest"),
         kube: "4.0",
+        schemars: "~1.1",
+    });
+}
+
+/// kube 2, before kube-core's `OptionalEnum` and `OptionalIntOrString`,
+/// with k8s-openapi 0.26 and schemars 1.0.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_2() {
+    compare(&Variant {
+        k8s_openapi: ("0.26", "latest"),
+        kube: "2.0",
+        schemars: "=1.0.4",
     });
 }
 
@@ -95,27 +122,44 @@ fn apply(variant: &Variant, project: &Path) {
     deps["k8s-openapi"]["features"] =
         toml_edit::value(toml_edit::Array::from_iter([feature, "schemars"]));
     deps["kube"]["version"] = toml_edit::value(variant.kube);
+    deps["schemars"]["version"] = toml_edit::value(variant.schemars);
     std::fs::write(&path, doc.to_string()).unwrap();
-    if variant.kube != COMMITTED.kube {
-        strip_newer_kinds(project);
+    strip_newer_kinds(project, variant.kube);
+    if variant.kube != COMMITTED.kube || variant.schemars != COMMITTED.schemars {
         run_tool(project, "cargo", &["update", "--workspace", "--quiet"], &[]);
     }
 }
 
-/// Removes what needs kube-derive 5 (between `kube 5 only` markers in the
-/// fixture), for the variants on older kube.
-fn strip_newer_kinds(project: &Path) {
-    for file in ["src/lib.rs", "src/main.rs"] {
-        let path = project.join(file);
+/// `major.minor` of a requirement or marker such as `4.0` or `3.1`.
+fn release(text: &str) -> (u64, u64) {
+    let mut parts = text.trim_start_matches(['=', '~', '^']).split('.');
+    let mut next = || parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (next(), next())
+}
+
+/// Removes what the variant's kube-derive lacks: the lines between
+/// `since kube X.Y: begin` and `since kube X.Y: end` markers of a newer
+/// release than `kube`.
+fn strip_newer_kinds(project: &Path, kube: &str) {
+    let kube = release(kube);
+    for entry in std::fs::read_dir(project.join("src")).unwrap() {
+        let path = entry.unwrap().path();
         let text = std::fs::read_to_string(&path).unwrap();
         let mut kept = String::new();
         let mut skipping = false;
         for line in text.lines() {
-            if line.contains("kube 5 only: begin") {
-                skipping = true;
-            } else if line.contains("kube 5 only: end") {
-                skipping = false;
-            } else if !skipping {
+            if let Some(rest) = line.split("since kube ").nth(1)
+                && let Some((since, marker)) = rest.split_once(':')
+            {
+                let newer = release(since) > kube;
+                if marker.trim_start().starts_with("begin") {
+                    skipping = newer;
+                } else {
+                    skipping = false;
+                }
+                continue;
+            }
+            if !skipping {
                 kept.push_str(line);
                 kept.push('\n');
             }
@@ -196,9 +240,10 @@ fn compare(variant: &Variant) {
     }
     assert!(
         report.is_empty(),
-        "rsop's CRDs differ from kube-derive's (k8s-openapi {} `{}`, kube {}):\n{report}",
+        "rsop's CRDs differ from kube-derive's (k8s-openapi {} `{}`, kube {}, schemars {}):\n{report}",
         variant.k8s_openapi.0,
         variant.k8s_openapi.1,
-        variant.kube
+        variant.kube,
+        variant.schemars
     );
 }

@@ -293,7 +293,7 @@ pub fn parse(
                 None => errors.push((
                     item.span,
                     "kube-derive 2 takes `printcolumn` as a JSON string".into(),
-                    "write `printcolumn = r#\"{\"name\":\"Replicas\",\"type\":\"integer\",\"jsonPath\":\".spec.replicas\"}\"#`, or move to kube 3 or later for the list form".into(),
+                    "write `printcolumn = r#\"{\"name\":\"Replicas\",\"type\":\"integer\",\"jsonPath\":\".spec.replicas\"}\"#`, or move to kube 3.1 or later for the list form".into(),
                 )),
             },
             "printcolumn" => {
