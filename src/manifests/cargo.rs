@@ -127,6 +127,10 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
     cargo
         .args(["--", MODULE, "--nocapture", "--test-threads=1"])
         .env("CARGO_TARGET_DIR", &meta.target_directory)
+        // From the package, as the user's own `cargo build` runs: rustup
+        // reads `rust-toolchain.toml` and cargo reads `.cargo/config.toml`
+        // from the working directory up, not from the manifest's.
+        .current_dir(&meta.package_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -201,20 +205,26 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
     Ok(out)
 }
 
-/// `text` without its items under `#[cfg(test)]` (or `#[cfg(all(test, ..))]`),
-/// at any depth of inline modules; each removed item leaves its line breaks,
-/// so that cargo's messages keep their line numbers. `None` when there is
-/// nothing to remove (or the file does not parse: cargo will say why).
+/// `text` as a normal build compiles it: without what `#[cfg(test)]` (or
+/// `#[cfg(all(test, ..))]`) guards, wherever such an attribute stands (items
+/// at any depth, impl and trait items, statements, fields, variants, match
+/// arms, struct literal fields and patterns), and without the attributes that
+/// `#[cfg_attr(test, ..)]` adds. Each removal leaves its line breaks, so that
+/// cargo's messages keep their line numbers. `None` when there is nothing
+/// to remove (or the file does not parse: cargo will say why).
 fn without_tests(text: &str) -> Option<String> {
+    use syn::visit::Visit;
     if !text.contains("test") {
         return None;
     }
     let file = syn::parse_file(text).ok()?;
-    let mut ranges = Vec::new();
-    test_items(&file.items, &mut ranges);
+    let mut found = TestOnly::default();
+    found.visit_file(&file);
+    let mut ranges = found.ranges;
     if ranges.is_empty() {
         return None;
     }
+    ranges.sort_by_key(|(start, _, _)| (start.line, start.column));
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(text.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
@@ -232,10 +242,18 @@ fn without_tests(text: &str) -> Option<String> {
     };
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    for (start, end) in ranges {
-        let (start, end) = (offset(start)?, offset(end)?);
+    for (start, end, separated) in ranges {
+        let (start, mut end) = (offset(start)?, offset(end)?);
         if start < at || end > text.len() {
             return None;
+        }
+        // A list element takes its separating comma along.
+        if separated {
+            let rest = &text[end..];
+            let gap = rest.len() - rest.trim_start().len();
+            if rest[gap..].starts_with(',') {
+                end += gap + 1;
+            }
         }
         out.push_str(&text[at..start]);
         out.extend(text[start..end].chars().filter(|c| *c == '\n'));
@@ -245,45 +263,166 @@ fn without_tests(text: &str) -> Option<String> {
     Some(out)
 }
 
-fn test_items(
-    items: &[syn::Item],
-    out: &mut Vec<(proc_macro2::LineColumn, proc_macro2::LineColumn)>,
-) {
-    use syn::spanned::Spanned;
-    for item in items {
-        let attrs: &[syn::Attribute] = match item {
-            syn::Item::Mod(m) => &m.attrs,
-            syn::Item::Fn(f) => &f.attrs,
-            syn::Item::Use(u) => &u.attrs,
-            syn::Item::Impl(i) => &i.attrs,
-            syn::Item::Struct(s) => &s.attrs,
-            syn::Item::Enum(e) => &e.attrs,
-            syn::Item::Const(c) => &c.attrs,
-            syn::Item::Static(s) => &s.attrs,
-            syn::Item::Macro(m) => &m.attrs,
-            syn::Item::Type(t) => &t.attrs,
-            syn::Item::Trait(t) => &t.attrs,
-            _ => continue,
-        };
-        if attrs.iter().any(is_test_only) {
-            let span = item.span();
-            out.push((span.start(), span.end()));
-        } else if let syn::Item::Mod(m) = item
-            && let Some((_, inner)) = &m.content
-        {
-            test_items(inner, out);
+/// The spans a normal build leaves out, found by [`without_tests`]: each
+/// with whether it is a comma-separated list element.
+#[derive(Default)]
+struct TestOnly {
+    ranges: Vec<(proc_macro2::LineColumn, proc_macro2::LineColumn, bool)>,
+}
+
+impl TestOnly {
+    /// Records `node` when `attrs` make it test-only; returns whether it did.
+    fn take(
+        &mut self,
+        attrs: &[syn::Attribute],
+        node: &impl syn::spanned::Spanned,
+        separated: bool,
+    ) -> bool {
+        if !attrs.iter().any(is_test_only) {
+            return false;
         }
+        let span = node.span();
+        self.ranges.push((span.start(), span.end(), separated));
+        true
+    }
+}
+
+impl<'ast> syn::visit::Visit<'ast> for TestOnly {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if !self.take(item_attrs(item), item, false) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+    fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
+        let attrs: &[syn::Attribute] = match item {
+            syn::ImplItem::Const(i) => &i.attrs,
+            syn::ImplItem::Fn(i) => &i.attrs,
+            syn::ImplItem::Type(i) => &i.attrs,
+            syn::ImplItem::Macro(i) => &i.attrs,
+            _ => &[],
+        };
+        if !self.take(attrs, item, false) {
+            syn::visit::visit_impl_item(self, item);
+        }
+    }
+    fn visit_trait_item(&mut self, item: &'ast syn::TraitItem) {
+        let attrs: &[syn::Attribute] = match item {
+            syn::TraitItem::Const(i) => &i.attrs,
+            syn::TraitItem::Fn(i) => &i.attrs,
+            syn::TraitItem::Type(i) => &i.attrs,
+            syn::TraitItem::Macro(i) => &i.attrs,
+            _ => &[],
+        };
+        if !self.take(attrs, item, false) {
+            syn::visit::visit_trait_item(self, item);
+        }
+    }
+    fn visit_stmt(&mut self, stmt: &'ast syn::Stmt) {
+        let attrs: &[syn::Attribute] = match stmt {
+            syn::Stmt::Local(l) => &l.attrs,
+            syn::Stmt::Macro(m) => &m.attrs,
+            syn::Stmt::Expr(e, _) => expr_attrs(e),
+            // Items are taken by `visit_item`.
+            syn::Stmt::Item(_) => &[],
+        };
+        if !self.take(attrs, stmt, false) {
+            syn::visit::visit_stmt(self, stmt);
+        }
+    }
+    fn visit_field(&mut self, field: &'ast syn::Field) {
+        if !self.take(&field.attrs, field, true) {
+            syn::visit::visit_field(self, field);
+        }
+    }
+    fn visit_variant(&mut self, variant: &'ast syn::Variant) {
+        if !self.take(&variant.attrs, variant, true) {
+            syn::visit::visit_variant(self, variant);
+        }
+    }
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        if !self.take(&arm.attrs, arm, true) {
+            syn::visit::visit_arm(self, arm);
+        }
+    }
+    fn visit_field_value(&mut self, field: &'ast syn::FieldValue) {
+        if !self.take(&field.attrs, field, true) {
+            syn::visit::visit_field_value(self, field);
+        }
+    }
+    fn visit_field_pat(&mut self, field: &'ast syn::FieldPat) {
+        if !self.take(&field.attrs, field, true) {
+            syn::visit::visit_field_pat(self, field);
+        }
+    }
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        // `#[cfg_attr(test, ...)]` adds its attributes in tests only.
+        if attr.path().is_ident("cfg_attr")
+            && let Ok(args) = attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            )
+            && args.first().is_some_and(predicate_is_test_only)
+        {
+            let span = syn::spanned::Spanned::span(attr);
+            self.ranges.push((span.start(), span.end(), false));
+        }
+    }
+}
+
+fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::ExternCrate(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::ForeignMod(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::TraitAlias(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Union(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+/// The outer attributes of an expression statement.
+fn expr_attrs(expr: &syn::Expr) -> &[syn::Attribute] {
+    match expr {
+        syn::Expr::Assign(e) => &e.attrs,
+        syn::Expr::Async(e) => &e.attrs,
+        syn::Expr::Await(e) => &e.attrs,
+        syn::Expr::Binary(e) => &e.attrs,
+        syn::Expr::Block(e) => &e.attrs,
+        syn::Expr::Call(e) => &e.attrs,
+        syn::Expr::ForLoop(e) => &e.attrs,
+        syn::Expr::If(e) => &e.attrs,
+        syn::Expr::Loop(e) => &e.attrs,
+        syn::Expr::Macro(e) => &e.attrs,
+        syn::Expr::Match(e) => &e.attrs,
+        syn::Expr::MethodCall(e) => &e.attrs,
+        syn::Expr::Path(e) => &e.attrs,
+        syn::Expr::Return(e) => &e.attrs,
+        syn::Expr::Try(e) => &e.attrs,
+        syn::Expr::Unsafe(e) => &e.attrs,
+        syn::Expr::While(e) => &e.attrs,
+        _ => &[],
     }
 }
 
 /// `#[cfg(test)]`, or `#[cfg(all(.., test, ..))]`: compiled only in tests.
 fn is_test_only(attr: &syn::Attribute) -> bool {
-    if !attr.path().is_ident("cfg") {
-        return false;
-    }
-    let Ok(meta) = attr.parse_args::<syn::Meta>() else {
-        return false;
-    };
+    attr.path().is_ident("cfg")
+        && attr
+            .parse_args::<syn::Meta>()
+            .is_ok_and(|meta| predicate_is_test_only(&meta))
+}
+
+/// `test`, or `all(.., test, ..)`: a cfg predicate that holds only in tests.
+fn predicate_is_test_only(meta: &syn::Meta) -> bool {
     match meta {
         syn::Meta::Path(p) => p.is_ident("test"),
         syn::Meta::List(l) if l.path.is_ident("all") => l
@@ -623,6 +762,29 @@ mod tests {
         );
         syn::parse_file(&out).unwrap();
         assert!(without_tests("pub fn f() {}\n").is_none());
+    }
+
+    /// What a normal build leaves out goes wherever the attribute stands: a
+    /// statement that uses a test-only static, fields, variants, arms,
+    /// struct literal fields, impl items, and `cfg_attr(test, ..)`.
+    #[test]
+    fn test_only_code_is_left_out_at_every_position() {
+        let text = "#[cfg(test)]\nstatic CALLS: u32 = 0;\n\
+            pub fn f(x: u8) -> u8 {\n    #[cfg(test)]\n    let _ = CALLS;\n    #[cfg(test)]\n    println!(\"{CALLS}\");\n    #[cfg(test)]\n    { let _c = CALLS; }\n\
+            match x {\n        #[cfg(test)]\n        0 => CALLS as u8,\n        _ => x,\n    }\n}\n\
+            #[cfg_attr(test, derive(Debug))]\npub struct S {\n    #[cfg(test)]\n    pub calls: u32, pub b: u8 }\n\
+            pub enum E { #[cfg(test)] T, A }\n\
+            impl S {\n    #[cfg(all(test, unix))]\n    fn t() {}\n    pub fn new() -> Self { S { #[cfg(test)] calls: CALLS, b: 1 } }\n}\n";
+        let out = without_tests(text).unwrap();
+        assert_eq!(out.lines().count(), text.lines().count(), "{out}");
+        assert!(!out.contains("CALLS"), "{out}");
+        assert!(!out.contains("Debug") && !out.contains("fn t()"), "{out}");
+        assert!(
+            out.contains("pub b: u8") && out.contains("_ => x") && out.contains("b: 1"),
+            "{out}"
+        );
+        assert!(!out.contains("{ , ") && !out.contains("{ ,"), "{out}");
+        syn::parse_file(&out).unwrap();
     }
 
     #[test]

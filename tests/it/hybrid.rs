@@ -120,7 +120,10 @@ fn library(root: &Path) -> PathBuf {
     // Its own tests no longer compile: the build is not theirs to run.
     write(
         &root.join("src/lib.rs"),
-        "mod kinds;\n\npub use kinds::{coded::Coded, plain::Plain};\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn stale() {\n        let _ = crate::kinds::plain::PlainSpec { size: 1, gone: 2 };\n    }\n}\n",
+        "mod kinds;\n\npub use kinds::{coded::Coded, plain::Plain};\n\n\
+         // A test-only static, used by a test-only statement of ordinary code.\n\
+         #[cfg(test)]\nstatic CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);\n\n\
+         pub fn touch() {\n    #[cfg(test)]\n    CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn stale() {\n        let _ = crate::kinds::plain::PlainSpec { size: 1, gone: 2 };\n    }\n}\n",
     );
     write(
         &root.join("src/kinds/mod.rs"),
