@@ -12,6 +12,7 @@ use super::attrs;
 use super::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
 use super::diagnostics::{Diagnostic, Location};
 use super::foreign::{self, ForeignKind, Reason};
+use super::merge_crds::StorageChoice;
 use super::schema::model::Model;
 use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, k8s, object, transform};
 use super::source::{Crate, Module, Sources};
@@ -449,7 +450,14 @@ fn root_schema<'a>(
 
 /// Merges versions into CRDs, one per group and kind; problems (no or
 /// several storage versions, scope or names that differ) are reported.
-pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<Crd> {
+///
+/// A `merge_crds(..., "vN")` call of the project's (`choices`) decides the
+/// storage version of the kinds it merges, as kube's `merge_crds` does.
+pub fn merge(
+    versions: Vec<Version>,
+    choices: &[StorageChoice],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Crd> {
     let mut by_kind: BTreeMap<(String, String), Vec<Version>> = BTreeMap::new();
     for v in versions {
         by_kind
@@ -463,6 +471,37 @@ pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<C
             version_priority(&b.attrs.version).cmp(&version_priority(&a.attrs.version))
         });
         let mut ok = true;
+        let root = |v: &Version| v.root_path.rsplit("::").next().unwrap_or("").to_string();
+        if let Some(choice) = choices
+            .iter()
+            .find(|c| versions.iter().any(|v| c.roots.contains(&root(v))))
+        {
+            if versions.iter().any(|v| v.attrs.version == choice.version) {
+                for v in &mut versions {
+                    v.attrs.storage = v.attrs.version == choice.version;
+                    v.entry["storage"] = json!(v.attrs.storage);
+                }
+            } else {
+                diagnostics.push(
+                    Diagnostic::new(
+                        choice.location.clone(),
+                        format!(
+                            "`merge_crds` stores version `{}` of `{kind}.{group}`, which has no such version",
+                            choice.version
+                        ),
+                    )
+                    .with_help(format!(
+                        "name one of its versions: {}",
+                        versions
+                            .iter()
+                            .map(|v| format!("`{}`", v.attrs.version))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                );
+                continue;
+            }
+        }
         let mut names = BTreeMap::new();
         for v in &versions {
             if let Some(first) = names.insert(v.attrs.version.clone(), v.location.clone()) {
@@ -499,7 +538,19 @@ pub fn merge(versions: Vec<Version>, diagnostics: &mut Vec<Diagnostic>) -> Vec<C
                         format!("`{kind}.{group}` has several storage versions: {listed}")
                     },
                 )
-                .with_help("exactly one version is stored; mark the others with `#[kube(storage = false)]`"),
+                .with_help(if storage.is_empty() {
+                    "exactly one version is stored: mark it with `#[kube(storage)]`, or name it in a `merge_crds(vec![...], \"vN\")` call".to_string()
+                } else {
+                    format!(
+                        "exactly one version is stored, and no `merge_crds(vec![...], \"vN\")` call of the crate names it: mark the others with `#[kube(storage = false)]`, or merge the versions with `kube::core::crd::merge_crds(vec![{}], \"{}\")`",
+                        versions
+                            .iter()
+                            .map(|v| format!("{}::crd()", v.root_path))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        versions[0].attrs.version
+                    )
+                }),
             );
             ok = false;
         }

@@ -19,6 +19,7 @@ pub mod foreign;
 pub mod k8s_version;
 pub mod macros;
 pub mod markers;
+pub mod merge_crds;
 pub mod modules;
 pub mod rbac;
 pub mod schema;
@@ -241,7 +242,8 @@ fn generate_rest(
     mut found: Vec<Diagnostic>,
     versions: Vec<crd::Version>,
 ) -> Result<Generated> {
-    let crds = crd::merge(versions, &mut found);
+    let choices = merge_crds::calls(&sources.files);
+    let crds = crd::merge(versions, &choices, &mut found);
 
     let mut rules = Vec::new();
     let mut webhooks = Vec::new();

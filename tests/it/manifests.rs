@@ -636,6 +636,43 @@ fn foreign_kinds_are_skipped_and_a_wrong_external_entry_is_refused() {
     }
 }
 
+/// A `merge_crds(..., "vN")` call decides the storage version of versions
+/// that do not say; one that names no version of the kind, or none at all
+/// with several stored versions, is an error that shows the fix.
+#[test]
+fn merge_crds_calls_choose_the_storage_version() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests/merge-crds");
+    let crdgen = "src/bin/crdgen.rs";
+    let text = std::fs::read_to_string(case.join(crdgen)).unwrap();
+    for (changed, needles) in [
+        (
+            text.replace("\"v2\").unwrap", "\"v3\").unwrap"),
+            vec![
+                "`merge_crds` stores version `v3` of `Widget.shop.example.com`, which has no such version",
+                "--> src/bin/crdgen.rs:6:",
+                "name one of its versions: `v2`, `v1`",
+            ],
+        ),
+        (
+            text.replace("merge_crds(vec!", "(vec!")
+                .replace(", \"v2\").unwrap()", ")"),
+            vec![
+                "`Widget.shop.example.com` has several storage versions: `v2`, `v1`",
+                "kube::core::crd::merge_crds(vec![v2::Widget::crd(), v1::Widget::crd()], \"v2\")",
+            ],
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        copy_tree(&case, tmp.path(), Some("expected"));
+        std::fs::write(tmp.path().join(crdgen), changed).unwrap();
+        let mut needles = needles;
+        needles.push("nothing was written");
+        if let Some(problems) = refusal_problems(tmp.path(), &["manifests"], 1, &needles) {
+            panic!("{problems}");
+        }
+    }
+}
+
 const WEBHOOK_MARKERS: &str = "//! Webhooks of Guestbooks.\n\n\
 // +rsop:webhook:path=/validate-webapp-example-com-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1\n\
 // +rsop:webhook:path=/mutate-webapp-example-com-v1-guestbook,mutating=true,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=mguestbook-v1.kb.io,admissionReviewVersions=v1\n";
