@@ -133,6 +133,9 @@ pub struct Selection {
     /// note (at the release in Cargo.lock) that rsop has no model of one:
     /// the kinds are then built.
     pub model: std::result::Result<Model, Diagnostic>,
+    /// Without a Cargo.lock: the note that says which releases rsop
+    /// assumed.
+    pub assumed: Option<String>,
 }
 
 /// The schema table and kube-derive release of the project at `root` (the
@@ -157,16 +160,10 @@ fn select_in(root: &Path) -> Result<Selection> {
     let lock_path = workspace.root.join("Cargo.lock");
     let lock = match std::fs::read_to_string(&lock_path) {
         Ok(text) => text,
-        // Without Cargo.lock the version is not decided yet: cargo picks it
-        // at the first build, which writes the lock. Until then rsop assumes
-        // what it scaffolds (the pinned release and Kubernetes version)
-        // rather than guess at a resolution.
+        // Without Cargo.lock the releases are not decided yet: cargo picks
+        // them at the first build, which writes the lock.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Selection {
-                table: Ok(Table::pinned()),
-                kube_derive: None,
-                model: Ok(Model::default()),
-            });
+            return select_without_lock(&workspace);
         }
         Err(e) => return Err(Error::io("read", &lock_path, e)),
     };
@@ -183,6 +180,7 @@ fn select_in(root: &Path) -> Result<Selection> {
         table: table_in(&workspace, &doc, &lock, &lock_path)?,
         kube_derive,
         model: model_in(&doc, &lock, &lock_path),
+        assumed: None,
     })
 }
 
@@ -200,6 +198,15 @@ fn table_in(
         // is never consulted; the pinned one keeps messages meaningful.
         None => return Ok(Ok(Table::pinned())),
     };
+    table_for(workspace, locked)
+}
+
+/// The table of k8s-openapi `locked`, under the Kubernetes version feature
+/// the workspace's manifests enable on it.
+fn table_for(
+    workspace: &Workspace,
+    locked: Locked,
+) -> Result<std::result::Result<Table, Unsupported>> {
     let version = locked.version.clone();
     let Some(known) = k8s::known().find(|k| k.k8s_openapi == version) else {
         return Ok(Err(Unsupported {
@@ -255,6 +262,127 @@ fn table_in(
             location: last.location.clone(),
         })),
     }
+}
+
+/// The kube releases rsop has a model of (see [`super::schema::model`]).
+const KUBE_RELEASES: &[&str] = &[
+    "2.0.0", "2.0.1", "3.0.0", "3.0.1", "3.1.0", "4.0.0", "4.2.0", "5.0.0",
+];
+/// The schemars 1 releases rsop has a model of.
+const SCHEMARS_RELEASES: &[&str] = &[
+    "1.0.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.1.0", "1.2.0", "1.2.1", "1.2.2", "1.2.3",
+];
+
+/// What cargo would lock for a project that has no Cargo.lock yet: for
+/// k8s-openapi, kube and schemars, the newest release rsop knows that every
+/// requirement of the workspace's manifests allows, with the features they
+/// enable. `assumed` says which releases these are.
+fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
+    let manifest = workspace.package.join("Cargo.toml");
+    let at = Location::new(&manifest, 1, 1);
+    let mut assumed = Vec::new();
+
+    let k8s_requirements = workspace.requirements(&[CRATE])?;
+    let mut k8s_releases: Vec<&str> = k8s::known().map(|k| k.k8s_openapi).collect();
+    k8s_releases.dedup();
+    let table = if k8s_requirements.is_empty() {
+        Ok(Table::pinned())
+    } else if let Some(version) = newest(&k8s_releases, &k8s_requirements) {
+        let table = table_for(
+            workspace,
+            Locked {
+                version: version.to_string(),
+                location: at.clone(),
+            },
+        )?;
+        assumed.push(format!("k8s-openapi {version}"));
+        table
+    } else {
+        Err(Unsupported {
+            reason: Reason::Version {
+                version: k8s_requirements.join(", "),
+            },
+            location: at.clone(),
+        })
+    };
+
+    let kube_requirements = workspace.requirements(&["kube", "kube-derive", "kube-core"])?;
+    let mut kube_derive = None;
+    let mut model = Ok(Model::default());
+    if !kube_requirements.is_empty() {
+        match newest(KUBE_RELEASES, &kube_requirements) {
+            Some(version) => {
+                kube_derive = version.split('.').next().and_then(|m| m.parse().ok());
+                assumed.push(format!("kube {version}"));
+                if let Ok(line) = KubeCore::of(version) {
+                    model = Ok(Model {
+                        kube_core: line,
+                        ..Model::default()
+                    });
+                }
+            }
+            None => {
+                model = Err(Diagnostic::new(
+                    at.clone(),
+                    format!(
+                        "rsop has no model of the kube release `{}` allows: it derives CRDs statically for kube 2.0 to 5.0",
+                        kube_requirements.join(", ")
+                    ),
+                )
+                .with_help("the kinds are built with cargo; `--static` refuses them")
+                .needs_code());
+            }
+        }
+    }
+    let schemars_requirements = workspace.requirements(&["schemars"])?;
+    if let Ok(m) = &mut model
+        && !schemars_requirements.is_empty()
+    {
+        match newest(SCHEMARS_RELEASES, &schemars_requirements) {
+            Some(version) => {
+                assumed.push(format!("schemars {version}"));
+                if let Ok(line) = Schemars::of(version) {
+                    m.schemars = line;
+                }
+            }
+            None => {
+                model = Err(Diagnostic::new(
+                    at.clone(),
+                    format!(
+                        "rsop has no model of the schemars release `{}` allows: it derives CRDs statically for schemars 1.0 to 1.2",
+                        schemars_requirements.join(", ")
+                    ),
+                )
+                .with_help("the kinds are built with cargo; `--static` refuses them")
+                .needs_code());
+            }
+        }
+    }
+    Ok(Selection {
+        table,
+        kube_derive,
+        model,
+        assumed: (!assumed.is_empty()).then(|| {
+            format!(
+                "note: no Cargo.lock yet: rsop assumed {}, the newest releases it knows that Cargo.toml allows; `cargo generate-lockfile` pins them",
+                assumed.join(", ")
+            )
+        }),
+    })
+}
+
+/// The newest of `releases` that every requirement allows.
+fn newest<'a>(releases: &[&'a str], requirements: &[String]) -> Option<&'a str> {
+    let requirements: Vec<semver::VersionReq> = requirements
+        .iter()
+        .filter_map(|r| semver::VersionReq::parse(r).ok())
+        .collect();
+    releases
+        .iter()
+        .filter_map(|r| Some((semver::Version::parse(r).ok()?, *r)))
+        .filter(|(v, _)| requirements.iter().all(|req| req.matches(v)))
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, r)| r)
 }
 
 /// The model of the kube-core and schemars releases in the lock (the
@@ -471,6 +599,53 @@ impl Workspace {
 
     /// Every feature the workspace's manifests set on a k8s-openapi
     /// dependency that `version` satisfies.
+    /// The version requirements the workspace's manifests (the package's,
+    /// the root's and the members') put on any of `crates`, workspace
+    /// inheritance followed.
+    fn requirements(&self, crates: &[&str]) -> Result<Vec<String>> {
+        let root_path = self.root.join("Cargo.toml");
+        let root_text = if root_path.is_file() {
+            read(&root_path)?
+        } else {
+            String::new()
+        };
+        let root_doc = parse(&root_text, &root_path)?;
+        let mut out = Vec::new();
+        for path in self.manifests(&root_doc) {
+            let text = read(&path)?;
+            let doc = parse(&text, &path)?;
+            for (table, _) in dependency_tables(&doc) {
+                let Some(deps) = table.as_table_like() else {
+                    continue;
+                };
+                for (key, dep) in deps.iter() {
+                    let name = dep.get("package").and_then(Item::as_str).unwrap_or(key);
+                    if !crates.contains(&name) {
+                        continue;
+                    }
+                    let inherited = (dep.get("workspace").and_then(Item::as_bool) == Some(true))
+                        .then(|| {
+                            root_doc
+                                .get("workspace")
+                                .and_then(|w| w.get("dependencies"))
+                                .and_then(|d| d.get(key))
+                        })
+                        .flatten();
+                    let requirement = [Some(dep), inherited].into_iter().flatten().find_map(|d| {
+                        d.as_str()
+                            .or_else(|| d.get("version").and_then(Item::as_str))
+                    });
+                    if let Some(r) = requirement
+                        && !out.iter().any(|o| o == r)
+                    {
+                        out.push(r.to_string());
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn features(&self, version: &str) -> Result<Vec<Feature>> {
         let root_path = self.root.join("Cargo.toml");
         let root_text = if root_path.is_file() {
@@ -761,13 +936,57 @@ mod tests {
 
     const V1_34: &str = r#"k8s-openapi = { version = "0.29", features = ["v1_34"] }"#;
 
+    /// Before the first build, the releases are what cargo would lock:
+    /// the newest rsop knows that Cargo.toml allows, features included
+    /// (`latest` is not the pinned Kubernetes version), and a note says so.
     #[test]
-    fn without_a_lock_the_pinned_release_is_used() {
+    fn without_a_lock_the_newest_allowed_releases_are_assumed() {
         let dir = tree(&[(
             "Cargo.toml",
             &manifest(r#"k8s-openapi = { version = "0.29", features = ["latest"] }"#),
         )]);
-        assert_eq!(selected(&dir), ("0.29.0", "v1_34"));
+        assert_eq!(selected(&dir), ("0.29.0", "v1_37"));
+        let selection = select(dir.path()).unwrap();
+        assert_eq!(
+            selection.assumed.as_deref(),
+            Some(
+                "note: no Cargo.lock yet: rsop assumed k8s-openapi 0.29.0, kube 5.0.0, the newest releases it knows that Cargo.toml allows; `cargo generate-lockfile` pins them"
+            )
+        );
+        assert_eq!(selection.kube_derive, Some(5));
+
+        let dir = tree(&[(
+            "Cargo.toml",
+            &manifest(
+                r#"k8s-openapi = { version = "0.26", features = ["earliest"] }
+schemars = "1.0"
+"#,
+            )
+            .replace(
+                "kube = \"5\"",
+                "kube = { version = \"2.0\", features = [\"derive\"] }",
+            ),
+        )]);
+        let selection = select(dir.path()).unwrap();
+        let table = selection.table.unwrap();
+        assert_eq!(table.k8s_openapi(), "0.26.1");
+        assert_eq!(selection.kube_derive, Some(2));
+        assert_eq!(
+            selection.model.unwrap(),
+            Model {
+                kube_core: KubeCore::V2_0,
+                schemars: Schemars::V1_2
+            }
+        );
+
+        let dir = tree(&[(
+            "Cargo.toml",
+            &manifest(r#"k8s-openapi = { version = "0.30", features = ["latest"] }"#),
+        )]);
+        assert!(matches!(
+            unsupported(dir.path()).reason,
+            Reason::Version { .. }
+        ));
     }
 
     #[test]

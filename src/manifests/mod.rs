@@ -100,6 +100,13 @@ pub fn generate_from(
     // A k8s-openapi release or Kubernetes version rsop has no tables for
     // makes every kind one the build derives (or, with `--static`, an error).
     let selection = k8s_version::select(&opts.root)?;
+    // `create api` runs this on a project before its first build: the
+    // assumption is for `rsop manifests` to state.
+    if let Some(line) = &selection.assumed
+        && opts.derivation != Derivation::Deferred
+    {
+        let _ = writeln!(notes, "{line}");
+    }
     let kube_derive = selection.kube_derive.unwrap_or(schema::DEFAULT_KUBE_DERIVE);
     let (k8s, unsupported_k8s) = match selection.table {
         Ok(table) => (table, None),
