@@ -83,6 +83,44 @@ fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
+/// The first attribute of `attrs` that is neither a built-in attribute nor
+/// one of the inert attributes the derives of a kind read: an attribute
+/// macro (or a derive helper) of another crate, such as `versioned`.
+fn other_attribute_macro(attrs: &[syn::Attribute]) -> Option<String> {
+    const KNOWN: &[&str] = &[
+        "doc",
+        "derive",
+        "kube",
+        "serde",
+        "schemars",
+        "x_kube",
+        "validate",
+        "garde",
+        "allow",
+        "warn",
+        "deny",
+        "expect",
+        "forbid",
+        "cfg",
+        "cfg_attr",
+        "must_use",
+        "non_exhaustive",
+        "repr",
+        "deprecated",
+        "automatically_derived",
+    ];
+    attrs.iter().find_map(|a| {
+        let path = a.path();
+        let name = path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect::<Vec<_>>()
+            .join("::");
+        (!KNOWN.contains(&name.as_str())).then_some(name)
+    })
+}
+
 /// What [`versions`] found in the crate.
 #[derive(Debug, Default)]
 pub struct Found {
@@ -174,6 +212,26 @@ fn owned_version<'a>(
     let location = Location::of_span(&file, s.ident.span());
     let mut errors = Vec::new();
     let attrs = kube::parse(&s.attrs, s.ident.span(), builder.kube_derive, &mut errors);
+    let incomplete = errors
+        .iter()
+        .any(|(_, message, _)| message.starts_with("`#[kube(...)]` has no "));
+    if incomplete && let Some(mac) = other_attribute_macro(&s.attrs) {
+        // Another crate's attribute macro writes this kind's `#[kube(...)]`.
+        let listed = file.display();
+        builder.diagnostics.push(
+            Diagnostic::new(
+                location,
+                format!(
+                    "`{}` derives `CustomResource` without a whole `#[kube(group, version, kind)]`: the attribute macro `#[{mac}]`, of another crate, probably writes it, and rsop does not expand other crates' attribute macros",
+                    s.ident
+                ),
+            )
+            .with_help(format!(
+                "write the kind's `#[kube(...)]` out, or, if its CRD is installed otherwise, list the file under `[package.metadata.rsop] external = [\"{listed}\"]` in Cargo.toml"
+            )),
+        );
+        return None;
+    }
     builder
         .diagnostics
         .extend(attrs::into_diagnostics(errors, &file, None));

@@ -165,6 +165,15 @@ const KIND_HEAD: &str =
 
 const BAD: &[Bad] = &[
     Bad {
+        name: "an attribute macro of another crate writes the kube attribute",
+        source: "#[versioned(crd(group = \"a.io\"))]\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct AppSpec { pub x: i32 }\n",
+        expect: &[
+            "`AppSpec` derives `CustomResource` without a whole `#[kube(group, version, kind)]`: the attribute macro `#[versioned]`",
+            "src/lib.rs:7:",
+            "[package.metadata.rsop] external = [\"src/lib.rs\"]",
+        ],
+    },
+    Bad {
         name: "unknown kube key",
         source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", shortnames = \"a\")]\npub struct AppSpec { pub x: i32 }\n",
         expect: &[
