@@ -151,6 +151,12 @@ pub struct ManifestsArgs {
     /// The project root (where Cargo.toml is)
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub dir: PathBuf,
+
+    /// rsop's self-check: write nothing, derive every CRD both from the
+    /// sources and with the project's own kube-derive, print a diff of each
+    /// CRD where they differ, and exit 1 if any does
+    #[arg(long, hide = true, conflicts_with_all = ["check", "diff", "static", "cargo"])]
+    pub verify: bool,
 }
 
 /// What `rsop generate` packages.

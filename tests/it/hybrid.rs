@@ -238,6 +238,19 @@ fn kinds_that_need_code_are_built_with_the_projects_own_kube_derive() {
             "{name}: hybrid and kube-derive disagree:\n{}",
             exact.stderr
         );
+        // So says the self-check, which writes nothing.
+        let before = snapshot(&dir);
+        let verify = rsop_with_env(&dir, &["manifests", "--verify"], &envs);
+        assert_eq!(
+            (verify.code, verify.stdout.as_str()),
+            (
+                0,
+                "verify: 2 CRDs, 0 differ from the project's kube-derive\n"
+            ),
+            "{name}: {}",
+            verify.stderr
+        );
+        assert_eq!(snapshot(&dir), before, "{name}: --verify wrote");
 
         // Drift in a built kind is caught by `--check`, which writes nothing.
         let coded = dir.join(coded_file);
