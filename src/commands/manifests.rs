@@ -29,7 +29,7 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
         },
     };
     if args.verify {
-        return verify(opts, out);
+        return verify(&opts, out);
     }
     // Notes go to stderr: stdout carries the diff of `--check` and `--diff`.
     let generated = manifests::generate(&opts, &mut anstream::stderr())?;
@@ -46,9 +46,9 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
 
 /// `--verify`: the CRDs of a hybrid run (static wherever rsop can) against
 /// those of `--cargo` (every schema from `K::crd()`), file by file.
-fn verify(opts: ManifestsOptions, out: &mut dyn Write) -> Result<Outcome> {
+fn verify(opts: &ManifestsOptions, out: &mut dyn Write) -> Result<Outcome> {
     let mut notes = anstream::stderr();
-    let ours = manifests::generate(&opts, &mut notes)?;
+    let ours = manifests::generate(opts, &mut notes)?;
     let built = manifests::generate(
         &ManifestsOptions {
             derivation: Derivation::Cargo,
