@@ -74,7 +74,7 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
                 std::fs::read_to_string(&original).map_err(|e| Error::io("read", &original, e))?
             }
         };
-        copies.insert(original, text + &test_module(file, &kinds));
+        copies.insert(original, text + &test_module(&kinds));
     }
     for manifest in &meta.manifests {
         let text = std::fs::read_to_string(manifest).map_err(|e| Error::io("read", manifest, e))?;
@@ -437,16 +437,10 @@ fn predicate_is_test_only(meta: &syn::Meta) -> bool {
 /// The test module appended to `file` (relative to the package root): it
 /// prints the CRD of each kind the file declares, through the derive's own
 /// `CustomResourceExt` and k8s-openapi's `serde_json`.
-fn test_module(file: &Path, kinds: &[&Version]) -> String {
-    let file_module = source::module_path_of(file).unwrap_or_default();
+fn test_module(kinds: &[&Version]) -> String {
     let mut body = String::new();
     for v in kinds {
-        let within = v
-            .root_path
-            .split("::")
-            .skip(file_module.len())
-            .collect::<Vec<_>>()
-            .join("::");
+        let within = &v.path_in_file;
         let _ = writeln!(
             body,
             "        println!(\"{MARKER}{{}} {{}}\", {:?}, {}::serde_json::to_string(&<super::{within} as {}::CustomResourceExt>::crd()).unwrap());",

@@ -28,8 +28,12 @@ pub struct Version {
     pub entry: Value,
     pub location: Location,
     /// The Rust path of the type kube-derive generates, from the crate root
-    /// (`api::v1::Guestbook`), for the crdgen build.
+    /// (`api::v1::Guestbook`).
     pub root_path: String,
+    /// The same path from the module of the file that declares it
+    /// (`Guestbook`, or `v1::Guestbook` in an inline `mod v1`), for the
+    /// crdgen build, which appends its test module to that file.
+    pub path_in_file: String,
     /// Why the schema needs the code to run (empty when rsop derived it):
     /// such a version's schema comes from a crdgen build.
     pub needs_code: Vec<Diagnostic>,
@@ -154,14 +158,22 @@ pub fn versions(
     let found = sources.for_each_group(sources.kind_groups(), |krate, g| {
         let mut builder = Builder::new(krate, k8s, kube_derive).with_model(model);
         let mut out = Found::default();
-        for module in krate.group_modules(g) {
+        let modules = krate.group_modules(g);
+        for module in modules {
+            // The module of the file itself: the outermost of the file's.
+            let file_root = modules
+                .iter()
+                .filter(|m| m.file == module.file)
+                .map(|m| m.path.len())
+                .min()
+                .unwrap_or(0);
             for item in &module.items {
                 if let syn::Item::Struct(s) = item
                     && derives_custom_resource(&s.attrs)
                 {
                     version(
                         krate,
-                        module,
+                        Site { module, file_root },
                         s,
                         &mut builder,
                         derive_schemas,
@@ -185,23 +197,31 @@ pub fn versions(
     all
 }
 
+/// Where a kind is declared: its module, and how many segments of the
+/// module's path are the file's own module (more for an inline module).
+#[derive(Clone, Copy)]
+struct Site<'a> {
+    module: &'a Module,
+    file_root: usize,
+}
+
 fn version<'a>(
     krate: &'a Crate,
-    module: &'a Module,
+    at: Site<'a>,
     s: &syn::ItemStruct,
     builder: &mut Builder<'a>,
     derive_schemas: bool,
     listed: &[foreign::Entry],
     found: &mut Found,
 ) {
-    if let Some(v) = owned_version(krate, module, s, builder, derive_schemas, listed, found) {
+    if let Some(v) = owned_version(krate, at, s, builder, derive_schemas, listed, found) {
         found.versions.push(v);
     }
 }
 
 fn owned_version<'a>(
     krate: &'a Crate,
-    module: &'a Module,
+    Site { module, file_root }: Site<'a>,
     s: &syn::ItemStruct,
     builder: &mut Builder<'a>,
     derive_schemas: bool,
@@ -239,6 +259,7 @@ fn owned_version<'a>(
     let root_name = attrs.root.clone().unwrap_or_else(|| attrs.kind.clone());
     let mut root_path = module.path.clone();
     root_path.push(root_name.clone());
+    let path_in_file = root_path[file_root.min(root_path.len() - 1)..].join("::");
     let root_path = root_path.join("::");
     let spec = s.ident.to_string();
     let reason = if foreign::is_kopium_output(&krate.file_of(module).text) {
@@ -415,6 +436,7 @@ fn owned_version<'a>(
     }
     Some(Version {
         root_path,
+        path_in_file,
         attrs,
         plural,
         singular,
