@@ -144,6 +144,39 @@ fn verify_finds_only_the_documented_deviation() {
     );
 }
 
+/// A kube 2 project that merges its versions with `merge_crds(.., "v2")`:
+/// rsop's CRD is the one its binary prints (versions in rsop's order).
+#[test]
+fn merge_crds_projects_get_the_crd_merge_crds_gives() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/merge-crds");
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("merge-crds");
+    copy_tree(&fixture, &project, None);
+    rsop(&project, &["manifests", "--static"]).success();
+    let text =
+        std::fs::read_to_string(project.join("config/crd/bases/merge.rsop.dev_widgets.yaml"))
+            .unwrap();
+    let ours: Value = serde_yaml_ng::from_str(&text).unwrap();
+    let out = run_tool(
+        &project,
+        "cargo",
+        &["run", "--quiet"],
+        &generated_cargo_env(),
+    );
+    let mut theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // kube keeps the order of the list it is given; rsop lists GA first.
+    theirs["spec"]["versions"]
+        .as_array_mut()
+        .unwrap()
+        .sort_by_key(|v| std::cmp::Reverse(v["name"].as_str().unwrap().to_string()));
+    assert_eq!(
+        ours,
+        theirs,
+        "{}",
+        serde_json::to_string_pretty(&theirs).unwrap()
+    );
+}
+
 /// Writes the variant's requirements into the fixture's Cargo.toml; for
 /// another release, lets cargo re-resolve the lock for them (rsop reads
 /// the release from Cargo.lock, so this comes before `rsop manifests`).
