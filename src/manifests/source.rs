@@ -237,10 +237,16 @@ impl Sources {
     ) -> Result<Self> {
         let package = manifest(&root.join("Cargo.toml"))?;
         let config = BuildConfig::from_manifest(package.as_ref());
-        let roots = [
-            library_root(root, package.as_ref()),
-            root.join("src/main.rs"),
-        ];
+        let library = library_root(root, package.as_ref());
+        let binaries = binary_roots(root, package.as_ref())?;
+        // The library and `src/main.rs` hold the kinds; a crate without a
+        // library has them in its binaries, wherever `[[bin]] path` says.
+        let mut roots = vec![root.join("src/main.rs")];
+        if library.is_file() {
+            roots.insert(0, library);
+        } else {
+            roots.extend(binaries.iter().cloned());
+        }
         let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
         let mut sources = Vec::new();
         let mut seen = HashSet::new();
@@ -250,7 +256,7 @@ impl Sources {
         }
         // The other binaries' modules: read for their RBAC markers, not for
         // types, which live in the library the binaries share.
-        for file in modules::reachable(&binary_roots(root)?, &[], &config)? {
+        for file in modules::reachable(&binaries, &[], &config)? {
             if seen.insert(file.path.clone()) {
                 sources.push((relative(&file.path), file.text, None));
             }
@@ -1120,15 +1126,43 @@ fn manifest(path: &Path) -> Result<Option<toml_edit::DocumentMut>> {
 
 /// The roots of the binaries under `src/bin/`: `src/bin/x.rs` and
 /// `src/bin/x/main.rs`.
-fn binary_roots(root: &Path) -> Result<Vec<PathBuf>> {
+fn binary_roots(root: &Path, package: Option<&toml_edit::DocumentMut>) -> Result<Vec<PathBuf>> {
+    let mut roots = Vec::new();
+    // `[[bin]]` targets: their `path`, else cargo's place for their name.
+    let package_name = package
+        .and_then(|p| p.get("package")?.get("name")?.as_str())
+        .unwrap_or_default();
+    for bin in package
+        .and_then(|p| p.get("bin")?.as_array_of_tables())
+        .into_iter()
+        .flat_map(|a| a.iter())
+    {
+        if let Some(path) = bin.get("path").and_then(|p| p.as_str()) {
+            roots.push(root.join(path));
+        } else if let Some(name) = bin.get("name").and_then(|n| n.as_str()) {
+            let candidates = [
+                root.join(format!("src/bin/{name}.rs")),
+                root.join(format!("src/bin/{name}/main.rs")),
+            ];
+            match candidates.into_iter().find(|c| c.is_file()) {
+                Some(found) => roots.push(found),
+                None if name == package_name => roots.push(root.join("src/main.rs")),
+                None => {}
+            }
+        }
+    }
+    // And, unless `autobins = false`, every file and folder of `src/bin/`.
+    let autobins = package
+        .and_then(|p| p.get("package")?.get("autobins")?.as_bool())
+        .unwrap_or(true);
     let dir = root.join("src/bin");
     let entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Ok(entries) if autobins => Some(entries),
+        Ok(_) => None,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(Error::io("read directory", &dir, e)),
     };
-    let mut roots = Vec::new();
-    for entry in entries {
+    for entry in entries.into_iter().flatten() {
         let path = entry
             .map_err(|e| Error::io("read directory", &dir, e))?
             .path();
@@ -1138,7 +1172,9 @@ fn binary_roots(root: &Path) -> Result<Vec<PathBuf>> {
             roots.push(path.join("main.rs"));
         }
     }
+    roots.retain(|r| r.is_file() && !r.ends_with("src/main.rs"));
     roots.sort();
+    roots.dedup();
     Ok(roots)
 }
 
