@@ -1345,11 +1345,20 @@ impl<'a> Builder<'a> {
     ) -> Option<Value> {
         let segments: Vec<String> = fn_path.split("::").map(str::to_string).collect();
         let body = self.krate.callable(scope.module, &segments);
-        if let Some((m, [syn::Stmt::Expr(tail, None)])) =
-            body.map(|(m, _, b)| (m, b.stmts.as_slice()))
-            && let Some(v) = self.typed_value(tail, m, ty, scope, 0, path)
-        {
-            return Some(v);
+        if let Some((m, stmts)) = body.map(|(m, _, b)| (m, b.stmts.as_slice())) {
+            let built;
+            let tail = match stmts {
+                [syn::Stmt::Expr(tail, None)] => Some(tail),
+                _ => {
+                    built = collection_builder(stmts);
+                    built.as_ref()
+                }
+            };
+            if let Some(tail) = tail
+                && let Some(v) = self.typed_value(tail, m, ty, scope, 0, path)
+            {
+                return Some(v);
+            }
         }
         self.unsupported(
             scope.module,
@@ -1362,11 +1371,89 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// A function body that fills a collection and returns it, as the
+/// expression that makes it at once:
+///
+/// ```ignore
+/// let mut m = BTreeMap::new();   // or HashMap, Vec, `Default::default()`
+/// m.insert(k, v);                // `push(v)` for a Vec
+/// m                              // or `Some(m)`
+/// ```
+///
+/// is `BTreeMap::from([(k, v)])` (`vec![v]`), which rsop evaluates.
+fn collection_builder(stmts: &[syn::Stmt]) -> Option<Expr> {
+    let [
+        syn::Stmt::Local(local),
+        fills @ ..,
+        syn::Stmt::Expr(tail, None),
+    ] = stmts
+    else {
+        return None;
+    };
+    let syn::Pat::Ident(binding) = &local.pat else {
+        return None;
+    };
+    let name = &binding.ident;
+    let Expr::Call(init) = local.init.as_ref()?.expr.as_ref() else {
+        return None;
+    };
+    let Expr::Path(ctor) = init.func.as_ref() else {
+        return None;
+    };
+    let mut collection = ctor.path.clone();
+    let last = collection.segments.pop()?.into_value();
+    collection.segments.pop_punct();
+    if !init.args.is_empty() || !matches!(last.ident.to_string().as_str(), "new" | "default") {
+        return None;
+    }
+    let is_vec = collection.segments.last().is_some_and(|s| s.ident == "Vec");
+    let mut entries: Vec<proc_macro2::TokenStream> = Vec::new();
+    for fill in fills {
+        let syn::Stmt::Expr(Expr::MethodCall(call), Some(_)) = fill else {
+            return None;
+        };
+        let Expr::Path(receiver) = call.receiver.as_ref() else {
+            return None;
+        };
+        if !receiver.path.is_ident(name) {
+            return None;
+        }
+        let args: Vec<&Expr> = call.args.iter().collect();
+        match (call.method.to_string().as_str(), args.as_slice(), is_vec) {
+            ("insert", [k, v], false) => entries.push(quote::quote!((#k, #v))),
+            ("push", [v], true) => entries.push(quote::quote!(#v)),
+            _ => return None,
+        }
+    }
+    let made = if is_vec {
+        quote::quote!(vec![#(#entries),*])
+    } else {
+        // `Default::default()` names no collection: the field's type does.
+        if collection.segments.is_empty() || collection.is_ident("Default") {
+            return None;
+        }
+        quote::quote!(#collection::from([#(#entries),*]))
+    };
+    let returned = match tail {
+        Expr::Path(p) if p.path.is_ident(name) => made,
+        Expr::Call(c)
+            if matches!(c.func.as_ref(), Expr::Path(f) if f.path.is_ident("Some"))
+                && matches!(c.args.first(), Some(Expr::Path(p)) if p.path.is_ident(name)) =>
+        {
+            quote::quote!(Some(#made))
+        }
+        _ => return None,
+    };
+    syn::parse2(returned).ok()
+}
+
 /// Known `skip_serializing_if` predicates, applied to a serialized value.
 fn skip_predicate(pred: &str, value: &Value) -> Option<bool> {
     let pred = pred.replace(' ', "");
     let last = pred.rsplit("::").next().unwrap_or(&pred);
     match last {
+        // `std::ops::Not::not` on a `bool`: skipped when false.
+        "not" => value.as_bool().map(|b| !b),
         "is_none" => Some(value.is_null()),
         "is_some" => Some(!value.is_null()),
         "is_empty" => Some(match value {
