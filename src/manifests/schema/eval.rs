@@ -1347,12 +1347,11 @@ impl<'a> Builder<'a> {
         let body = self.krate.callable(scope.module, &segments);
         if let Some((m, stmts)) = body.map(|(m, _, b)| (m, b.stmts.as_slice())) {
             let built;
-            let tail = match stmts {
-                [syn::Stmt::Expr(tail, None)] => Some(tail),
-                _ => {
-                    built = collection_builder(stmts);
-                    built.as_ref()
-                }
+            let tail = if let [syn::Stmt::Expr(tail, None)] = stmts {
+                Some(tail)
+            } else {
+                built = collection_builder(stmts);
+                built.as_ref()
             };
             if let Some(tail) = tail
                 && let Some(v) = self.typed_value(tail, m, ty, scope, 0, path)
