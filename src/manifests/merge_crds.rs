@@ -145,6 +145,7 @@ mod tests {
             path: "src/bin/crdgen.rs".into(),
             text: text.into(),
             dependency: false,
+            config: None,
         }
     }
 

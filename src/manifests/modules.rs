@@ -67,6 +67,41 @@ impl BuildConfig {
         Self { features }
     }
 
+    /// Whether every `#[cfg(...)]` of `attrs` holds: whether a normal build
+    /// compiles the item they stand on.
+    pub fn enabled(&self, attrs: &[syn::Attribute]) -> bool {
+        attrs.iter().all(|a| {
+            if !a.path().is_ident("cfg") {
+                return true;
+            }
+            match &a.meta {
+                syn::Meta::List(list) => {
+                    let predicate: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+                    self.holds(&predicate)
+                }
+                _ => true,
+            }
+        })
+    }
+
+    /// `items` without those a normal build leaves out, at any depth of
+    /// inline modules.
+    pub fn keep_enabled(&self, items: Vec<syn::Item>) -> Vec<syn::Item> {
+        items
+            .into_iter()
+            .filter(|item| self.enabled(item_attrs(item)))
+            .map(|item| match item {
+                syn::Item::Mod(mut m) => {
+                    if let Some((brace, inner)) = m.content.take() {
+                        m.content = Some((brace, self.keep_enabled(inner)));
+                    }
+                    syn::Item::Mod(m)
+                }
+                other => other,
+            })
+            .collect()
+    }
+
     /// Whether the predicate of a `#[cfg(...)]` holds.
     fn holds(&self, predicate: &[TokenTree]) -> bool {
         let (name, rest) = match predicate {
@@ -105,6 +140,28 @@ impl BuildConfig {
             }
             _ => false,
         }
+    }
+}
+
+/// The outer attributes of an item.
+fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
+    match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::ExternCrate(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::ForeignMod(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::TraitAlias(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Union(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => &[],
     }
 }
 

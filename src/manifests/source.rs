@@ -38,6 +38,15 @@ use crate::{Error, Result};
 /// one: syntax trees take about twenty times their text.
 const PARSE_BUDGET: usize = 1 << 20;
 
+/// A file as read: its path, text, module path (`None` for a binary read
+/// for its markers only) and build configuration.
+type LoadedFile = (
+    PathBuf,
+    String,
+    Option<Vec<String>>,
+    Option<std::sync::Arc<BuildConfig>>,
+);
+
 /// One source file.
 #[derive(Debug)]
 pub struct SourceFile {
@@ -47,6 +56,9 @@ pub struct SourceFile {
     /// The file belongs to a path dependency (a sibling workspace crate),
     /// read for its types only: its kinds and markers are that crate's.
     pub dependency: bool,
+    /// What a normal build of its package enables, to leave out the items
+    /// under a `#[cfg]` that does not hold; `None` keeps every item.
+    pub config: Option<std::sync::Arc<BuildConfig>>,
 }
 
 /// The files of one module path: one file, except for a crate root made of
@@ -237,6 +249,7 @@ impl Sources {
     ) -> Result<Self> {
         let package = manifest(&root.join("Cargo.toml"))?;
         let config = BuildConfig::from_manifest(package.as_ref());
+        let shared = std::sync::Arc::new(BuildConfig::from_manifest(package.as_ref()));
         let library = library_root(root, package.as_ref());
         let binaries = binary_roots(root, package.as_ref())?;
         // The library and `src/main.rs` hold the kinds; a crate without a
@@ -252,13 +265,18 @@ impl Sources {
         let mut seen = HashSet::new();
         for file in modules::reachable(&roots, &[], &config)? {
             seen.insert(file.path.clone());
-            sources.push((relative(&file.path), file.text, Some(file.module)));
+            sources.push((
+                relative(&file.path),
+                file.text,
+                Some(file.module),
+                Some(shared.clone()),
+            ));
         }
         // The other binaries' modules: read for their RBAC markers, not for
         // types, which live in the library the binaries share.
         for file in modules::reachable(&binaries, &[], &config)? {
             if seen.insert(file.path.clone()) {
-                sources.push((relative(&file.path), file.text, None));
+                sources.push((relative(&file.path), file.text, None, Some(shared.clone())));
             }
         }
         let dependencies = path_dependencies(root)?;
@@ -266,12 +284,24 @@ impl Sources {
         for (name, dir) in &dependencies {
             // A dependency is read as a library: its binary is not.
             let package = manifest(&dir.join("Cargo.toml"))?;
+            // A proc-macro crate exports no type a kind can hold.
+            let proc_macro = package.as_ref().is_some_and(|p| {
+                p.get("lib")
+                    .and_then(|l| l.get("proc-macro").or_else(|| l.get("proc_macro")))
+                    .and_then(toml_edit::Item::as_bool)
+                    == Some(true)
+            });
+            if proc_macro {
+                continue;
+            }
             let config = BuildConfig::from_manifest(package.as_ref());
             let roots = [library_root(dir, package.as_ref())];
             let prefix = [DEPENDENCY.to_string(), name.clone()];
-            for file in modules::reachable(&roots, &prefix, &config)? {
+            let files = modules::reachable(&roots, &prefix, &config)?;
+            let config = std::sync::Arc::new(config);
+            for file in files {
                 let shown = pathdiff::diff_paths(&file.path, root).unwrap_or(file.path.clone());
-                sources.push((shown, file.text, Some(file.module)));
+                sources.push((shown, file.text, Some(file.module), Some(config.clone())));
             }
             names.push(name.clone());
         }
@@ -290,7 +320,7 @@ impl Sources {
             .map(|(p, t)| {
                 let path = PathBuf::from(p);
                 let module = module_path_of(&path);
-                (path, (*t).to_string(), module)
+                (path, (*t).to_string(), module, None)
             })
             .collect();
         Sources::new(sources, crate_name, diagnostics, false, Vec::new())
@@ -300,7 +330,7 @@ impl Sources {
     /// from the others, and parses the groups the crate-wide indexes need,
     /// on all cores.
     fn new(
-        sources: Vec<(PathBuf, String, Option<Vec<String>>)>,
+        sources: Vec<LoadedFile>,
         crate_name: Option<String>,
         diagnostics: &mut Diagnostics,
         helpful: bool,
@@ -309,12 +339,13 @@ impl Sources {
         let mut files = Vec::with_capacity(sources.len());
         let mut groups: Vec<Group> = Vec::new();
         let mut group_by_path: HashMap<Vec<String>, usize> = HashMap::new();
-        for (path, text, module) in sources {
+        for (path, text, module, config) in sources {
             let file = files.len();
             files.push(SourceFile {
                 path,
                 text,
                 dependency: module.as_ref().is_some_and(|m| is_dependency_path(m)),
+                config,
             });
             let Some(module) = module else { continue };
             if let Some(&g) = group_by_path.get(&module) {
@@ -564,6 +595,10 @@ impl<'s> Crate<'s> {
                     );
                 }
                 expanded
+            };
+            let items = match &source.config {
+                Some(config) => config.keep_enabled(items),
+                None => items,
             };
             add_module(&mut modules, g, group.path.clone(), file, items);
         }
@@ -1011,16 +1046,26 @@ fn check_module_files(sources: &Sources, modules: &[Module], problems: &mut Vec<
             {
                 continue;
             }
-            // Its children: the modules of files, and the inline ones.
-            let name = m.ident.to_string();
+            // Its children: the modules of files, and the inline ones
+            // (`mod r#enum;` is the module `enum`, in `enum.rs`).
+            let raw = m.ident.to_string();
+            let name = raw.strip_prefix("r#").unwrap_or(&raw).to_string();
             if module.index.children.contains(&name) {
                 continue;
             }
-            let child = child_path(module, &name);
             let file = &sources.files[module.file].path;
-            let dir: PathBuf = std::iter::once("src".to_string())
-                .chain(child.iter().cloned())
-                .collect();
+            // Where rustc looks: next to a `mod.rs`, `lib.rs` or `main.rs`,
+            // else in the folder named after the declaring file.
+            let parent = file.parent().unwrap_or(Path::new(""));
+            let owns_folder = file
+                .file_name()
+                .is_some_and(|f| f == "mod.rs" || f == "lib.rs" || f == "main.rs");
+            let folder = if owns_folder {
+                parent.to_path_buf()
+            } else {
+                parent.join(file.file_stem().unwrap_or_default())
+            };
+            let dir = folder.join(&name);
             problems.push(
                 Diagnostic::new(
                     Location::of_span(file, m.ident.span()),
