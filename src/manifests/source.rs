@@ -794,22 +794,79 @@ impl<'s> Crate<'s> {
         module: &'a Module,
         path: &[String],
     ) -> Option<(&'a Module, &'a syn::ItemFn)> {
+        self.resolve_fn_within(module, path, 0)
+    }
+
+    /// [`Self::resolve_fn`], following `use` imports to a depth of 8.
+    fn resolve_fn_within<'a>(
+        &'a self,
+        module: &'a Module,
+        path: &[String],
+        depth: usize,
+    ) -> Option<(&'a Module, &'a syn::ItemFn)> {
+        if depth > 8 {
+            return None;
+        }
         let (last, parent) = path.split_last()?;
         let target = if parent.is_empty() {
             module
-        } else if parent.first().map(String::as_str) == Some("crate") {
-            let mut p = root_of(module);
-            p.extend(parent[1..].iter().cloned());
-            self.module(&p)?
         } else {
-            let mut p = module.path.clone();
-            p.extend(parent.iter().cloned());
-            self.module(&p)?
+            self.module_named(module, parent, depth)?
         };
-        match &target.items[*target.index.fns.get(last)?] {
-            syn::Item::Fn(f) => Some((target, f)),
-            _ => None,
+        if let Some(&i) = target.index.fns.get(last)
+            && let syn::Item::Fn(f) = &target.items[i]
+        {
+            return Some((target, f));
         }
+        // `use crate::util::is_default;` in that module.
+        let imported = target.index.imports.get(last)?;
+        if imported.len() > 1 && self.is_local_path(target, imported) {
+            return self.resolve_fn_within(target, imported, depth + 1);
+        }
+        None
+    }
+
+    /// The module `path` names from `module`: through `crate`, `self`,
+    /// `super`, the crate's own name, a child module or an imported one.
+    fn module_named<'a>(
+        &'a self,
+        module: &'a Module,
+        path: &[String],
+        depth: usize,
+    ) -> Option<&'a Module> {
+        let (first, rest) = path.split_first()?;
+        let base: Vec<String> = match first.as_str() {
+            "crate" => root_of(module),
+            "self" => module.path.clone(),
+            "super" => {
+                let mut base = module.path.clone();
+                base.pop()?;
+                let mut rest = rest;
+                while rest.first().map(String::as_str) == Some("super") {
+                    base.pop()?;
+                    rest = &rest[1..];
+                }
+                base.extend(rest.iter().cloned());
+                return self.module(&base);
+            }
+            name if self.sources.crate_name.as_deref() == Some(name) => Vec::new(),
+            name if module.index.children.contains(name) => child_path(module, name),
+            name => match module.index.imports.get(name) {
+                Some(imported) if depth < 8 && self.is_local_path(module, imported) => {
+                    let mut full = imported.clone();
+                    full.extend(rest.iter().cloned());
+                    return self.module_named(module, &full, depth + 1);
+                }
+                _ => {
+                    let mut p = module.path.clone();
+                    p.extend(path.iter().cloned());
+                    return self.module(&p);
+                }
+            },
+        };
+        let mut p = base;
+        p.extend(rest.iter().cloned());
+        self.module(&p)
     }
 
     /// A function `path` names in `module`: a free function of the crate, or

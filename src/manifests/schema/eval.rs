@@ -1309,7 +1309,19 @@ impl<'a> Builder<'a> {
         let syn::Pat::Ident(param) = arg.pat.as_ref() else {
             return None;
         };
-        let [syn::Stmt::Expr(body, None)] = f.block.stmts.as_slice() else {
+        // The statements a normal build compiles: a body may hold
+        // `#[cfg(feature = "..")] { .. }` blocks for other builds.
+        let config = self.krate.file_of(module).config.clone();
+        let stmts: Vec<&syn::Stmt> = f
+            .block
+            .stmts
+            .iter()
+            .filter(|stmt| match (stmt, &config) {
+                (syn::Stmt::Expr(Expr::Block(b), _), Some(config)) => config.enabled(&b.attrs),
+                _ => true,
+            })
+            .collect();
+        let [syn::Stmt::Expr(body, None)] = stmts.as_slice() else {
             return None;
         };
         let default = self.type_default(ty, scope, f.sig.ident.span(), path);

@@ -248,12 +248,44 @@ impl<'a> Builder<'a> {
         span: Span,
         path: &str,
     ) -> Value {
+        // kube re-exports k8s-openapi's `ObjectMeta` as `kube::api::ObjectMeta`
+        // and `kube::core::ObjectMeta`.
+        let object_meta: Vec<String> = "k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta"
+            .split("::")
+            .map(str::to_string)
+            .collect();
+        let full = match full {
+            [kube, module, name]
+                if matches!(kube.as_str(), "kube" | "kube_core")
+                    && matches!(module.as_str(), "api" | "core")
+                    && name == "ObjectMeta" =>
+            {
+                object_meta.as_slice()
+            }
+            [kube_core, name] if kube_core == "kube_core" && name == "ObjectMeta" => {
+                object_meta.as_slice()
+            }
+            _ => full,
+        };
         let name = full.last().map_or("", String::as_str);
         let first = full.first().map_or("", String::as_str);
         let from_std = full.len() == 1 || matches!(first, "std" | "core" | "alloc");
         let arg = |i: usize| args.get(i).copied();
         if from_std {
             if let Some(s) = primitive(name) {
+                return s;
+            }
+            // schemars: the primitive's schema, which 0 is not.
+            if let Some(unsigned) = name.strip_prefix("NonZeroU")
+                && let Some(mut s) = primitive(&format!("u{}", unsigned.to_ascii_lowercase()))
+            {
+                s["minimum"] = json!(1);
+                return s;
+            }
+            if let Some(signed) = name.strip_prefix("NonZeroI")
+                && let Some(mut s) = primitive(&format!("i{}", signed.to_ascii_lowercase()))
+            {
+                s["not"] = json!({"const": 0});
                 return s;
             }
             match (name, arg(0), arg(1)) {
