@@ -2,15 +2,16 @@
 //! needs code to run (or for every kind with `--cargo`), taken from the
 //! project's own kube-derive, schemars and k8s-openapi.
 //!
-//! The project is compiled as it is, not as a library seen from outside, so
+//! The project is compiled as `cargo build` compiles it (its features, no
+//! test code, no dev-dependency), not as a library seen from outside, so
 //! that binary crates, private modules and workspace members all work: the
 //! workspace is mirrored under the target directory (symbolic links, except
-//! for the manifests and the files that declare the kinds, which are
-//! copied), each such file gets a `#[cfg(test)]` module that prints its
-//! kinds' CRDs, and `cargo test` runs just those tests. The mirror, the
-//! project's `Cargo.lock` and its target directory are reused from run to
-//! run, so a second build is incremental; nothing is written into the
-//! project's own files.
+//! for copies of the manifests and of the files rsop adds to), each file
+//! that declares kinds gets a function that prints their CRDs, and a crdgen
+//! binary added to the package calls them (see [`schemas`]). The mirror,
+//! the project's `Cargo.lock` and its target directory are reused, so once
+//! the project is built only its own crate and the crdgen binary compile;
+//! nothing is written into the project's own files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -21,7 +22,7 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 use super::crd::Version;
-use super::source;
+use super::modules::{self, BuildConfig};
 use crate::{Error, Result};
 
 /// The package name and library name of the project, from Cargo.toml.
@@ -33,66 +34,151 @@ pub struct Package {
     pub version: Option<String>,
 }
 
-/// The name of the test module added to each file that declares a kind,
-/// and the test filter that runs only those tests.
-const MODULE: &str = "__rsop_crdgen";
-/// The prefix of each line the tests print: `RSOP-CRDGEN <key> <crd json>`.
+/// The name of the function added to each file that declares a kind (it
+/// prints that file's CRDs), and of the one added to a library's root
+/// (it calls them all); the crdgen binaries carry this name too.
+const HOOK: &str = "__rsop_crdgen";
+/// The prefix of each line the hooks print: `RSOP-CRDGEN <key> <crd json>`.
 const MARKER: &str = "RSOP-CRDGEN ";
 
-/// Builds the project with a crdgen test next to each of `versions`, runs
-/// it, and returns each version's `schema` entry, keyed like [`Version::key`].
+/// Builds the project as `cargo build` does, with a crdgen binary that prints
+/// the CRD of each of `versions`, runs it, and returns each version's
+/// `schema` entry, keyed like [`Version::key`].
+///
+/// The binary is added to the package in the mirror: for kinds of the
+/// library, a `main` that calls a hook appended to the library's root, which
+/// calls one appended to each file that declares kinds; for kinds of a
+/// binary, a copy of that binary's root without its `main`, with a `main`
+/// that calls the hooks. The modules on the way to a hook are made
+/// `pub(crate)` in the copies, so that private modules work. Nothing else
+/// changes: no test build, no dev-dependency, and the dependencies the
+/// project's own `cargo build` compiled are reused from its target
+/// directory.
 pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Value>> {
     let meta = Metadata::read(root)?;
     let overlay = meta.overlay_dir();
-    let mut copies: BTreeMap<PathBuf, String> = BTreeMap::new();
+    let manifest_path = meta.package_dir.join("Cargo.toml");
+    let package_doc = std::fs::read_to_string(&manifest_path)
+        .ok()
+        .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok());
+    let config = BuildConfig::from_manifest(package_doc.as_ref());
 
-    // One test module per file, naming each kind by its path from there.
-    let mut by_file: BTreeMap<&Path, Vec<&Version>> = BTreeMap::new();
+    // The module tree of each target: file -> module path.
+    let tree = |root_file: &Path| -> Result<BTreeMap<PathBuf, Vec<String>>> {
+        Ok(
+            modules::reachable(&[root_file.to_path_buf()], &[], &config)?
+                .into_iter()
+                .map(|f| (f.path, f.module))
+                .collect(),
+        )
+    };
+    let lib = match &meta.lib {
+        Some((name, src)) => Some((name.clone(), src.clone(), tree(src)?)),
+        None => None,
+    };
+    let mut bins = Vec::new();
+    for (_, src) in &meta.bins {
+        bins.push((src.clone(), tree(src)?));
+    }
+
+    let mut by_file: BTreeMap<PathBuf, Vec<&Version>> = BTreeMap::new();
     for v in versions {
         by_file
-            .entry(v.location.file.as_path())
+            .entry(meta.package_dir.join(&v.location.file))
             .or_default()
             .push(v);
     }
-    // The build is a test build, but the project's own tests are not
-    // rsop's to compile (they may not build where the code does): every
-    // source of the package is copied without its `#[cfg(test)]` items.
-    let mut sources = Vec::new();
-    source::collect_rs_files(&meta.package_dir.join("src"), &mut sources)?;
-    for original in sources {
-        let text =
-            std::fs::read_to_string(&original).map_err(|e| Error::io("read", &original, e))?;
-        if let Some(stripped) = without_tests(&text) {
-            copies.insert(original, stripped);
+    let mut plan = Plan::default();
+    let mut lib_calls = Vec::new();
+    let mut bin_calls: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut unbuilt = Vec::new();
+    for (file, kinds) in &by_file {
+        let (files, calls) =
+            if let Some((_, _, files)) = lib.as_ref().filter(|l| l.2.contains_key(file)) {
+                (files, &mut lib_calls)
+            } else if let Some(i) = bins.iter().position(|(_, files)| files.contains_key(file)) {
+                (&bins[i].1, bin_calls.entry(i).or_default())
+            } else {
+                unbuilt.extend(kinds.iter().copied());
+                continue;
+            };
+        let module = &files[file];
+        plan.append(file, &hook(kinds));
+        calls.push(
+            std::iter::once("crate".to_string())
+                .chain(module.iter().cloned())
+                .chain(std::iter::once(format!("{HOOK}_kinds")))
+                .collect::<Vec<_>>()
+                .join("::"),
+        );
+        // Every module from the crate root to the kind's: reachable from
+        // the root, where the hooks are called.
+        for v in kinds {
+            let inline: Vec<String> = v.path_in_file.split("::").map(str::to_string).collect();
+            let full: Vec<String> = module
+                .iter()
+                .cloned()
+                .chain(inline[..inline.len() - 1].iter().cloned())
+                .collect();
+            for i in 1..=full.len() {
+                plan.open_module(files, &full[..i], &config)?;
+            }
         }
     }
-    for (file, kinds) in by_file {
-        let original = meta.package_dir.join(file);
-        let text = match copies.remove(&original) {
-            Some(stripped) => stripped,
-            None => {
-                std::fs::read_to_string(&original).map_err(|e| Error::io("read", &original, e))?
-            }
-        };
-        copies.insert(original, text + &test_module(&kinds));
+    if !unbuilt.is_empty() {
+        return Err(Error::user(format!(
+            "the crdgen build cannot reach {}: its file is not compiled into the crate's library or binaries",
+            unbuilt
+                .iter()
+                .map(|v| format!("`{}` ({})", v.attrs.kind, v.location.file.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
     }
+
+    // The entry points, as binaries of the package.
+    let mut entries: Vec<(String, PathBuf)> = Vec::new();
+    if let Some((name, src, _)) = lib.as_ref().filter(|_| !lib_calls.is_empty()) {
+        plan.append(src, &aggregator(&lib_calls, "pub fn", HOOK));
+        let main = meta.package_dir.join(format!("{HOOK}.rs"));
+        plan.create(
+            &main,
+            format!("fn main() {{\n    ::{name}::{HOOK}();\n}}\n"),
+        );
+        entries.push((format!("{HOOK}_{}", meta.key()), main));
+    }
+    for (i, calls) in &bin_calls {
+        let src = &bins[*i].0;
+        let name = format!("{HOOK}_{}_{i}", meta.key());
+        // A copy of the binary's root next to it (its `mod`s resolve the
+        // same), whose `main` is rsop's.
+        let copy = src.with_file_name(format!("{HOOK}_{i}.rs"));
+        let text = plan.take_text(src)?;
+        let text = without_main(&text).unwrap_or(text);
+        plan.create(&copy, text + &aggregator(calls, "fn", "main"));
+        entries.push((name, copy));
+    }
+
+    let mut copies = plan.finish()?;
     for manifest in &meta.manifests {
         let text = std::fs::read_to_string(manifest).map_err(|e| Error::io("read", manifest, e))?;
         let is_root = manifest.parent() == Some(meta.workspace_root.as_path());
-        copies.insert(
-            manifest.clone(),
-            rewrite_manifest(
-                &text,
-                manifest,
-                &meta.workspace_root,
-                is_root && meta.single,
-            )
-            .map_err(|e| Error::Parse {
-                path: manifest.clone(),
-                help: Some("fix the TOML syntax error".into()),
-                source: Box::new(e),
-            })?,
-        );
+        let parse_error = |e| Error::Parse {
+            path: manifest.clone(),
+            help: Some("fix the TOML syntax error".into()),
+            source: Box::new(e),
+        };
+        let mut rewritten = rewrite_manifest(
+            &text,
+            manifest,
+            &meta.workspace_root,
+            is_root && meta.single,
+        )
+        .map_err(parse_error)?;
+        if *manifest == manifest_path {
+            rewritten = add_bins(&rewritten, &meta.package_dir, &entries).map_err(parse_error)?;
+        }
+        copies.insert(manifest.clone(), rewritten);
     }
     let lock = meta.workspace_root.join("Cargo.lock");
     if let Ok(text) = std::fs::read_to_string(&lock) {
@@ -107,25 +193,70 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
             .strip_prefix(&meta.workspace_root)
             .unwrap_or(Path::new("")),
     );
+    let mut out = BTreeMap::new();
+    for (name, _) in &entries {
+        let executable = build(&meta, &member, name, versions)?;
+        let mut run = Command::new(&executable);
+        run.current_dir(&meta.package_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let output = run_killing_on_signal(&mut run)?;
+        if !output.status.success() {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), &output.stderr);
+            return Err(build_failure(
+                versions,
+                format!("the crdgen binary `{name}` failed; its output is above"),
+            ));
+        }
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            if let Some(rest) = line.strip_prefix(MARKER)
+                && let Some((key, json)) = rest.split_once(' ')
+                && let Ok(crd) = serde_json::from_str::<Value>(json)
+            {
+                out.insert(
+                    key.to_string(),
+                    crd["spec"]["versions"][0]["schema"].clone(),
+                );
+            }
+        }
+    }
+    let missing: Vec<&&Version> = versions
+        .iter()
+        .filter(|v| !out.contains_key(&v.key()))
+        .collect();
+    if !missing.is_empty() {
+        return Err(build_failure(
+            versions,
+            format!(
+                "the crdgen build printed no CRD for {}",
+                missing
+                    .iter()
+                    .map(|v| format!("`{}` ({})", v.attrs.kind, v.location.file.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// Compiles the crdgen binary `name` of the mirrored package `member` as
+/// `cargo build` compiles the project (the binary itself with its lints
+/// capped: its copy of a binary's root lacks the `main` the rest was
+/// written for), and returns the executable's path. On failure cargo's
+/// messages are shown as cargo shows them.
+fn build(meta: &Metadata, member: &Path, name: &str, versions: &[&Version]) -> Result<PathBuf> {
     let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cargo
-        .arg("test")
-        .arg("--quiet")
-        .arg("--manifest-path")
-        .arg(member.join("Cargo.toml"));
-    if meta.has_lib {
-        cargo.arg("--lib");
-    }
-    if meta.has_bins {
-        cargo.arg("--bins");
-    }
-    // cargo's own output is kept for a failure: on success it would only
-    // repeat the warnings of a test build (where everything looks unused).
+        .args(["rustc", "--quiet", "--bin", name, "--manifest-path"])
+        .arg(member.join("Cargo.toml"))
+        .arg("--message-format=json-render-diagnostics");
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         cargo.arg("--color=always");
     }
     cargo
-        .args(["--", MODULE, "--nocapture", "--test-threads=1"])
+        .args(["--", "--cap-lints=warn"])
         .env("CARGO_TARGET_DIR", &meta.target_directory)
         // From the package, as the user's own `cargo build` runs: rustup
         // reads `rust-toolchain.toml` and cargo reads `.cargo/config.toml`
@@ -135,325 +266,291 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let output = run_killing_on_signal(&mut cargo)?;
-    let success = output.status.success();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-
-    let mut out = BTreeMap::new();
-    let mut other = String::new();
-    for line in stdout.lines() {
-        // The test harness writes its progress on the same lines.
-        if let Some(at) = line.find(MARKER)
-            && let Some((key, json)) = line[at + MARKER.len()..].split_once(' ')
-            && let Ok(crd) = serde_json::from_str::<Value>(json)
-        {
-            out.insert(
-                key.to_string(),
-                crd["spec"]["versions"][0]["schema"].clone(),
-            );
-        } else if !line.starts_with("running ") && !line.trim().is_empty() {
-            other.push_str(line);
-            other.push('\n');
+    let executable = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .find_map(|m| m["executable"].as_str().map(PathBuf::from));
+    match executable {
+        Some(path) if output.status.success() => Ok(path),
+        _ => {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), &output.stderr);
+            let kinds: Vec<String> = versions
+                .iter()
+                .map(|v| format!("`{}`", v.attrs.kind))
+                .collect();
+            Err(build_failure(
+                versions,
+                format!(
+                    "the crdgen build of {} failed; cargo's output is above",
+                    kinds.join(", ")
+                ),
+            ))
         }
     }
-    let missing: Vec<&&Version> = versions
+}
+
+/// The error of a failed crdgen build, with why the kinds were built.
+fn build_failure(versions: &[&Version], message: String) -> Error {
+    let why = versions
         .iter()
-        .filter(|v| !out.contains_key(&v.key()))
-        .collect();
-    if !success || !missing.is_empty() {
-        let kinds: Vec<String> = versions
-            .iter()
-            .map(|v| format!("`{}`", v.attrs.kind))
-            .collect();
-        let why = versions
-            .iter()
-            .find_map(|v| v.needs_code.first())
-            .map_or_else(
-                || "`--cargo` builds every kind".to_string(),
-                |d| format!("{}: {}", d.location, d.message),
-            );
-        if !success {
-            let mut err = std::io::stderr();
-            let _ = std::io::Write::write_all(&mut err, &output.stderr);
-        }
-        let message = if success {
-            format!(
-                "the crdgen build printed no CRD for {}: its file is not compiled into the crate's library or binaries",
-                missing
-                    .iter()
-                    .map(|v| format!("`{}` ({})", v.attrs.kind, v.location.file.display()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        } else {
-            format!(
-                "the crdgen build of {} failed{}",
-                kinds.join(", "),
-                if other.is_empty() {
-                    "; cargo's output is above".to_string()
-                } else {
-                    format!(":\n{}", other.trim_end())
-                }
-            )
-        };
-        return Err(Error::User {
-            message,
-            help: Some(format!(
-                "rsop builds these kinds because their schema needs code to run ({why}); fix the build, or make that construct static"
-            )),
-        });
-    }
-    Ok(out)
-}
-
-/// `text` as a normal build compiles it: without what `#[cfg(test)]` (or
-/// `#[cfg(all(test, ..))]`) guards, wherever such an attribute stands (items
-/// at any depth, impl and trait items, statements, fields, variants, match
-/// arms, struct literal fields and patterns), and without the attributes that
-/// `#[cfg_attr(test, ..)]` adds. Each removal leaves its line breaks, so that
-/// cargo's messages keep their line numbers. `None` when there is nothing
-/// to remove (or the file does not parse: cargo will say why).
-fn without_tests(text: &str) -> Option<String> {
-    use syn::visit::Visit;
-    if !text.contains("test") {
-        return None;
-    }
-    let file = syn::parse_file(text).ok()?;
-    let mut found = TestOnly::default();
-    found.visit_file(&file);
-    let mut ranges = found.ranges;
-    if ranges.is_empty() {
-        return None;
-    }
-    ranges.sort_by_key(|(start, _, _)| (start.line, start.column));
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    let offset = |lc: proc_macro2::LineColumn| -> Option<usize> {
-        let start = *line_starts.get(lc.line.checked_sub(1)?)?;
-        // Columns count characters.
-        Some(
-            start
-                + text[start..]
-                    .chars()
-                    .take(lc.column)
-                    .map(char::len_utf8)
-                    .sum::<usize>(),
-        )
-    };
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (start, end, separated) in ranges {
-        let (start, mut end) = (offset(start)?, offset(end)?);
-        if start < at || end > text.len() {
-            return None;
-        }
-        // A list element takes its separating comma along.
-        if separated {
-            let rest = &text[end..];
-            let gap = rest.len() - rest.trim_start().len();
-            if rest[gap..].starts_with(',') {
-                end += gap + 1;
-            }
-        }
-        out.push_str(&text[at..start]);
-        out.extend(text[start..end].chars().filter(|c| *c == '\n'));
-        at = end;
-    }
-    out.push_str(&text[at..]);
-    Some(out)
-}
-
-/// The spans a normal build leaves out, found by [`without_tests`]: each
-/// with whether it is a comma-separated list element.
-#[derive(Default)]
-struct TestOnly {
-    ranges: Vec<(proc_macro2::LineColumn, proc_macro2::LineColumn, bool)>,
-}
-
-impl TestOnly {
-    /// Records `node` when `attrs` make it test-only; returns whether it did.
-    fn take(
-        &mut self,
-        attrs: &[syn::Attribute],
-        node: &impl syn::spanned::Spanned,
-        separated: bool,
-    ) -> bool {
-        if !attrs.iter().any(is_test_only) {
-            return false;
-        }
-        let span = node.span();
-        self.ranges.push((span.start(), span.end(), separated));
-        true
+        .find_map(|v| v.needs_code.first())
+        .map_or_else(
+            || "`--cargo` builds every kind".to_string(),
+            |d| format!("{}: {}", d.location, d.message),
+        );
+    Error::User {
+        message,
+        help: Some(format!(
+            "rsop builds these kinds because their schema needs code to run ({why}); fix the build, or make that construct static"
+        )),
     }
 }
 
-impl<'ast> syn::visit::Visit<'ast> for TestOnly {
-    fn visit_item(&mut self, item: &'ast syn::Item) {
-        if !self.take(item_attrs(item), item, false) {
-            syn::visit::visit_item(self, item);
-        }
-    }
-    fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
-        let attrs: &[syn::Attribute] = match item {
-            syn::ImplItem::Const(i) => &i.attrs,
-            syn::ImplItem::Fn(i) => &i.attrs,
-            syn::ImplItem::Type(i) => &i.attrs,
-            syn::ImplItem::Macro(i) => &i.attrs,
-            _ => &[],
-        };
-        if !self.take(attrs, item, false) {
-            syn::visit::visit_impl_item(self, item);
-        }
-    }
-    fn visit_trait_item(&mut self, item: &'ast syn::TraitItem) {
-        let attrs: &[syn::Attribute] = match item {
-            syn::TraitItem::Const(i) => &i.attrs,
-            syn::TraitItem::Fn(i) => &i.attrs,
-            syn::TraitItem::Type(i) => &i.attrs,
-            syn::TraitItem::Macro(i) => &i.attrs,
-            _ => &[],
-        };
-        if !self.take(attrs, item, false) {
-            syn::visit::visit_trait_item(self, item);
-        }
-    }
-    fn visit_stmt(&mut self, stmt: &'ast syn::Stmt) {
-        let attrs: &[syn::Attribute] = match stmt {
-            syn::Stmt::Local(l) => &l.attrs,
-            syn::Stmt::Macro(m) => &m.attrs,
-            syn::Stmt::Expr(e, _) => expr_attrs(e),
-            // Items are taken by `visit_item`.
-            syn::Stmt::Item(_) => &[],
-        };
-        if !self.take(attrs, stmt, false) {
-            syn::visit::visit_stmt(self, stmt);
-        }
-    }
-    fn visit_field(&mut self, field: &'ast syn::Field) {
-        if !self.take(&field.attrs, field, true) {
-            syn::visit::visit_field(self, field);
-        }
-    }
-    fn visit_variant(&mut self, variant: &'ast syn::Variant) {
-        if !self.take(&variant.attrs, variant, true) {
-            syn::visit::visit_variant(self, variant);
-        }
-    }
-    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
-        if !self.take(&arm.attrs, arm, true) {
-            syn::visit::visit_arm(self, arm);
-        }
-    }
-    fn visit_field_value(&mut self, field: &'ast syn::FieldValue) {
-        if !self.take(&field.attrs, field, true) {
-            syn::visit::visit_field_value(self, field);
-        }
-    }
-    fn visit_field_pat(&mut self, field: &'ast syn::FieldPat) {
-        if !self.take(&field.attrs, field, true) {
-            syn::visit::visit_field_pat(self, field);
-        }
-    }
-    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
-        // `#[cfg_attr(test, ...)]` adds its attributes in tests only.
-        if attr.path().is_ident("cfg_attr")
-            && let Ok(args) = attr.parse_args_with(
-                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-            )
-            && args.first().is_some_and(predicate_is_test_only)
-        {
-            let span = syn::spanned::Spanned::span(attr);
-            self.ranges.push((span.start(), span.end(), false));
-        }
-    }
-}
-
-fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
-    match item {
-        syn::Item::Const(i) => &i.attrs,
-        syn::Item::Enum(i) => &i.attrs,
-        syn::Item::ExternCrate(i) => &i.attrs,
-        syn::Item::Fn(i) => &i.attrs,
-        syn::Item::ForeignMod(i) => &i.attrs,
-        syn::Item::Impl(i) => &i.attrs,
-        syn::Item::Macro(i) => &i.attrs,
-        syn::Item::Mod(i) => &i.attrs,
-        syn::Item::Static(i) => &i.attrs,
-        syn::Item::Struct(i) => &i.attrs,
-        syn::Item::Trait(i) => &i.attrs,
-        syn::Item::TraitAlias(i) => &i.attrs,
-        syn::Item::Type(i) => &i.attrs,
-        syn::Item::Union(i) => &i.attrs,
-        syn::Item::Use(i) => &i.attrs,
-        _ => &[],
-    }
-}
-
-/// The outer attributes of an expression statement.
-fn expr_attrs(expr: &syn::Expr) -> &[syn::Attribute] {
-    match expr {
-        syn::Expr::Assign(e) => &e.attrs,
-        syn::Expr::Async(e) => &e.attrs,
-        syn::Expr::Await(e) => &e.attrs,
-        syn::Expr::Binary(e) => &e.attrs,
-        syn::Expr::Block(e) => &e.attrs,
-        syn::Expr::Call(e) => &e.attrs,
-        syn::Expr::ForLoop(e) => &e.attrs,
-        syn::Expr::If(e) => &e.attrs,
-        syn::Expr::Loop(e) => &e.attrs,
-        syn::Expr::Macro(e) => &e.attrs,
-        syn::Expr::Match(e) => &e.attrs,
-        syn::Expr::MethodCall(e) => &e.attrs,
-        syn::Expr::Path(e) => &e.attrs,
-        syn::Expr::Return(e) => &e.attrs,
-        syn::Expr::Try(e) => &e.attrs,
-        syn::Expr::Unsafe(e) => &e.attrs,
-        syn::Expr::While(e) => &e.attrs,
-        _ => &[],
-    }
-}
-
-/// `#[cfg(test)]`, or `#[cfg(all(.., test, ..))]`: compiled only in tests.
-fn is_test_only(attr: &syn::Attribute) -> bool {
-    attr.path().is_ident("cfg")
-        && attr
-            .parse_args::<syn::Meta>()
-            .is_ok_and(|meta| predicate_is_test_only(&meta))
-}
-
-/// `test`, or `all(.., test, ..)`: a cfg predicate that holds only in tests.
-fn predicate_is_test_only(meta: &syn::Meta) -> bool {
-    match meta {
-        syn::Meta::Path(p) => p.is_ident("test"),
-        syn::Meta::List(l) if l.path.is_ident("all") => l
-            .parse_args_with(
-                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
-            )
-            .is_ok_and(|ms| ms.iter().any(|m| m.path().is_ident("test"))),
-        _ => false,
-    }
-}
-
-/// The test module appended to `file` (relative to the package root): it
-/// prints the CRD of each kind the file declares, through the derive's own
-/// `CustomResourceExt` and k8s-openapi's `serde_json`.
-fn test_module(kinds: &[&Version]) -> String {
+/// The hook appended to a file that declares `kinds`: it prints each one's
+/// CRD, naming it by its path within the file.
+fn hook(kinds: &[&Version]) -> String {
     let mut body = String::new();
     for v in kinds {
-        let within = &v.path_in_file;
         let _ = writeln!(
             body,
-            "        println!(\"{MARKER}{{}} {{}}\", {:?}, {}::serde_json::to_string(&<super::{within} as {}::CustomResourceExt>::crd()).unwrap());",
+            "    println!(\"{MARKER}{{}} {{}}\", {:?}, {}::serde_json::to_string(&<self::{} as {}::CustomResourceExt>::crd()).unwrap());",
             v.key(),
             v.attrs.crate_path("k8s_openapi"),
+            v.path_in_file,
             v.attrs.crate_path("kube_core"),
         );
     }
     format!(
         "\n// Added by `rsop manifests` to this copy under the target directory.\n\
-         #[cfg(test)]\n#[doc(hidden)]\n#[allow(warnings, clippy::all, clippy::pedantic)]\n\
-         mod {MODULE} {{\n    #[test]\n    fn crds() {{\n{body}    }}\n}}\n"
+         #[doc(hidden)]\n#[allow(warnings, clippy::all, clippy::pedantic)]\n\
+         pub(crate) fn {HOOK}_kinds() {{\n{body}}}\n"
     )
+}
+
+/// A function `signature name` that calls each of `calls`.
+fn aggregator(calls: &[String], signature: &str, name: &str) -> String {
+    let mut body = String::new();
+    for call in calls {
+        let _ = writeln!(body, "    {call}();");
+    }
+    format!(
+        "\n// Added by `rsop manifests` to this copy under the target directory.\n\
+         /// Prints the CRDs of the crate's kinds.\n#[doc(hidden)]\n\
+         #[allow(warnings, clippy::all, clippy::pedantic)]\n{signature} {name}() {{\n{body}}}\n"
+    )
+}
+
+/// The package manifest with a `[[bin]]` for each crdgen entry point.
+fn add_bins(
+    text: &str,
+    package_dir: &Path,
+    entries: &[(String, PathBuf)],
+) -> std::result::Result<String, toml_edit::TomlError> {
+    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    let bins = doc.entry("bin").or_insert(toml_edit::Item::ArrayOfTables(
+        toml_edit::ArrayOfTables::new(),
+    ));
+    if let Some(bins) = bins.as_array_of_tables_mut() {
+        for (name, path) in entries {
+            let mut bin = toml_edit::Table::new();
+            bin.insert("name", toml_edit::value(name.as_str()));
+            let relative = path.strip_prefix(package_dir).unwrap_or(path);
+            bin.insert("path", toml_edit::value(relative.display().to_string()));
+            bin.insert("test", toml_edit::value(false));
+            bin.insert("doc", toml_edit::value(false));
+            bins.push(bin);
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// The files the build changes, by their original path: edits at byte
+/// offsets of the original text, text appended, and new files.
+#[derive(Default)]
+struct Plan {
+    edits: BTreeMap<PathBuf, BTreeMap<usize, (usize, String)>>,
+    appended: BTreeMap<PathBuf, String>,
+    created: BTreeMap<PathBuf, String>,
+    parsed: std::collections::HashMap<PathBuf, (String, syn::File)>,
+}
+
+impl Plan {
+    fn append(&mut self, file: &Path, text: &str) {
+        self.appended
+            .entry(file.to_path_buf())
+            .or_default()
+            .push_str(text);
+    }
+
+    fn create(&mut self, file: &Path, text: String) {
+        self.created.insert(file.to_path_buf(), text);
+    }
+
+    fn source(&mut self, file: &Path) -> Result<&(String, syn::File)> {
+        if !self.parsed.contains_key(file) {
+            let text = std::fs::read_to_string(file).map_err(|e| Error::io("read", file, e))?;
+            let parsed = syn::parse_file(&text)
+                .map_err(|e| Error::user(format!("cannot parse `{}`: {e}", file.display())))?;
+            self.parsed.insert(file.to_path_buf(), (text, parsed));
+        }
+        Ok(&self.parsed[file])
+    }
+
+    /// Makes the module `path` visible from the crate root: its `mod`
+    /// declaration, in the file (of `files`, the target's module tree) that
+    /// holds its parent, becomes `pub(crate)` unless it is public already.
+    fn open_module(
+        &mut self,
+        files: &BTreeMap<PathBuf, Vec<String>>,
+        path: &[String],
+        config: &BuildConfig,
+    ) -> Result<()> {
+        let Some((name, parent)) = path.split_last() else {
+            return Ok(());
+        };
+        // The file of the innermost module that holds the parent.
+        let Some((file, module)) = files
+            .iter()
+            .filter(|(_, m)| parent.starts_with(m))
+            .max_by_key(|(_, m)| m.len())
+        else {
+            return Ok(());
+        };
+        let file = file.clone();
+        let inline = parent[module.len()..].to_vec();
+        let (text, parsed) = self.source(&file)?;
+        let mut items = &parsed.items;
+        for segment in &inline {
+            let Some(inner) = items.iter().find_map(|i| match i {
+                syn::Item::Mod(m) if ident_is(&m.ident, segment) && config.enabled(&m.attrs) => {
+                    m.content.as_ref().map(|(_, inner)| inner)
+                }
+                _ => None,
+            }) else {
+                return Ok(());
+            };
+            items = inner;
+        }
+        let Some(declaration) = items.iter().find_map(|i| match i {
+            syn::Item::Mod(m) if ident_is(&m.ident, name) && config.enabled(&m.attrs) => Some(m),
+            _ => None,
+        }) else {
+            return Ok(());
+        };
+        let edit = match &declaration.vis {
+            syn::Visibility::Public(_) => None,
+            syn::Visibility::Inherited => {
+                offset(text, declaration.mod_token.span.start()).map(|at| (at, 0))
+            }
+            syn::Visibility::Restricted(r) => {
+                use syn::spanned::Spanned;
+                let span = r.span();
+                offset(text, span.start())
+                    .zip(offset(text, span.end()))
+                    .map(|(start, end)| (start, end - start))
+            }
+        };
+        if let Some((at, removed)) = edit {
+            let insert = if removed == 0 {
+                "pub(crate) "
+            } else {
+                "pub(crate)"
+            };
+            self.edits
+                .entry(file)
+                .or_default()
+                .insert(at, (removed, insert.to_string()));
+        }
+        Ok(())
+    }
+
+    /// The text of `file` with its edits and appended text, taken out of
+    /// the plan (for a binary's root, whose copy is a new file).
+    fn take_text(&mut self, file: &Path) -> Result<String> {
+        let original = match self.parsed.get(file) {
+            Some((text, _)) => text.clone(),
+            None => std::fs::read_to_string(file).map_err(|e| Error::io("read", file, e))?,
+        };
+        let edits = self.edits.remove(file).unwrap_or_default();
+        let mut text = apply(&original, &edits);
+        if let Some(tail) = self.appended.remove(file) {
+            text.push_str(&tail);
+        }
+        Ok(text)
+    }
+
+    /// Every changed and new file with its text, by original path.
+    fn finish(mut self) -> Result<BTreeMap<PathBuf, String>> {
+        let mut out = std::mem::take(&mut self.created);
+        let changed: BTreeSet<PathBuf> = self
+            .edits
+            .keys()
+            .chain(self.appended.keys())
+            .cloned()
+            .collect();
+        for file in changed {
+            let text = self.take_text(&file)?;
+            out.insert(file, text);
+        }
+        Ok(out)
+    }
+}
+
+fn ident_is(ident: &syn::Ident, name: &str) -> bool {
+    let text = ident.to_string();
+    text.strip_prefix("r#").unwrap_or(&text) == name
+}
+
+/// `text` with `edits` (offset -> (bytes removed, text inserted)) applied.
+fn apply(text: &str, edits: &BTreeMap<usize, (usize, String)>) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut at = 0;
+    for (&start, (removed, insert)) in edits {
+        if start < at || start + removed > text.len() {
+            continue;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(insert);
+        at = start + removed;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// The byte offset of a span position (1-based line, 0-based column in
+/// characters) in `text`.
+fn offset(text: &str, lc: proc_macro2::LineColumn) -> Option<usize> {
+    let start = text
+        .split_inclusive('\n')
+        .take(lc.line.checked_sub(1)?)
+        .map(str::len)
+        .sum::<usize>();
+    Some(
+        start
+            + text
+                .get(start..)?
+                .chars()
+                .take(lc.column)
+                .map(char::len_utf8)
+                .sum::<usize>(),
+    )
+}
+
+/// `text` (a binary's root) without its `fn main`, whose lines are kept
+/// blank so that messages keep their line numbers; `None` when it has none
+/// or does not parse.
+fn without_main(text: &str) -> Option<String> {
+    use syn::spanned::Spanned;
+    let file = syn::parse_file(text).ok()?;
+    let main = file.items.iter().find_map(|i| match i {
+        syn::Item::Fn(f) if f.sig.ident == "main" => Some(f),
+        _ => None,
+    })?;
+    let span = main.span();
+    let (start, end) = (offset(text, span.start())?, offset(text, span.end())?);
+    let blank: String = text[start..end].chars().filter(|c| *c == '\n').collect();
+    Some(format!("{}{blank}{}", &text[..start], &text[end..]))
 }
 
 /// What `cargo metadata` says about the project.
@@ -464,8 +561,11 @@ struct Metadata {
     package_dir: PathBuf,
     /// Every workspace member's Cargo.toml, and the root's.
     manifests: BTreeSet<PathBuf>,
-    has_lib: bool,
-    has_bins: bool,
+    /// The library target's crate name and root file, when it is a Rust
+    /// library (a `cdylib` alone cannot be linked by a binary).
+    lib: Option<(String, PathBuf)>,
+    /// Each binary target's name and root file.
+    bins: Vec<(String, PathBuf)>,
     /// The package is not part of a workspace.
     single: bool,
 }
@@ -531,15 +631,23 @@ impl Metadata {
                 .unwrap_or_default()
         };
         let targets = package["targets"].as_array().cloned().unwrap_or_default();
-        let has_lib = targets.iter().any(|t| {
-            kinds(t).iter().any(|k| {
-                matches!(
-                    k.as_str(),
-                    "lib" | "rlib" | "dylib" | "cdylib" | "staticlib"
-                )
+        let src = |t: &Value| path(&t["src_path"]);
+        let name = |t: &Value| t["name"].as_str().unwrap_or_default().replace('-', "_");
+        let lib = targets
+            .iter()
+            .find(|t| {
+                kinds(t)
+                    .iter()
+                    .any(|k| matches!(k.as_str(), "lib" | "rlib" | "dylib" | "proc-macro"))
+                    && !kinds(t).iter().any(|k| k == "proc-macro")
             })
-        });
-        let has_bins = targets.iter().any(|t| kinds(t).iter().any(|k| k == "bin"));
+            .and_then(|t| Some((name(t), src(t)?)));
+        let bins = targets
+            .iter()
+            .filter(|t| kinds(t).iter().any(|k| k == "bin"))
+            .filter(|t| t["name"].as_str().is_none_or(|n| !n.starts_with(HOOK)))
+            .filter_map(|t| Some((name(t), src(t)?)))
+            .collect();
         let mut manifests: BTreeSet<PathBuf> = packages
             .iter()
             .filter_map(|p| path(&p["manifest_path"]))
@@ -554,8 +662,8 @@ impl Metadata {
             workspace_root,
             target_directory,
             manifests,
-            has_lib,
-            has_bins,
+            lib,
+            bins,
             single,
         })
     }
@@ -563,11 +671,16 @@ impl Metadata {
     /// The mirror of the workspace: under the target directory, one per
     /// workspace (a target directory may be shared), kept between runs.
     fn overlay_dir(&self) -> PathBuf {
+        self.target_directory.join("rsop-crdgen").join(self.key())
+    }
+
+    /// A name for this workspace among those that share the target
+    /// directory: its mirror's, and part of its crdgen binaries' names,
+    /// which cargo copies to one place for all.
+    fn key(&self) -> String {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         self.workspace_root.hash(&mut hasher);
-        self.target_directory
-            .join("rsop-crdgen")
-            .join(format!("{:016x}", hasher.finish()))
+        format!("{:016x}", hasher.finish())
     }
 }
 
@@ -688,6 +801,24 @@ fn mirror(
             std::os::unix::fs::symlink(&from, &to).map_err(|e| Error::io("link", &to, e))?;
         }
     }
+    // Files that exist only in the mirror, such as rsop's crdgen roots.
+    for (path, text) in copies {
+        if path.parent() != Some(src) || path.exists() {
+            continue;
+        }
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        let to = dst.join(name);
+        kept.insert(name.to_os_string());
+        if std::fs::read_to_string(&to).is_ok_and(|old| old == *text) {
+            continue;
+        }
+        if to.is_symlink() || to.is_dir() {
+            remove(&to)?;
+        }
+        std::fs::write(&to, text).map_err(|e| Error::io("write", &to, e))?;
+    }
     for entry in std::fs::read_dir(dst).map_err(|e| Error::io("read directory", dst, e))? {
         let entry = entry.map_err(|e| Error::io("read directory", dst, e))?;
         if !kept.contains(&entry.file_name()) {
@@ -741,71 +872,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_projects_tests_are_left_out_line_for_line() {
-        let text = "use a::b;\n\n#[cfg(test)]\nuse x::y;\n\npub fn f() {}\n\n#[cfg(all(test, feature = \"z\"))]\nmod t {\n    #[test]\n    fn t() { assert!(false); }\n}\n\n#[cfg(not(test))]\nfn g() {}\nmod inner {\n    #[cfg(test)]\n    mod tests {}\n    pub struct É; // ünïcode\n}\n";
-        let out = without_tests(text).unwrap();
+    fn a_binary_root_loses_its_main_line_for_line() {
+        let text = "//! The operator.\nmod api;\n\n#[tokio::main]\nasync fn main() {\n    run().await;\n}\n\nfn helper() {}\n";
+        let out = without_main(text).unwrap();
         assert_eq!(out.lines().count(), text.lines().count(), "{out}");
         assert!(
-            !out.contains("use x::y") && !out.contains("assert!"),
+            !out.contains("main") && out.contains("mod api;") && out.contains("fn helper"),
             "{out}"
         );
-        assert!(!out.contains("mod tests"), "{out}");
-        assert!(
-            out.contains("fn g()") && out.contains("pub fn f()") && out.contains("pub struct É"),
-            "{out}"
-        );
-        syn::parse_file(&out).unwrap();
-        assert!(without_tests("pub fn f() {}\n").is_none());
-    }
-
-    /// What a normal build leaves out goes wherever the attribute stands: a
-    /// statement that uses a test-only static, fields, variants, arms,
-    /// struct literal fields, impl items, and `cfg_attr(test, ..)`.
-    #[test]
-    fn test_only_code_is_left_out_at_every_position() {
-        let text = "#[cfg(test)]\nstatic CALLS: u32 = 0;\n\
-            pub fn f(x: u8) -> u8 {\n    #[cfg(test)]\n    let _ = CALLS;\n    #[cfg(test)]\n    println!(\"{CALLS}\");\n    #[cfg(test)]\n    { let _c = CALLS; }\n\
-            match x {\n        #[cfg(test)]\n        0 => CALLS as u8,\n        _ => x,\n    }\n}\n\
-            #[cfg_attr(test, derive(Debug))]\npub struct S {\n    #[cfg(test)]\n    pub calls: u32, pub b: u8 }\n\
-            pub enum E { #[cfg(test)] T, A }\n\
-            impl S {\n    #[cfg(all(test, unix))]\n    fn t() {}\n    pub fn new() -> Self { S { #[cfg(test)] calls: CALLS, b: 1 } }\n}\n";
-        let out = without_tests(text).unwrap();
-        assert_eq!(out.lines().count(), text.lines().count(), "{out}");
-        assert!(!out.contains("CALLS"), "{out}");
-        assert!(!out.contains("Debug") && !out.contains("fn t()"), "{out}");
-        assert!(
-            out.contains("pub b: u8") && out.contains("_ => x") && out.contains("b: 1"),
-            "{out}"
-        );
-        assert!(!out.contains("{ , ") && !out.contains("{ ,"), "{out}");
-        syn::parse_file(&out).unwrap();
+        assert!(without_main("fn other() {}\n").is_none());
     }
 
     #[test]
-    fn paths_that_leave_the_workspace_become_absolute() {
-        let text = "[package]\nname = \"op\"\n\n[dependencies]\ninside = { path = \"../api\" }\n\
-                    outside = { path = \"../../vendor/x\" }\n\n[target.'cfg(unix)'.dependencies.deep]\npath = \"../../deep\"\n";
-        let out = rewrite_manifest(
-            text,
-            Path::new("/ws/members/op/Cargo.toml"),
-            Path::new("/ws/members"),
-            false,
+    fn private_modules_on_the_way_to_a_kind_become_pub_crate() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib.rs");
+        std::fs::write(
+            &lib,
+            "mod a;\npub(super) mod b {\n    mod c {}\n}\npub mod d;\n",
         )
         .unwrap();
-        assert!(out.contains("inside = { path = \"../api\" }"), "{out}");
-        assert!(
-            out.contains("outside = { path = \"/ws/vendor/x\" }"),
-            "{out}"
+        let files = BTreeMap::from([(lib.clone(), Vec::new())]);
+        let mut plan = Plan::default();
+        let config = BuildConfig::default();
+        for path in [&["a"][..], &["b"], &["b", "c"], &["d"]] {
+            let path: Vec<String> = path.iter().map(ToString::to_string).collect();
+            plan.open_module(&files, &path, &config).unwrap();
+        }
+        let out = plan.finish().unwrap();
+        assert_eq!(
+            out[&lib],
+            "pub(crate) mod a;\npub(crate) mod b {\n    pub(crate) mod c {}\n}\npub mod d;\n"
         );
-        assert!(out.contains("path = \"/ws/deep\""), "{out}");
-        assert!(!out.contains("[workspace]"), "{out}");
-        let standalone = rewrite_manifest(
-            "[package]\nname = \"op\"\n",
-            Path::new("/p/Cargo.toml"),
-            Path::new("/p"),
-            true,
-        )
-        .unwrap();
-        assert!(standalone.contains("[workspace]"), "{standalone}");
     }
 }

@@ -1416,27 +1416,6 @@ pub(crate) fn module_path_of(rel: &Path) -> Option<Vec<String>> {
     Some(parts)
 }
 
-pub(crate) fn collect_rs_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(Error::io("read directory", dir, e)),
-    };
-    for entry in entries {
-        let entry = entry.map_err(|e| Error::io("read directory", dir, e))?;
-        let path = entry.path();
-        let kind = entry
-            .file_type()
-            .map_err(|e| Error::io("inspect", &path, e))?;
-        if kind.is_dir() {
-            collect_rs_files(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// The location of anything with a span, in the file of `module`.
 pub fn location(krate: &Crate, module: &Module, node: &impl Spanned) -> Location {
     Location::of_span(&krate.file_of(module).path, node.span())

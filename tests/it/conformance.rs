@@ -121,6 +121,7 @@ fn verify_finds_only_the_documented_deviation() {
     let run =
         crate::support::rsop_with_env(&project, &["manifests", "--verify"], &generated_cargo_env());
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.is_empty(), "{}", run.stderr);
     let changed: Vec<&str> = run
         .stdout
         .lines()
