@@ -152,6 +152,11 @@ pub fn select(root: &Path) -> Result<Selection> {
     {
         u.location.file = relative;
     }
+    if let Err(d) = &mut selection.model
+        && let Some(relative) = pathdiff::diff_paths(&d.location.file, &abs)
+    {
+        d.location.file = relative;
+    }
     Ok(selection)
 }
 

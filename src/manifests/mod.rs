@@ -120,6 +120,18 @@ pub fn generate_from(
         }
     };
     let listed = foreign::listed(&opts.root)?;
+    // Without a model of the project's schemars or kube-core, or tables of
+    // its k8s-openapi, no schema is derived (what rsop would find against
+    // its own releases means nothing): every kind is built, for that one
+    // reason, rather than guessed.
+    let unmodelled: Vec<Diagnostic> = selection
+        .model
+        .as_ref()
+        .err()
+        .cloned()
+        .into_iter()
+        .chain(unsupported_k8s)
+        .collect();
     let crd::Found {
         mut versions,
         foreign: foreign_kinds,
@@ -133,7 +145,7 @@ pub fn generate_from(
             .model
             .as_ref()
             .unwrap_or(&schema::model::Model::default()),
-        opts.derivation != Derivation::Cargo,
+        opts.derivation != Derivation::Cargo && unmodelled.is_empty(),
         &listed,
     );
     found.extend(problems);
@@ -148,14 +160,9 @@ pub fn generate_from(
         skipped.push((reason, n));
     }
     skipped.sort();
-    // Without a model of the project's schemars or kube-core, or tables
-    // of its k8s-openapi, every kind is built rather than guessed.
-    let unmodelled = selection.model.err().into_iter().chain(unsupported_k8s);
     if opts.derivation != Derivation::Cargo {
-        for d in unmodelled {
-            for v in &mut versions {
-                v.needs_code.insert(0, d.clone());
-            }
+        for v in &mut versions {
+            v.needs_code.splice(0..0, unmodelled.iter().cloned());
         }
     }
     let mut deferred: Vec<(String, String)> = Vec::new();
@@ -185,14 +192,34 @@ pub fn generate_from(
             if !needing_code.is_empty() && found.is_empty() && diagnostics.is_empty() {
                 let pending: Vec<&crd::Version> =
                     needing_code.iter().map(|&i| &versions[i]).collect();
+                // One note per construct, naming every kind it sends to
+                // the build (a release rsop has no model of sends them all).
+                let mut constructs: Vec<(&Diagnostic, Vec<&str>)> = Vec::new();
                 for v in &pending {
                     for d in &v.needs_code {
-                        let _ = writeln!(
-                            notes,
-                            "note: {}: {} (`{}` is built with cargo)",
-                            d.location, d.message, v.attrs.kind
-                        );
+                        match constructs
+                            .iter_mut()
+                            .find(|(c, _)| c.location == d.location && c.message == d.message)
+                        {
+                            Some((_, kinds)) => {
+                                if !kinds.contains(&v.attrs.kind.as_str()) {
+                                    kinds.push(&v.attrs.kind);
+                                }
+                            }
+                            None => constructs.push((d, vec![&v.attrs.kind])),
+                        }
                     }
+                }
+                for (d, kinds) in constructs {
+                    let kinds: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
+                    let _ = writeln!(
+                        notes,
+                        "note: {}: {} ({} {} built with cargo)",
+                        d.location,
+                        d.message,
+                        kinds.join(", "),
+                        if kinds.len() == 1 { "is" } else { "are" }
+                    );
                 }
                 let started = std::time::Instant::now();
                 let mut schemas = cargo::schemas(&opts.root, &pending)?;

@@ -448,6 +448,61 @@ fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
     }
 }
 
+/// A kube or schemars release rsop has no model of (kube 1 with schemars
+/// 0.8, a release newer than rsop's) is never guessed: each kind needs the
+/// build, for that one reason, and `--static` refuses at the lock's line.
+#[test]
+fn a_release_rsop_has_no_model_of_is_never_guessed() {
+    for (krate, version, expected) in [
+        (
+            "kube-core",
+            "1.1.0",
+            "rsop has no model of kube 1.1.0: it derives CRDs statically for kube 2.0 to 5.0",
+        ),
+        (
+            "schemars",
+            "1.3.0",
+            "rsop has no model of schemars 1.3.0: it derives CRDs statically for schemars 1.0 to 1.2",
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("Cargo.toml"),
+            "[package]\nname = \"op\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            tmp.path().join("Cargo.lock"),
+            format!(
+                "version = 4\n\n[[package]]\nname = \"{krate}\"\nversion = \"{version}\"\n\n\
+                 [[package]]\nname = \"op\"\nversion = \"0.1.0\"\n"
+            ),
+        )
+        .unwrap();
+        std::fs::create_dir(tmp.path().join("src")).unwrap();
+        std::fs::write(
+            tmp.path().join("src/lib.rs"),
+            format!(
+                "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+                 #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
+                 pub struct AppSpec {{ pub size: i32 }}\n"
+            ),
+        )
+        .unwrap();
+        let needles = [
+            expected,
+            "Cargo.lock:5:11",
+            "drop `--static`",
+            "nothing was written",
+        ];
+        if let Some(problems) =
+            refusal_problems(tmp.path(), &["manifests", "--static"], 1, &needles)
+        {
+            panic!("{krate}: {problems}");
+        }
+    }
+}
+
 #[test]
 fn all_problems_are_reported_at_once() {
     let tmp = tempfile::tempdir().unwrap();
