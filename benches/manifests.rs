@@ -119,6 +119,35 @@ fn cargo_toml(name: &str) -> String {
     )
 }
 
+/// The part of a Cargo.lock `rsop manifests` reads: the k8s-openapi, kube
+/// and schemars releases, those of rsop's own lock, as a project that has
+/// been built has them.
+fn cargo_lock() -> String {
+    let own = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock"))
+        .expect("rsop's Cargo.lock");
+    let release = |name: &str| -> String {
+        own.split("[[package]]")
+            .find(|p| p.contains(&format!("name = \"{name}\"\n")))
+            .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
+            .map(|v| v.trim_end_matches('"').to_string())
+            .unwrap_or_else(|| panic!("rsop's Cargo.lock has no {name}"))
+    };
+    let mut lock = String::from("version = 4\n");
+    for (name, version) in [
+        ("k8s-openapi", release("k8s-openapi")),
+        ("kube-core", format!("{}.0", rsop::versions::KUBE)),
+        ("kube-derive", format!("{}.0", rsop::versions::KUBE)),
+        ("schemars", release("schemars")),
+    ] {
+        write!(
+            lock,
+            "\n[[package]]\nname = \"{name}\"\nversion = \"{version}\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+        )
+        .unwrap();
+    }
+    lock
+}
+
 fn write_crate(dir: &Path, kinds: usize) {
     std::fs::create_dir_all(dir.join("src/kinds")).unwrap();
     std::fs::write(
@@ -126,6 +155,7 @@ fn write_crate(dir: &Path, kinds: usize) {
         cargo_toml(&format!("bench-{kinds}")),
     )
     .unwrap();
+    std::fs::write(dir.join("Cargo.lock"), cargo_lock()).unwrap();
     std::fs::write(dir.join("src/lib.rs"), "pub mod kinds;\n").unwrap();
     let mut index = String::new();
     for i in 0..kinds {
@@ -350,6 +380,7 @@ impl Kopium {
 fn write_kopium_crate(dir: &Path, kinds: usize) -> usize {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("Cargo.toml"), cargo_toml("bench-kopium")).unwrap();
+    std::fs::write(dir.join("Cargo.lock"), cargo_lock()).unwrap();
     let mut lines = 0;
     let mut lib = String::new();
     for g in 0..kinds.div_ceil(10) {
@@ -502,6 +533,8 @@ fn main() {
         return;
     }
     let dir = base.join("bench-10");
+    // The build locks every dependency itself.
+    std::fs::remove_file(dir.join("Cargo.lock")).unwrap();
     let cargo_opts = options(&dir, true);
     // First build: compiles kube-rs and the crate; not what is compared.
     manifests::generate(&cargo_opts, &mut std::io::sink()).expect("the crdgen program builds");
