@@ -129,8 +129,10 @@ fn cargo_lock() -> String {
         own.split("[[package]]")
             .find(|p| p.contains(&format!("name = \"{name}\"\n")))
             .and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \"")))
-            .map(|v| v.trim_end_matches('"').to_string())
-            .unwrap_or_else(|| panic!("rsop's Cargo.lock has no {name}"))
+            .map_or_else(
+                || panic!("rsop's Cargo.lock has no {name}"),
+                |v| v.trim_end_matches('"').to_string(),
+            )
     };
     let mut lock = String::from("version = 4\n");
     for (name, version) in [
