@@ -2,7 +2,7 @@
 //! kube-derive's `storage` key (and many since) merge their versions
 //! themselves, in a crdgen binary or at start-up:
 //!
-//! ```ignore
+//! ```text
 //! let crd = merge_crds(vec![v1::Widget::crd(), v2::Widget::crd()], "v2")?;
 //! ```
 //!

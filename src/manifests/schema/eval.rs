@@ -1385,7 +1385,7 @@ impl<'a> Builder<'a> {
 /// A function body that fills a collection and returns it, as the
 /// expression that makes it at once:
 ///
-/// ```ignore
+/// ```text
 /// let mut m = BTreeMap::new();   // or HashMap, Vec, `Default::default()`
 /// m.insert(k, v);                // `push(v)` for a Vec
 /// m                              // or `Some(m)`
