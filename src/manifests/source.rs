@@ -851,6 +851,7 @@ impl<'s> Crate<'s> {
             }
             name if self.sources.crate_name.as_deref() == Some(name) => Vec::new(),
             name if module.index.children.contains(name) => child_path(module, name),
+            name if self.sources.dependencies.iter().any(|d| d == name) => dependency_root(name),
             name => match module.index.imports.get(name) {
                 Some(imported) if depth < 8 && self.is_local_path(module, imported) => {
                     let mut full = imported.clone();

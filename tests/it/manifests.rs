@@ -619,6 +619,7 @@ fn path_dependencies_are_read_for_their_types_only() {
         format!(
             "{KIND_HEAD}// +rsop:rbac:groups=other.io,resources=things,verbs=get\n\
              pub const MAX: i32 = 9;\n\
+             pub mod util {{ pub fn is_zero(v: &i32) -> bool {{ *v == 0 }} }}\n\
              #[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
              pub struct Shared {{ #[schemars(range(max = crate::MAX))] pub n: i32 }}\n\
              #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
@@ -636,9 +637,13 @@ fn path_dependencies_are_read_for_their_types_only() {
     std::fs::write(
         root.join("op/src/lib.rs"),
         format!(
-            "{KIND_HEAD}#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+            "{KIND_HEAD}use api_types::util::is_zero;\n\
+             mod checks {{ pub use super::is_zero as zero; }}\n\
+             #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
              #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
-             pub struct AppSpec {{ pub shared: api_types::Shared }}\n"
+             pub struct AppSpec {{ pub shared: api_types::Shared,\n\
+             #[serde(default, skip_serializing_if = \"is_zero\")] pub a: i32,\n\
+             #[serde(default, skip_serializing_if = \"checks::zero\")] pub b: i32 }}\n"
         ),
     )
     .unwrap();
