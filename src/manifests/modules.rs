@@ -40,6 +40,18 @@ impl BuildConfig {
     /// The default features of the package whose manifest is `manifest`,
     /// with the features they enable in turn.
     pub fn from_manifest(manifest: Option<&toml_edit::DocumentMut>) -> Self {
+        Self::with_features(manifest, &[], true)
+    }
+
+    /// The features of the package whose manifest is `manifest` as a
+    /// dependent enables them: `features`, and the default ones unless
+    /// `default-features = false`, with the features they enable in turn.
+    pub fn with_features(
+        manifest: Option<&toml_edit::DocumentMut>,
+        features: &[String],
+        defaults: bool,
+    ) -> Self {
+        let requested = features;
         let mut features = BTreeSet::new();
         let Some(table) = manifest
             .and_then(|m| m.get("features"))
@@ -47,7 +59,10 @@ impl BuildConfig {
         else {
             return Self { features };
         };
-        let mut queue = vec!["default".to_string()];
+        let mut queue: Vec<String> = requested.to_vec();
+        if defaults {
+            queue.push("default".to_string());
+        }
         while let Some(feature) = queue.pop() {
             if !features.insert(feature.clone()) {
                 continue;

@@ -279,9 +279,22 @@ impl Sources {
                 sources.push((relative(&file.path), file.text, None, Some(shared.clone())));
             }
         }
-        let dependencies = path_dependencies(root)?;
+        let mut dependencies: Vec<(String, PathBuf, Option<(Vec<String>, bool)>)> =
+            path_dependencies(root)?
+                .into_iter()
+                .map(|(name, dir)| (name, dir, None))
+                .collect();
+        let texts: Vec<&str> = sources
+            .iter()
+            .map(|(_, text, _, _)| text.as_str())
+            .collect();
+        for (name, dir, features, defaults) in registry_dependencies(root, &texts)? {
+            if !dependencies.iter().any(|(n, _, _)| *n == name) {
+                dependencies.push((name, dir, Some((features, defaults))));
+            }
+        }
         let mut names = Vec::new();
-        for (name, dir) in &dependencies {
+        for (name, dir, enabled) in &dependencies {
             // A dependency is read as a library: its binary is not.
             let package = manifest(&dir.join("Cargo.toml"))?;
             // A proc-macro crate exports no type a kind can hold.
@@ -294,7 +307,12 @@ impl Sources {
             if proc_macro {
                 continue;
             }
-            let config = BuildConfig::from_manifest(package.as_ref());
+            let config = match enabled {
+                Some((features, defaults)) => {
+                    BuildConfig::with_features(package.as_ref(), features, *defaults)
+                }
+                None => BuildConfig::from_manifest(package.as_ref()),
+            };
             let roots = [library_root(dir, package.as_ref())];
             let prefix = [DEPENDENCY.to_string(), name.clone()];
             let files = modules::reachable(&roots, &prefix, &config)?;
@@ -1217,6 +1235,173 @@ fn path_dependencies(root: &Path) -> Result<Vec<(String, PathBuf)>> {
         }
     }
     Ok(out)
+}
+
+/// The crates.io dependencies of the package at `root` whose types a kind
+/// may embed: those the sources name (`gateway_api::...`, in `texts`) and
+/// that derive `JsonSchema` themselves (they depend on schemars), read from
+/// the sources cargo has downloaded for the release Cargo.lock holds. Each
+/// with the features the package enables on it. A crate cargo has not
+/// downloaded yet is left out: its types then need the build.
+fn registry_dependencies(
+    root: &Path,
+    texts: &[&str],
+) -> Result<Vec<(String, PathBuf, Vec<String>, bool)>> {
+    let Some(doc) = manifest(&root.join("Cargo.toml"))? else {
+        return Ok(Vec::new());
+    };
+    let Some(deps) = doc
+        .get("dependencies")
+        .and_then(toml_edit::Item::as_table_like)
+    else {
+        return Ok(Vec::new());
+    };
+    let Some(registry) = registry_sources() else {
+        return Ok(Vec::new());
+    };
+    let workspace = workspace_manifest(root)?;
+    let mut lock: Option<Option<String>> = None;
+    let mut out = Vec::new();
+    for (key, spec) in deps.iter() {
+        let inherited = (spec.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true))
+            .then(|| {
+                workspace
+                    .as_ref()?
+                    .get("workspace")?
+                    .get("dependencies")?
+                    .get(key)
+                    .cloned()
+            })
+            .flatten();
+        let specs: Vec<&toml_edit::Item> =
+            std::iter::once(spec).chain(inherited.as_ref()).collect();
+        if specs
+            .iter()
+            .any(|s| s.get("path").is_some() || s.get("git").is_some())
+        {
+            continue;
+        }
+        let package = specs
+            .iter()
+            .find_map(|s| s.get("package").and_then(toml_edit::Item::as_str))
+            .unwrap_or(key)
+            .to_string();
+        let name = key.replace('-', "_");
+        if is_modelled_crate(&package) || !texts.iter().any(|t| t.contains(&format!("{name}::"))) {
+            continue;
+        }
+        let lock = lock.get_or_insert_with(|| {
+            std::fs::canonicalize(root)
+                .unwrap_or_else(|_| root.to_path_buf())
+                .ancestors()
+                .map(|d| d.join("Cargo.lock"))
+                .find_map(|p| std::fs::read_to_string(p).ok())
+        });
+        let Some(version) = lock.as_deref().and_then(|l| locked_release(l, &package)) else {
+            continue;
+        };
+        let Some(dir) = registry
+            .iter()
+            .map(|index| index.join(format!("{package}-{version}")))
+            .find(|d| d.join("Cargo.toml").is_file())
+        else {
+            continue;
+        };
+        let derives_schemas = manifest(&dir.join("Cargo.toml"))?.is_some_and(|m| {
+            m.get("dependencies")
+                .and_then(toml_edit::Item::as_table_like)
+                .is_some_and(|d| d.contains_key("schemars"))
+        });
+        if !derives_schemas {
+            continue;
+        }
+        let features: Vec<String> = specs
+            .iter()
+            .filter_map(|s| s.get("features").and_then(toml_edit::Item::as_array))
+            .flat_map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)))
+            .collect();
+        let defaults = specs
+            .iter()
+            .find_map(|s| s.get("default-features").and_then(toml_edit::Item::as_bool))
+            .unwrap_or(true);
+        out.push((name, dir, features, defaults));
+        if out.len() >= 8 {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The crates whose types rsop knows without reading them: k8s-openapi's
+/// tables, and those schemars implements `JsonSchema` for.
+fn is_modelled_crate(package: &str) -> bool {
+    matches!(
+        package,
+        "k8s-openapi"
+            | "kube"
+            | "kube-core"
+            | "kube-derive"
+            | "kube-runtime"
+            | "kube-client"
+            | "schemars"
+            | "serde"
+            | "serde_json"
+            | "chrono"
+            | "jiff"
+            | "uuid"
+            | "url"
+            | "semver"
+            | "bytes"
+            | "rust_decimal"
+            | "bigdecimal"
+            | "smol_str"
+            | "arrayvec"
+            | "indexmap"
+            | "smallvec"
+            | "either"
+    )
+}
+
+/// The release of `package` in a Cargo.lock (the highest, if several).
+fn locked_release(lock: &str, package: &str) -> Option<String> {
+    let doc: toml_edit::DocumentMut = lock.parse().ok()?;
+    doc.get("package")?
+        .as_array_of_tables()?
+        .iter()
+        .filter(|p| p.get("name").and_then(toml_edit::Item::as_str) == Some(package))
+        .filter(|p| {
+            p.get("source")
+                .and_then(toml_edit::Item::as_str)
+                .is_some_and(|s| s.starts_with("registry+") || s.starts_with("sparse+"))
+        })
+        .filter_map(|p| p.get("version")?.as_str())
+        .filter_map(|v| semver::Version::parse(v).ok())
+        .max()
+        .map(|v| v.to_string())
+}
+
+/// The folders cargo unpacks crates.io sources into
+/// (`$CARGO_HOME/registry/src/<index>/`).
+fn registry_sources() -> Option<Vec<PathBuf>> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let entries = std::fs::read_dir(home.join("registry/src")).ok()?;
+    Some(entries.filter_map(|e| Some(e.ok()?.path())).collect())
+}
+
+/// The manifest of the workspace above `dir` (the first upward with a
+/// `[workspace]` table).
+fn workspace_manifest(dir: &Path) -> Result<Option<toml_edit::DocumentMut>> {
+    let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    for ancestor in start.ancestors() {
+        if let Some(doc) = manifest(&ancestor.join("Cargo.toml"))?
+            && doc.get("workspace").is_some()
+        {
+            return Ok(Some(doc));
+        }
+    }
+    Ok(None)
 }
 
 fn manifest(path: &Path) -> Result<Option<toml_edit::DocumentMut>> {

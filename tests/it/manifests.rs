@@ -742,6 +742,87 @@ fn merge_crds_calls_choose_the_storage_version() {
     }
 }
 
+/// Types of a crates.io dependency that derives `JsonSchema` (such as the
+/// kopium-generated `gateway-api`) are read from the sources cargo
+/// downloaded, for the release Cargo.lock holds and with the features the
+/// package enables on it.
+#[test]
+fn types_of_a_downloaded_crates_io_dependency_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("cargo-home");
+    let krate = home.join("registry/src/index.crates.io-0123456789abcdef/fake-routes-0.3.1");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        "[package]\nname = \"fake-routes\"\nversion = \"0.3.1\"\n\n[features]\ndefault = []\nexperimental = []\n\n\
+         [dependencies.schemars]\nversion = \"1\"\n\n[dependencies.serde]\nversion = \"1\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        krate.join("src/lib.rs"),
+        "pub mod apis;\n#[cfg(feature = \"experimental\")]\npub use apis::experimental;\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(krate.join("src/apis")).unwrap();
+    std::fs::write(
+        krate.join("src/apis/mod.rs"),
+        "#[cfg(feature = \"experimental\")]\npub mod experimental {\n\
+         use schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\
+         /// Where a route sends its requests.\n\
+         #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
+         pub struct RouteRules {\n    #[serde(rename = \"backendRef\")]\n    pub backend_ref: String,\n    pub weight: Option<i32>,\n}\n}\n",
+    )
+    .unwrap();
+    let project = tmp.path().join("op");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(
+        project.join("Cargo.toml"),
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\n\n[dependencies]\n\
+         fake-routes = { version = \"0.3\", features = [\"experimental\"] }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("Cargo.lock"),
+        "version = 4\n\n[[package]]\nname = \"fake-routes\"\nversion = \"0.3.1\"\n\
+         source = \"registry+https://github.com/rust-lang/crates.io-index\"\n\n\
+         [[package]]\nname = \"op\"\nversion = \"0.1.0\"\ndependencies = [\"fake-routes\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("src/lib.rs"),
+        format!(
+            "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
+             pub struct AppSpec {{ pub rules: Vec<fake_routes::experimental::RouteRules> }}\n"
+        ),
+    )
+    .unwrap();
+    let run = crate::support::rsop_with_env(
+        &project,
+        &["manifests", "--static"],
+        &[("CARGO_HOME", home.clone().into_os_string())],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let crd = std::fs::read_to_string(project.join("config/crd/bases/a.io_apps.yaml")).unwrap();
+    assert!(
+        crd.contains("backendRef:") && crd.contains("Where a route sends its requests."),
+        "{crd}"
+    );
+
+    // Without the feature that compiles the module, the type is not there.
+    std::fs::write(
+        project.join("Cargo.toml"),
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\n\n[dependencies]\nfake-routes = \"0.3\"\n",
+    )
+    .unwrap();
+    let run = crate::support::rsop_with_env(
+        &project,
+        &["manifests", "--static"],
+        &[("CARGO_HOME", home.into_os_string())],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+}
+
 const WEBHOOK_MARKERS: &str = "//! Webhooks of Guestbooks.\n\n\
 // +rsop:webhook:path=/validate-webapp-example-com-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1\n\
 // +rsop:webhook:path=/mutate-webapp-example-com-v1-guestbook,mutating=true,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=mguestbook-v1.kb.io,admissionReviewVersions=v1\n";
