@@ -279,22 +279,24 @@ impl Sources {
                 sources.push((relative(&file.path), file.text, None, Some(shared.clone())));
             }
         }
-        let mut dependencies: Vec<(String, PathBuf, Option<(Vec<String>, bool)>)> =
-            path_dependencies(root)?
-                .into_iter()
-                .map(|(name, dir)| (name, dir, None))
-                .collect();
+        let mut dependencies = path_dependencies(root)?;
         let texts: Vec<&str> = sources
             .iter()
             .map(|(_, text, _, _)| text.as_str())
             .collect();
-        for (name, dir, features, defaults) in registry_dependencies(root, &texts)? {
-            if !dependencies.iter().any(|(n, _, _)| *n == name) {
-                dependencies.push((name, dir, Some((features, defaults))));
+        for dependency in registry_dependencies(root, &texts)? {
+            if !dependencies.iter().any(|d| d.name == dependency.name) {
+                dependencies.push(dependency);
             }
         }
         let mut names = Vec::new();
-        for (name, dir, enabled) in &dependencies {
+        for Dependency {
+            name,
+            dir,
+            features,
+            defaults,
+        } in &dependencies
+        {
             // A dependency is read as a library: its binary is not.
             let package = manifest(&dir.join("Cargo.toml"))?;
             // A proc-macro crate exports no type a kind can hold.
@@ -307,12 +309,7 @@ impl Sources {
             if proc_macro {
                 continue;
             }
-            let config = match enabled {
-                Some((features, defaults)) => {
-                    BuildConfig::with_features(package.as_ref(), features, *defaults)
-                }
-                None => BuildConfig::from_manifest(package.as_ref()),
-            };
+            let config = BuildConfig::with_features(package.as_ref(), features, *defaults);
             let roots = [library_root(dir, package.as_ref())];
             let prefix = [DEPENDENCY.to_string(), name.clone()];
             let files = modules::reachable(&roots, &prefix, &config)?;
@@ -1189,8 +1186,32 @@ fn dependency_root(name: &str) -> Vec<String> {
 /// `foo = { workspace = true }` where the workspace gives a path), and
 /// theirs in turn, as (the name code uses, directory). A sibling workspace
 /// crate's types are read from its sources like the crate's own.
-fn path_dependencies(root: &Path) -> Result<Vec<(String, PathBuf)>> {
-    let mut out: Vec<(String, PathBuf)> = Vec::new();
+/// A crate the package depends on, read for its types: the name code uses
+/// for it, its folder, and the features the package enables on it.
+struct Dependency {
+    name: String,
+    dir: PathBuf,
+    features: Vec<String>,
+    defaults: bool,
+}
+
+/// The features a dependency entry (and the workspace entry it inherits)
+/// enables, and whether the default ones are kept.
+fn enabled_features(specs: &[&dyn toml_edit::TableLike]) -> (Vec<String>, bool) {
+    let features = specs
+        .iter()
+        .filter_map(|s| s.get("features").and_then(toml_edit::Item::as_array))
+        .flat_map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)))
+        .collect();
+    let defaults = specs
+        .iter()
+        .find_map(|s| s.get("default-features").and_then(toml_edit::Item::as_bool))
+        .unwrap_or(true);
+    (features, defaults)
+}
+
+fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
+    let mut out: Vec<Dependency> = Vec::new();
     let mut queue = vec![root.to_path_buf()];
     let mut seen = vec![std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())];
     while let Some(dir) = queue.pop() {
@@ -1230,7 +1251,13 @@ fn path_dependencies(root: &Path) -> Result<Vec<(String, PathBuf)>> {
                 _ => key.to_string(),
             }
             .replace('-', "_");
-            out.push((name, path.clone()));
+            let (features, defaults) = enabled_features(&[spec]);
+            out.push(Dependency {
+                name,
+                dir: path.clone(),
+                features,
+                defaults,
+            });
             queue.push(path);
         }
     }
@@ -1243,10 +1270,7 @@ fn path_dependencies(root: &Path) -> Result<Vec<(String, PathBuf)>> {
 /// the sources cargo has downloaded for the release Cargo.lock holds. Each
 /// with the features the package enables on it. A crate cargo has not
 /// downloaded yet is left out: its types then need the build.
-fn registry_dependencies(
-    root: &Path,
-    texts: &[&str],
-) -> Result<Vec<(String, PathBuf, Vec<String>, bool)>> {
+fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>> {
     let Some(doc) = manifest(&root.join("Cargo.toml"))? else {
         return Ok(Vec::new());
     };
@@ -1315,16 +1339,15 @@ fn registry_dependencies(
         if !derives_schemas {
             continue;
         }
-        let features: Vec<String> = specs
-            .iter()
-            .filter_map(|s| s.get("features").and_then(toml_edit::Item::as_array))
-            .flat_map(|a| a.iter().filter_map(|f| f.as_str().map(str::to_string)))
-            .collect();
-        let defaults = specs
-            .iter()
-            .find_map(|s| s.get("default-features").and_then(toml_edit::Item::as_bool))
-            .unwrap_or(true);
-        out.push((name, dir, features, defaults));
+        let tables: Vec<&dyn toml_edit::TableLike> =
+            specs.iter().filter_map(|s| s.as_table_like()).collect();
+        let (features, defaults) = enabled_features(&tables);
+        out.push(Dependency {
+            name,
+            dir,
+            features,
+            defaults,
+        });
         if out.len() >= 8 {
             break;
         }

@@ -611,7 +611,7 @@ fn path_dependencies_are_read_for_their_types_only() {
     std::fs::create_dir_all(root.join("api/src")).unwrap();
     std::fs::write(
         root.join("api/Cargo.toml"),
-        "[package]\nname = \"api-types\"\nversion = \"0.1.0\"\n",
+        "[package]\nname = \"api-types\"\nversion = \"0.1.0\"\n\n[features]\ngated = []\n",
     )
     .unwrap();
     std::fs::write(
@@ -620,6 +620,8 @@ fn path_dependencies_are_read_for_their_types_only() {
             "{KIND_HEAD}// +rsop:rbac:groups=other.io,resources=things,verbs=get\n\
              pub const MAX: i32 = 9;\n\
              pub mod util {{ pub fn is_zero(v: &i32) -> bool {{ *v == 0 }} }}\n\
+             #[cfg(feature = \"gated\")]\n\
+             pub mod gated {{ #[derive(serde::Deserialize, serde::Serialize, Clone, Debug, schemars::JsonSchema)] pub struct Gated {{ pub g: i32 }} }}\n\
              #[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
              pub struct Shared {{ #[schemars(range(max = crate::MAX))] pub n: i32 }}\n\
              #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
@@ -631,7 +633,7 @@ fn path_dependencies_are_read_for_their_types_only() {
     std::fs::create_dir_all(root.join("op/src")).unwrap();
     std::fs::write(
         root.join("op/Cargo.toml"),
-        "[package]\nname = \"op\"\nversion = \"0.1.0\"\n\n[dependencies]\napi-types = { workspace = true }\n",
+        "[package]\nname = \"op\"\nversion = \"0.1.0\"\n\n[dependencies]\napi-types = { workspace = true, features = [\"gated\"] }\n",
     )
     .unwrap();
     std::fs::write(
@@ -643,7 +645,8 @@ fn path_dependencies_are_read_for_their_types_only() {
              #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
              pub struct AppSpec {{ pub shared: api_types::Shared,\n\
              #[serde(default, skip_serializing_if = \"is_zero\")] pub a: i32,\n\
-             #[serde(default, skip_serializing_if = \"checks::zero\")] pub b: i32 }}\n"
+             #[serde(default, skip_serializing_if = \"checks::zero\")] pub b: i32,\n\
+             pub gated: api_types::gated::Gated }}\n"
         ),
     )
     .unwrap();
