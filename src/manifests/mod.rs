@@ -345,6 +345,77 @@ pub fn changes(generated: Generated, root: &Path) -> Result<Vec<FileChange>> {
     .collect()
 }
 
+/// At a virtual workspace's root: the members whose sources declare
+/// kinds, to run `rsop manifests` in.
+fn workspace_root_error(root: &Path, doc: &toml_edit::DocumentMut) -> Error {
+    let patterns: Vec<String> = doc
+        .get("workspace")
+        .and_then(|w| w.get("members"))
+        .and_then(toml_edit::Item::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut members = Vec::new();
+    for pattern in &patterns {
+        // `crates/*` names each folder of `crates/`.
+        let dirs: Vec<PathBuf> = match pattern.strip_suffix("/*") {
+            Some(parent) => std::fs::read_dir(root.join(parent))
+                .map(|entries| {
+                    entries
+                        .filter_map(|e| Some(e.ok()?.path()))
+                        .filter(|p| p.join("Cargo.toml").is_file())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            None => vec![root.join(pattern)],
+        };
+        for dir in dirs {
+            if declares_kinds(&dir.join("src"))
+                && let Ok(relative) = dir.strip_prefix(root)
+            {
+                members.push(relative.display().to_string());
+            }
+        }
+    }
+    members.sort();
+    let help = match members.as_slice() {
+        [] => "run `rsop manifests` in the workspace member that holds the kinds, or pass it with `--dir`".to_string(),
+        [one] => format!("the kinds are in `{one}`: run `rsop manifests --dir {one}`"),
+        several => format!(
+            "the members {} declare kinds: run `rsop manifests --dir <member>` in the one whose CRDs you install",
+            several.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    let manifest: PathBuf = root
+        .join("Cargo.toml")
+        .components()
+        .filter(|c| *c != std::path::Component::CurDir)
+        .collect();
+    Error::user_with_help(
+        format!(
+            "`{}` is the root of a workspace, not a package",
+            manifest.display()
+        ),
+        help,
+    )
+}
+
+/// Whether a `.rs` file under `dir` derives `CustomResource` (a quick look
+/// at the text, for the hint above).
+fn declares_kinds(dir: &Path) -> bool {
+    walkdir::WalkDir::new(dir)
+        .max_depth(6)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .any(|e| {
+            std::fs::read_to_string(e.path()).is_ok_and(|t| foreign::count_kind_derives(&t) > 0)
+        })
+}
+
 /// The package and library names and the version, from Cargo.toml (`[lib] name`, else the
 /// package name with `-` as `_`).
 pub fn package(root: &Path) -> Result<cargo::Package> {
@@ -373,6 +444,9 @@ pub fn package(root: &Path) -> Result<cargo::Package> {
         .and_then(|p| p.get("name"))
         .and_then(|n| n.as_str())
     else {
+        if doc.get("workspace").is_some() {
+            return Err(workspace_root_error(root, &doc));
+        }
         return Err(Error::user_with_help(
             format!("`{}` has no `[package] name`", path.display()),
             "run `rsop manifests` at the root of a package, not of a workspace",

@@ -826,6 +826,51 @@ fn types_of_a_downloaded_crates_io_dependency_are_read() {
     assert_eq!(run.code, 1, "{}", run.stderr);
 }
 
+/// At the root of a virtual workspace, the error names the members that
+/// declare kinds and how to run there; nothing is written.
+#[test]
+fn a_workspace_root_names_the_members_that_hold_kinds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"crates/*\", \"tools\"]\n",
+    )
+    .unwrap();
+    for (member, text) in [
+        (
+            "crates/api",
+            format!(
+                "{KIND_HEAD}#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {{ pub x: i32 }}\n"
+            ),
+        ),
+        ("crates/cli", "use kube::CustomResourceExt;\n".to_string()),
+        ("tools", "fn main() {}\n".to_string()),
+    ] {
+        std::fs::create_dir_all(root.join(member).join("src")).unwrap();
+        std::fs::write(
+            root.join(member).join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{}\"\nversion = \"0.1.0\"\n",
+                member.replace('/', "-")
+            ),
+        )
+        .unwrap();
+        std::fs::write(root.join(member).join("src/lib.rs"), text).unwrap();
+    }
+    if let Some(problems) = refusal_problems(
+        root,
+        &["manifests"],
+        1,
+        &[
+            "Cargo.toml` is the root of a workspace, not a package",
+            "the kinds are in `crates/api`: run `rsop manifests --dir crates/api`",
+        ],
+    ) {
+        panic!("{problems}");
+    }
+}
+
 const WEBHOOK_MARKERS: &str = "//! Webhooks of Guestbooks.\n\n\
 // +rsop:webhook:path=/validate-webapp-example-com-v1-guestbook,mutating=false,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=vguestbook-v1.kb.io,admissionReviewVersions=v1\n\
 // +rsop:webhook:path=/mutate-webapp-example-com-v1-guestbook,mutating=true,failurePolicy=fail,sideEffects=None,groups=webapp.example.com,resources=guestbooks,verbs=create;update,versions=v1,name=mguestbook-v1.kb.io,admissionReviewVersions=v1\n";
