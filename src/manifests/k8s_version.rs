@@ -602,12 +602,9 @@ impl Workspace {
         manifests
     }
 
-    /// Every feature the workspace's manifests set on a k8s-openapi
-    /// dependency that `version` satisfies.
-    /// The version requirements the workspace's manifests (the package's,
-    /// the root's and the members') put on any of `crates`, workspace
-    /// inheritance followed.
-    fn requirements(&self, crates: &[&str]) -> Result<Vec<String>> {
+    /// The root manifest's path, text and document (empty when the
+    /// workspace root has no Cargo.toml).
+    fn root_manifest(&self) -> Result<(PathBuf, String, Document<String>)> {
         let root_path = self.root.join("Cargo.toml");
         let root_text = if root_path.is_file() {
             read(&root_path)?
@@ -615,6 +612,14 @@ impl Workspace {
             String::new()
         };
         let root_doc = parse(&root_text, &root_path)?;
+        Ok((root_path, root_text, root_doc))
+    }
+
+    /// The version requirements the workspace's manifests (the package's,
+    /// the root's and the members') put on any of `crates`, workspace
+    /// inheritance followed.
+    fn requirements(&self, crates: &[&str]) -> Result<Vec<String>> {
+        let (_, _, root_doc) = self.root_manifest()?;
         let mut out = Vec::new();
         for path in self.manifests(&root_doc) {
             let text = read(&path)?;
@@ -651,14 +656,10 @@ impl Workspace {
         Ok(out)
     }
 
+    /// Every feature the workspace's manifests set on a k8s-openapi
+    /// dependency that `version` satisfies.
     fn features(&self, version: &str) -> Result<Vec<Feature>> {
-        let root_path = self.root.join("Cargo.toml");
-        let root_text = if root_path.is_file() {
-            read(&root_path)?
-        } else {
-            String::new()
-        };
-        let root_doc = parse(&root_text, &root_path)?;
+        let (root_path, root_text, root_doc) = self.root_manifest()?;
         let version = semver::Version::parse(version).ok();
         let mut found = Vec::new();
         for path in self.manifests(&root_doc) {

@@ -826,7 +826,7 @@ impl<'s> Crate<'s> {
         let target = if parent.is_empty() {
             module
         } else {
-            self.module_named(module, parent, depth)?
+            self.module_in(module, parent, depth)?
         };
         if let Some(&i) = target.index.fns.get(last)
             && let syn::Item::Fn(f) = &target.items[i]
@@ -839,50 +839,6 @@ impl<'s> Crate<'s> {
             return self.resolve_fn_within(target, imported, depth + 1);
         }
         None
-    }
-
-    /// The module `path` names from `module`: through `crate`, `self`,
-    /// `super`, the crate's own name, a child module or an imported one.
-    fn module_named<'a>(
-        &'a self,
-        module: &'a Module,
-        path: &[String],
-        depth: usize,
-    ) -> Option<&'a Module> {
-        let (first, rest) = path.split_first()?;
-        let base: Vec<String> = match first.as_str() {
-            "crate" => root_of(module),
-            "self" => module.path.clone(),
-            "super" => {
-                let mut base = module.path.clone();
-                base.pop()?;
-                let mut rest = rest;
-                while rest.first().map(String::as_str) == Some("super") {
-                    base.pop()?;
-                    rest = &rest[1..];
-                }
-                base.extend(rest.iter().cloned());
-                return self.module(&base);
-            }
-            name if self.sources.crate_name.as_deref() == Some(name) => Vec::new(),
-            name if module.index.children.contains(name) => child_path(module, name),
-            name if self.sources.dependencies.iter().any(|d| d == name) => dependency_root(name),
-            name => match module.index.imports.get(name) {
-                Some(imported) if depth < 8 && self.is_local_path(module, imported) => {
-                    let mut full = imported.clone();
-                    full.extend(rest.iter().cloned());
-                    return self.module_named(module, &full, depth + 1);
-                }
-                _ => {
-                    let mut p = module.path.clone();
-                    p.extend(path.iter().cloned());
-                    return self.module(&p);
-                }
-            },
-        };
-        let mut p = base;
-        p.extend(rest.iter().cloned());
-        self.module(&p)
     }
 
     /// A function `path` names in `module`: a free function of the crate, or
