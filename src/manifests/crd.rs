@@ -810,6 +810,19 @@ mod tests {
     use crate::manifests::schema::DEFAULT_KUBE_DERIVE;
     use crate::manifests::schema::model::Model;
 
+    /// The versions and problems of `sources`, under rsop's own releases.
+    fn derive(sources: &Sources) -> (Vec<super::Version>, Vec<super::Diagnostic>) {
+        let found = versions(
+            sources,
+            k8s::Table::pinned(),
+            DEFAULT_KUBE_DERIVE,
+            Model::default(),
+            true,
+            &[],
+        );
+        (found.versions, found.problems)
+    }
+
     #[test]
     fn kinds_under_src_external_have_no_crd() {
         let kind = |group: &str| {
@@ -829,18 +842,7 @@ mod tests {
         ];
         let mut diagnostics = Diagnostics::default();
         let sources = Sources::from_sources(&sources, Some("demo".into()), &mut diagnostics);
-        let super::Found {
-            versions: found,
-            problems,
-            ..
-        } = versions(
-            &sources,
-            k8s::Table::pinned(),
-            DEFAULT_KUBE_DERIVE,
-            Model::default(),
-            true,
-            &[],
-        );
+        let (found, problems) = derive(&sources);
         assert!(problems.is_empty(), "{problems:?}");
         let groups: Vec<&str> = found.iter().map(|v| v.attrs.group.as_str()).collect();
         assert_eq!(groups, ["apps.example.com"]);
@@ -900,18 +902,7 @@ mod tests {
             let mut diagnostics = Diagnostics::default();
             let sources = Sources::from_sources(&files, Some("demo".into()), &mut diagnostics)
                 .with_parse_budget(budget);
-            let super::Found {
-                versions: found,
-                problems,
-                ..
-            } = versions(
-                &sources,
-                k8s::Table::pinned(),
-                DEFAULT_KUBE_DERIVE,
-                Model::default(),
-                true,
-                &[],
-            );
+            let (found, problems) = derive(&sources);
             let kinds: Vec<(String, serde_json::Value)> = found
                 .into_iter()
                 .map(|v| (v.attrs.kind, v.entry["schema"].clone()))

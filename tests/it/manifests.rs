@@ -410,33 +410,36 @@ fn protected_groups_pass_with_an_approval_annotation() {
     }
 }
 
-/// A k8s-openapi release rsop has no schemas for is named, at its line in
-/// Cargo.lock, with the fallback; with `--static` nothing is written.
-#[test]
-fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
+/// A project of one kind, `App`, whose spec struct has `body`, with this
+/// Cargo.toml and Cargo.lock.
+fn locked_project(manifest: &str, lock: &str, body: &str) -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("Cargo.toml"),
-        "[package]\nname = \"old\"\nversion = \"0.1.0\"\n\n[dependencies]\n\
-         k8s-openapi = { version = \"0.25\", features = [\"v1_33\"] }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        tmp.path().join("Cargo.lock"),
-        "version = 4\n\n[[package]]\nname = \"k8s-openapi\"\nversion = \"0.25.0\"\n\n\
-         [[package]]\nname = \"old\"\nversion = \"0.1.0\"\ndependencies = [\"k8s-openapi\"]\n",
-    )
-    .unwrap();
+    std::fs::write(tmp.path().join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(tmp.path().join("Cargo.lock"), lock).unwrap();
     std::fs::create_dir(tmp.path().join("src")).unwrap();
     std::fs::write(
         tmp.path().join("src/lib.rs"),
         format!(
             "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
              #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
-             pub struct AppSpec {{ pub pod: k8s_openapi::api::core::v1::PodSpec }}\n"
+             pub struct AppSpec {{ {body} }}\n"
         ),
     )
     .unwrap();
+    tmp
+}
+
+/// A k8s-openapi release rsop has no schemas for is named, at its line in
+/// Cargo.lock, with the fallback; with `--static` nothing is written.
+#[test]
+fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
+    let tmp = locked_project(
+        "[package]\nname = \"old\"\nversion = \"0.1.0\"\n\n[dependencies]\n\
+         k8s-openapi = { version = \"0.25\", features = [\"v1_33\"] }\n",
+        "version = 4\n\n[[package]]\nname = \"k8s-openapi\"\nversion = \"0.25.0\"\n\n\
+         [[package]]\nname = \"old\"\nversion = \"0.1.0\"\ndependencies = [\"k8s-openapi\"]\n",
+        "pub pod: k8s_openapi::api::core::v1::PodSpec",
+    );
     let needles = [
         "k8s-openapi 0.25.0 is not supported statically; rsop has 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0",
         "Cargo.lock:5:11",
@@ -465,30 +468,14 @@ fn a_release_rsop_has_no_model_of_is_never_guessed() {
             "rsop has no model of schemars 1.3.0: it derives CRDs statically for schemars 1.0 to 1.2",
         ),
     ] {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(
-            tmp.path().join("Cargo.toml"),
+        let tmp = locked_project(
             "[package]\nname = \"op\"\nversion = \"0.1.0\"\n",
-        )
-        .unwrap();
-        std::fs::write(
-            tmp.path().join("Cargo.lock"),
-            format!(
+            &format!(
                 "version = 4\n\n[[package]]\nname = \"{krate}\"\nversion = \"{version}\"\n\n\
                  [[package]]\nname = \"op\"\nversion = \"0.1.0\"\n"
             ),
-        )
-        .unwrap();
-        std::fs::create_dir(tmp.path().join("src")).unwrap();
-        std::fs::write(
-            tmp.path().join("src/lib.rs"),
-            format!(
-                "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
-                 #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
-                 pub struct AppSpec {{ pub size: i32 }}\n"
-            ),
-        )
-        .unwrap();
+            "pub size: i32",
+        );
         let needles = [
             expected,
             "Cargo.lock:5:11",
