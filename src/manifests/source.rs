@@ -734,6 +734,16 @@ impl<'s> Crate<'s> {
         if segments.len() == 1 && PRELUDE_TYPES.contains(&first) {
             return Some(Resolved::External(vec![first.to_string()]));
         }
+        // A path into this crate or a dependency by its name: before the
+        // globs, which would otherwise each be tried as its prefix.
+        if segments.len() > 1 {
+            if self.sources.crate_name.as_deref() == Some(first) {
+                return self.resolve_from(&[], &segments[1..], visited);
+            }
+            if self.sources.dependencies.iter().any(|d| d == first) {
+                return self.resolve_from(&dependency_root(first), &segments[1..], visited);
+            }
+        }
         // Glob imports: this crate's modules first, then other crates'.
         let globs = &module.index.globs;
         for glob in globs.iter().filter(|g| self.is_local_path(module, g)) {
@@ -1287,10 +1297,18 @@ fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>>
         else {
             continue;
         };
+        // Its dependency on schemars may be renamed (`schemars1 = { package
+        // = "schemars" }`, behind a feature).
         let derives_schemas = manifest(&dir.join("Cargo.toml"))?.is_some_and(|m| {
             m.get("dependencies")
                 .and_then(toml_edit::Item::as_table_like)
-                .is_some_and(|d| d.contains_key("schemars"))
+                .is_some_and(|d| {
+                    d.iter().any(|(key, spec)| {
+                        key == "schemars"
+                            || spec.get("package").and_then(toml_edit::Item::as_str)
+                                == Some("schemars")
+                    })
+                })
         });
         if !derives_schemas {
             continue;

@@ -757,6 +757,7 @@ fn types_of_a_downloaded_crates_io_dependency_are_read() {
     std::fs::write(
         krate.join("src/apis/mod.rs"),
         "#[cfg(feature = \"experimental\")]\npub mod experimental {\n\
+         pub mod grpc {}\npub mod tcp {}\npub mod tls {}\n\
          use schemars::JsonSchema;\nuse serde::{Deserialize, Serialize};\n\
          /// Where a route sends its requests.\n\
          #[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]\n\
@@ -783,7 +784,10 @@ fn types_of_a_downloaded_crates_io_dependency_are_read() {
         format!(
             "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
              #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
-             pub struct AppSpec {{ pub rules: Vec<fake_routes::experimental::RouteRules> }}\n"
+             pub struct AppSpec {{ pub rules: Vec<fake_routes::experimental::RouteRules>, pub more: Vec<gateway::RouteRules> }}\n\
+             // Globs into the dependency, the type's the last one, as operators re-export them.\n\
+             pub mod gateway {{\n    pub use fake_routes::experimental::grpc::*;\n    pub use fake_routes::experimental::tcp::*;\n\
+                 pub use fake_routes::experimental::tls::*;\n    pub use fake_routes::experimental::*;\n}}\n"
         ),
     )
     .unwrap();
