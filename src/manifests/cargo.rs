@@ -151,8 +151,10 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
         let src = &bins[*i].0;
         let name = format!("{HOOK}_{}_{i}", meta.key());
         // A copy of the binary's root next to it (its `mod`s resolve the
-        // same), whose `main` is rsop's.
-        let copy = src.with_file_name(format!("{HOOK}_{i}.rs"));
+        // same), whose `main` is rsop's. Named as its target, so that where
+        // cargo finds binaries by themselves (`src/bin/`) it finds this one
+        // as the same target.
+        let copy = src.with_file_name(format!("{name}.rs"));
         let text = plan.take_text(src)?;
         let text = without_main(&text).unwrap_or(text);
         plan.create(&copy, text + &aggregator(calls, "fn", "main"));

@@ -1,7 +1,7 @@
 //! Hybrid derivation: `rsop manifests` derives statically what it can and
 //! builds just the kinds whose schema needs code with the project's own
-//! kube-derive, in a library with a private module, a binary-only crate and
-//! a workspace member; `--cargo` (every kind from `K::crd()`) agrees with
+//! kube-derive, in a library with a private module, a binary-only crate, a
+//! binary under `src/bin/` and a workspace member; `--cargo` (every kind from `K::crd()`) agrees with
 //! it; `--static` refuses with the list; `--check` sees drift in built
 //! kinds; an interrupted build leaves no process behind.
 
@@ -148,6 +148,21 @@ fn binary(root: &Path) -> PathBuf {
     root.to_path_buf()
 }
 
+/// A binary under `src/bin/` with its modules in its own folder, next to
+/// a second binary.
+fn bin_dir(root: &Path) -> PathBuf {
+    write(&root.join("Cargo.toml"), &package("hybrid-bins", false));
+    write(
+        &root.join("src/bin/operator/main.rs"),
+        "mod coded;\nmod plain;\n\nfn main() {\n    println!(\"{:?}\", coded::LEVELS);\n}\n",
+    );
+    write(&root.join("src/bin/operator/plain.rs"), PLAIN);
+    write(&root.join("src/bin/operator/coded.rs"), CODED);
+    write(&root.join("src/bin/tool.rs"), "fn main() {}\n");
+    write_lock(root);
+    root.to_path_buf()
+}
+
 /// A workspace whose `types` member holds the kinds (dependencies inherited
 /// from the workspace) and whose `app` member uses it by path.
 fn workspace(root: &Path) -> PathBuf {
@@ -184,9 +199,10 @@ type Layout = fn(&Path) -> PathBuf;
 #[test]
 fn kinds_that_need_code_are_built_with_the_projects_own_kube_derive() {
     let envs = generated_cargo_env();
-    let layouts: [(&str, Layout, &str); 3] = [
+    let layouts: [(&str, Layout, &str); 4] = [
         ("library, private modules", library, "src/kinds/coded.rs"),
         ("binary-only crate", binary, "src/coded.rs"),
+        ("binary under src/bin", bin_dir, "src/bin/operator/coded.rs"),
         ("workspace member", workspace, "src/coded.rs"),
     ];
     for (name, make, coded_file) in layouts {
