@@ -1,9 +1,10 @@
 //! Hybrid derivation: `rsop manifests` derives statically what it can and
 //! builds just the kinds whose schema needs code with the project's own
 //! kube-derive, in a library with a private module, a binary-only crate, a
-//! binary under `src/bin/` and a workspace member; `--cargo` (every kind from `K::crd()`) agrees with
-//! it; `--static` refuses with the list; `--check` sees drift in built
-//! kinds; an interrupted build leaves no process behind.
+//! binary under `src/bin/` and a workspace member; `--cargo` (every kind
+//! from `K::crd()`) agrees with it; `--static` refuses with the list;
+//! `--check` sees drift in built kinds; an interrupted build leaves no
+//! process behind.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
