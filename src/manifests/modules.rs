@@ -99,22 +99,66 @@ impl BuildConfig {
         })
     }
 
-    /// `items` without those a normal build leaves out, at any depth of
-    /// inline modules.
+    /// `items` as a normal build compiles them: without the items, fields
+    /// and variants whose `#[cfg(...)]` does not hold (at any depth of
+    /// inline modules), and with each `#[cfg_attr(pred, attrs..)]` replaced
+    /// by its attributes where `pred` holds and dropped where it does not
+    /// (`#[cfg_attr(feature = "schemars", schemars(extend(..)))]`).
     pub fn keep_enabled(&self, items: Vec<syn::Item>) -> Vec<syn::Item> {
-        items
+        use syn::visit_mut::VisitMut;
+        let mut items: Vec<syn::Item> = items
             .into_iter()
             .filter(|item| self.enabled(item_attrs(item)))
-            .map(|item| match item {
-                syn::Item::Mod(mut m) => {
-                    if let Some((brace, inner)) = m.content.take() {
-                        m.content = Some((brace, self.keep_enabled(inner)));
-                    }
-                    syn::Item::Mod(m)
-                }
-                other => other,
-            })
-            .collect()
+            .collect();
+        let mut expand = CfgExpander { config: self };
+        for item in &mut items {
+            expand.visit_item_mut(item);
+        }
+        items
+    }
+
+    /// `attrs` with each `cfg_attr` expanded as a normal build expands it.
+    fn expand_cfg_attr(&self, attrs: &mut Vec<syn::Attribute>) {
+        if !attrs.iter().any(|a| a.path().is_ident("cfg_attr")) {
+            return;
+        }
+        let mut out = Vec::with_capacity(attrs.len());
+        let mut pending: Vec<syn::Attribute> = std::mem::take(attrs);
+        pending.reverse();
+        while let Some(attr) = pending.pop() {
+            if !attr.path().is_ident("cfg_attr") {
+                out.push(attr);
+                continue;
+            }
+            let Ok(args) = attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            ) else {
+                // Not the `cfg_attr` rustc knows: left for the reader to judge.
+                out.push(attr);
+                continue;
+            };
+            let mut args = args.into_iter();
+            let Some(predicate) = args.next() else {
+                continue;
+            };
+            let predicate: Vec<TokenTree> = quote::ToTokens::to_token_stream(&predicate)
+                .into_iter()
+                .collect();
+            if !self.holds(&predicate) {
+                continue;
+            }
+            // In order, and expanded again if they are `cfg_attr` too.
+            let expanded: Vec<syn::Attribute> = args
+                .map(|meta| syn::Attribute {
+                    pound_token: attr.pound_token,
+                    style: attr.style,
+                    bracket_token: attr.bracket_token,
+                    meta,
+                })
+                .collect();
+            pending.extend(expanded.into_iter().rev());
+        }
+        *attrs = out;
     }
 
     /// Whether the predicate of a `#[cfg(...)]` holds.
@@ -156,6 +200,54 @@ impl BuildConfig {
             _ => false,
         }
     }
+}
+
+/// Applies [`BuildConfig::expand_cfg_attr`] to every attribute list, and
+/// `#[cfg]` to fields and variants, of the items it visits.
+struct CfgExpander<'a> {
+    config: &'a BuildConfig,
+}
+
+impl syn::visit_mut::VisitMut for CfgExpander<'_> {
+    fn visit_attributes_mut(&mut self, attrs: &mut Vec<syn::Attribute>) {
+        self.config.expand_cfg_attr(attrs);
+    }
+
+    fn visit_item_mut(&mut self, item: &mut syn::Item) {
+        if let syn::Item::Mod(m) = item
+            && let Some((_, inner)) = m.content.as_mut()
+        {
+            *inner = self.config.keep_enabled(std::mem::take(inner));
+        }
+        syn::visit_mut::visit_item_mut(self, item);
+    }
+
+    fn visit_fields_named_mut(&mut self, fields: &mut syn::FieldsNamed) {
+        fields.named = std::mem::take(&mut fields.named)
+            .into_iter()
+            .filter(|f| self.config.enabled(&f.attrs))
+            .collect();
+        syn::visit_mut::visit_fields_named_mut(self, fields);
+    }
+
+    fn visit_fields_unnamed_mut(&mut self, fields: &mut syn::FieldsUnnamed) {
+        fields.unnamed = std::mem::take(&mut fields.unnamed)
+            .into_iter()
+            .filter(|f| self.config.enabled(&f.attrs))
+            .collect();
+        syn::visit_mut::visit_fields_unnamed_mut(self, fields);
+    }
+
+    fn visit_item_enum_mut(&mut self, e: &mut syn::ItemEnum) {
+        e.variants = std::mem::take(&mut e.variants)
+            .into_iter()
+            .filter(|v| self.config.enabled(&v.attrs))
+            .collect();
+        syn::visit_mut::visit_item_enum_mut(self, e);
+    }
+
+    // Function bodies hold no types a schema reads.
+    fn visit_block_mut(&mut self, _: &mut syn::Block) {}
 }
 
 /// The outer attributes of an item.
@@ -480,6 +572,54 @@ mod tests {
         ] {
             assert!(!mentions_mod(text), "{text}");
         }
+    }
+
+    /// Items, fields and variants under a `cfg` that does not hold are
+    /// left out, and `cfg_attr` becomes its attributes where its predicate
+    /// holds (nested ones too) and nothing where it does not.
+    #[test]
+    fn cfg_and_cfg_attr_apply_inside_items() {
+        let manifest: toml_edit::DocumentMut =
+            "[features]\ndefault = [\"on\"]\non = []\noff = []\n"
+                .parse()
+                .unwrap();
+        let config = BuildConfig::from_manifest(Some(&manifest));
+        let file: syn::File = syn::parse_str(
+            "#[cfg_attr(feature = \"on\", serde(rename_all = \"camelCase\"))]\n\
+             pub struct S {\n\
+                 #[cfg_attr(feature = \"on\", schemars(range(max = 3)), serde(default))]\n\
+                 #[cfg_attr(feature = \"off\", schemars(range(max = 9)))]\n\
+                 pub a: i32,\n\
+                 #[cfg(feature = \"off\")]\n pub b: i32,\n\
+                 #[cfg_attr(feature = \"on\", cfg_attr(unix, doc = \"x\"))]\n pub c: i32,\n}\n\
+             pub enum E { A, #[cfg(feature = \"off\")] B }\n\
+             #[cfg(feature = \"off\")]\npub struct Gone;\n",
+        )
+        .unwrap();
+        let items = config.keep_enabled(file.items);
+        let text = quote::ToTokens::to_token_stream(&syn::File {
+            shebang: None,
+            attrs: Vec::new(),
+            items,
+        })
+        .to_string();
+        assert!(
+            text.contains("serde (rename_all = \"camelCase\")"),
+            "{text}"
+        );
+        assert!(
+            text.contains("schemars (range (max = 3))") && text.contains("serde (default)"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("max = 9") && !text.contains("pub b") && !text.contains(" B "),
+            "{text}"
+        );
+        assert!(
+            !text.contains("Gone") && !text.contains("cfg_attr"),
+            "{text}"
+        );
+        assert_eq!(text.contains("doc = \"x\""), cfg!(unix), "{text}");
     }
 
     #[test]
