@@ -33,7 +33,7 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
     }
     // Notes go to stderr: stdout carries the diff of `--check` and `--diff`.
     let generated = manifests::generate(&opts, &mut anstream::stderr())?;
-    let changes = manifests::changes(generated, &root)?;
+    let changes = manifests::changes(generated.files, &root)?;
     let mode = if args.check {
         Mode::Check
     } else if args.diff {
@@ -44,8 +44,10 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
     output::apply(&root, &changes, mode, out)
 }
 
-/// `--verify`: the CRDs of a hybrid run (static wherever rsop can) against
-/// those of `--cargo` (every schema from `K::crd()`), file by file.
+/// `--verify`: every CRD version of a hybrid run (static wherever rsop can)
+/// against the project's own `K::crd()` of that version, built with cargo,
+/// whole (names, metadata, columns, subresources and schema; `storage`
+/// aside, which merging the versions decides). Nothing is written.
 fn verify(opts: &ManifestsOptions, out: &mut dyn Write) -> Result<Outcome> {
     let mut notes = anstream::stderr();
     let ours = manifests::generate(opts, &mut notes)?;
@@ -55,35 +57,65 @@ fn verify(opts: &ManifestsOptions, out: &mut dyn Write) -> Result<Outcome> {
             ..opts.clone()
         },
         &mut notes,
-    )?;
-    let crds = |files: Vec<(std::path::PathBuf, String)>| -> std::collections::BTreeMap<_, _> {
-        files
-            .into_iter()
-            .filter(|(path, _)| path.starts_with(&opts.crd_dir))
-            .collect()
-    };
-    let (ours, built) = (crds(ours.files), crds(built.files));
-    let mut differ = 0;
-    for (path, theirs) in &built {
-        let mine = ours.get(path).map_or("", String::as_str);
-        if mine != theirs {
-            differ += 1;
-            let name = path.display().to_string();
-            let diff = similar::TextDiff::from_lines(theirs.as_str(), mine)
-                .unified_diff()
-                .context_radius(3)
-                .header(&format!("kube-derive {name}"), &format!("rsop {name}"))
-                .to_string();
-            out.write_all(diff.as_bytes())
-                .map_err(|e| crate::Error::io("write", Path::new("<stdout>"), e))?;
+    )?
+    .built;
+    // rsop's documents, one per version, shaped like a single `K::crd()`.
+    let mut mine: std::collections::BTreeMap<String, serde_json::Value> =
+        std::collections::BTreeMap::new();
+    for (path, text) in &ours.files {
+        if !path.starts_with(&opts.crd_dir) {
+            continue;
+        }
+        let yaml = text
+            .split_once("---\n")
+            .map_or(text.as_str(), |(_, doc)| doc);
+        let Ok(crd) = serde_yaml_ng::from_str::<serde_json::Value>(yaml) else {
+            continue;
+        };
+        for version in crd["spec"]["versions"].as_array().into_iter().flatten() {
+            let mut single = crd.clone();
+            single["spec"]["versions"] = serde_json::json!([version]);
+            let key = format!(
+                "{}/{}/{}",
+                crd["spec"]["group"].as_str().unwrap_or_default(),
+                crd["spec"]["names"]["kind"].as_str().unwrap_or_default(),
+                version["name"].as_str().unwrap_or_default()
+            );
+            mine.insert(key, single);
         }
     }
-    writeln!(
+    let without_storage = |doc: &serde_json::Value| {
+        let mut doc = doc.clone();
+        if let Some(v) = doc["spec"]["versions"][0].as_object_mut() {
+            v.remove("storage");
+        }
+        crate::yaml::json_to_string(&doc)
+    };
+    let write = |out: &mut dyn Write, text: &str| {
+        out.write_all(text.as_bytes())
+            .map_err(|e| crate::Error::io("write", Path::new("<stdout>"), e))
+    };
+    let mut differ = 0;
+    for (key, theirs) in &built {
+        let theirs = without_storage(theirs);
+        let mine = mine.get(key).map(without_storage).unwrap_or_default();
+        if mine != theirs {
+            differ += 1;
+            let diff = similar::TextDiff::from_lines(theirs.as_str(), mine.as_str())
+                .unified_diff()
+                .context_radius(3)
+                .header(&format!("kube-derive {key}"), &format!("rsop {key}"))
+                .to_string();
+            write(out, &diff)?;
+        }
+    }
+    write(
         out,
-        "verify: {} CRDs, {differ} differ from the project's kube-derive",
-        built.len()
-    )
-    .map_err(|e| crate::Error::io("write", Path::new("<stdout>"), e))?;
+        &format!(
+            "verify: {} CRD versions, {differ} differ from the project's kube-derive\n",
+            built.len()
+        ),
+    )?;
     Ok(if differ == 0 {
         Outcome::Done
     } else {

@@ -34,7 +34,7 @@ pub fn installer(root: &Path, image: Option<&str>) -> Result<Vec<FileChange>> {
 /// The changes that bring `files` (relative paths and texts) to the disk.
 pub fn changes(root: &Path, files: Vec<(String, String)>) -> Result<Vec<FileChange>> {
     let files = files.into_iter().map(|(p, t)| (p.into(), t)).collect();
-    crate::manifests::changes(crate::manifests::Generated { files }, root)
+    crate::manifests::changes(files, root)
 }
 
 /// The mapping at `path`, made (as empty mappings) where it is missing.

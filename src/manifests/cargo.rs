@@ -42,8 +42,8 @@ const HOOK: &str = "__rsop_crdgen";
 const MARKER: &str = "RSOP-CRDGEN ";
 
 /// Builds the project as `cargo build` does, with a crdgen binary that prints
-/// the CRD of each of `versions`, runs it, and returns each version's
-/// `schema` entry, keyed like [`Version::key`].
+/// the CRD of each of `versions`, runs it, and returns each version's whole
+/// `K::crd()`, keyed like [`Version::key`].
 ///
 /// The binary is added to the package in the mirror: for kinds of the
 /// library, a `main` that calls a hook appended to the library's root, which
@@ -216,10 +216,7 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
                 && let Some((key, json)) = rest.split_once(' ')
                 && let Ok(crd) = serde_json::from_str::<Value>(json)
             {
-                out.insert(
-                    key.to_string(),
-                    crd["spec"]["versions"][0]["schema"].clone(),
-                );
+                out.insert(key.to_string(), crd);
             }
         }
     }

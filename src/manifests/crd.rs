@@ -37,8 +37,8 @@ pub struct Version {
     /// Why the schema needs the code to run (empty when rsop derived it):
     /// such a version's schema comes from a crdgen build.
     pub needs_code: Vec<Diagnostic>,
-    /// The project's k8s-openapi writes the CRD's empty lists (see
-    /// [`k8s::Table::writes_empty_lists`]).
+    /// The project's kube-derive writes the CRD's empty lists (see
+    /// [`Model::empty_lists`]).
     pub empty_lists: bool,
 }
 
@@ -371,7 +371,7 @@ fn owned_version<'a>(
             None => json!({}),
         },
     );
-    let empty_lists = builder.k8s.writes_empty_lists();
+    let empty_lists = builder.model.empty_lists;
     if !attrs.printcolumns.is_empty() || empty_lists {
         let cols: Vec<Value> = attrs
             .printcolumns

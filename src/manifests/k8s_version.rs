@@ -322,6 +322,7 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
                 if let Ok(line) = KubeCore::of(version) {
                     model = Ok(Model {
                         kube_core: line,
+                        empty_lists: model::writes_empty_lists(version),
                         ..Model::default()
                     });
                 }
@@ -428,6 +429,7 @@ fn model_in(
         .cloned()
     {
         out.kube_core = KubeCore::of(version).map_err(|u| unmodelled(u, at))?;
+        out.empty_lists = model::writes_empty_lists(version);
     }
     let schemars = releases("schemars");
     let chosen = match schemars.as_slice() {
@@ -981,7 +983,8 @@ schemars = "1.0"
             selection.model.unwrap(),
             Model {
                 kube_core: KubeCore::V2_0,
-                schemars: Schemars::V1_2
+                schemars: Schemars::V1_2,
+                empty_lists: true,
             }
         );
 

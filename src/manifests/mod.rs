@@ -26,6 +26,7 @@ pub mod schema;
 pub mod source;
 pub mod webhook;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use diagnostics::{Diagnostic, Diagnostics};
@@ -72,6 +73,9 @@ pub enum Derivation {
 pub struct Generated {
     /// (path relative to the root, text).
     pub files: Vec<(PathBuf, String)>,
+    /// What the project's kube-derive gave for the versions that were
+    /// built: each one's whole `K::crd()`, keyed `group/Kind/version`.
+    pub built: BTreeMap<String, serde_json::Value>,
 }
 
 /// Reads the project and generates every manifest; problems in the sources
@@ -166,6 +170,7 @@ pub fn generate_from(
         }
     }
     let mut deferred: Vec<(String, String)> = Vec::new();
+    let mut built = BTreeMap::new();
     let needing_code: Vec<usize> = (0..versions.len())
         .filter(|&i| opts.derivation == Derivation::Cargo || !versions[i].needs_code.is_empty())
         .collect();
@@ -222,7 +227,7 @@ pub fn generate_from(
                     );
                 }
                 let started = std::time::Instant::now();
-                let mut schemas = cargo::schemas(&opts.root, &pending)?;
+                built = cargo::schemas(&opts.root, &pending)?;
                 let _ = writeln!(
                     notes,
                     "note: built the schema of {} with cargo in {:.1} s{}",
@@ -236,15 +241,16 @@ pub fn generate_from(
                 );
                 for &i in &needing_code {
                     let v = &mut versions[i];
-                    if let Some(schema) = schemas.remove(&v.key()) {
-                        v.entry["schema"] = schema;
+                    if let Some(crd) = built.get(&v.key()) {
+                        v.entry["schema"] = crd["spec"]["versions"][0]["schema"].clone();
                     }
                 }
             }
         }
     }
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
-    let generated = generate_rest(sources, opts, diagnostics, found, versions)?;
+    let mut generated = generate_rest(sources, opts, diagnostics, found, versions)?;
+    generated.built = built;
     if let Some(line) = foreign::summary(&skipped) {
         let _ = writeln!(notes, "{line}");
     }
@@ -306,7 +312,10 @@ fn generate_rest(
     if let Some(yaml) = webhook_yaml {
         files.push((opts.webhook_dir.join("manifests.yaml"), yaml));
     }
-    Ok(Generated { files })
+    Ok(Generated {
+        files,
+        built: BTreeMap::new(),
+    })
 }
 
 /// The CRD files, in the order of `crds`, written on all cores (each
@@ -325,12 +334,12 @@ fn render_crds(crds: Vec<crd::Crd>, dir: &Path) -> Vec<(PathBuf, String)> {
     )
 }
 
-/// The changes that bring the disk in line with `generated`, whose files are
+/// The changes that bring the disk in line with `files`, which are
 /// read on all cores (a crate of many kinds has as many CRDs).
-pub fn changes(generated: Generated, root: &Path) -> Result<Vec<FileChange>> {
+pub fn changes(files: Vec<(PathBuf, String)>, root: &Path) -> Result<Vec<FileChange>> {
     let disk = Disk::new(root);
     crate::parallel::map(
-        generated.files,
+        files,
         || (),
         |(), (path, after)| {
             Ok(FileChange {

@@ -6,11 +6,11 @@
 //!
 //! The fixture is compared as committed (kube 5, schemars 1.2, k8s-openapi
 //! 0.29 with `v1_34`), under the `earliest` and `latest` features, on kube 5
-//! with schemars 1.0, on kube 4 with schemars 1.1 and k8s-openapi 0.28, and
-//! on kube 2 with schemars 1.0 and k8s-openapi 0.26: rsop must follow the
-//! project's kube-core, schemars and k8s-openapi releases and Kubernetes
-//! version. Each variant compiles k8s-openapi once more, so the list is
-//! kept to these.
+//! with schemars 1.0, on kube 4 with schemars 1.1 and k8s-openapi 0.28, on
+//! kube 3 with k8s-openapi 0.27, and on kube 2 with schemars 1.0 and
+//! k8s-openapi 0.26: rsop must follow the project's kube-core, schemars and
+//! k8s-openapi releases and Kubernetes version. Each variant compiles
+//! k8s-openapi once more, so the list is kept to these.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -98,6 +98,17 @@ fn static_crds_equal_kube_derive_on_kube_4() {
     });
 }
 
+/// kube 3 with k8s-openapi 0.27: before kube-derive 4.2, `crd()` carries
+/// empty `categories`, `shortNames`, printer columns and `subresources`.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_3() {
+    compare(&Variant {
+        k8s_openapi: ("0.27", "latest"),
+        kube: "3.1",
+        schemars: "1.2",
+    });
+}
+
 /// kube 2, before kube-core's `OptionalEnum` and `OptionalIntOrString`,
 /// with k8s-openapi 0.26 and schemars 1.0.
 #[test]
@@ -139,7 +150,7 @@ fn verify_finds_only_the_documented_deviation() {
     );
     assert!(
         run.stdout
-            .ends_with("verify: 21 CRDs, 1 differ from the project's kube-derive\n"),
+            .ends_with("verify: 22 CRD versions, 1 differ from the project's kube-derive\n"),
         "{}",
         run.stdout
     );

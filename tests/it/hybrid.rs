@@ -262,7 +262,7 @@ fn kinds_that_need_code_are_built_with_the_projects_own_kube_derive() {
             (verify.code, verify.stdout.as_str()),
             (
                 0,
-                "verify: 2 CRDs, 0 differ from the project's kube-derive\n"
+                "verify: 2 CRD versions, 0 differ from the project's kube-derive\n"
             ),
             "{name}: {}",
             verify.stderr

@@ -78,14 +78,6 @@ pub fn known() -> impl Iterator<Item = Known> {
 }
 
 impl Table {
-    /// Whether this release serializes a CRD's empty lists (`categories`,
-    /// `shortNames`, `additionalPrinterColumns`) and an empty
-    /// `subresources`: k8s-openapi 0.26 keeps them as kube-derive fills
-    /// them in, later releases leave them out.
-    pub fn writes_empty_lists(self) -> bool {
-        VERSIONS[self.index].k8s_openapi.starts_with("0.26.")
-    }
-
     /// The table of `k8s_openapi` (an exact crate version, such as `0.29.0`)
     /// under `feature` (`v1_XX`; `earliest` and `latest` are resolved by
     /// the caller through [`known`]).

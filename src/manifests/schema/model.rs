@@ -19,6 +19,9 @@
 //! - 3.1 to 5.0: `OptionalEnum` for every `Option` whose `anyOf` is a
 //!   schema and null, untagged variants' descriptions no longer pushed into
 //!   their properties, and the type and metadata of plain variants dropped.
+//! - Before 4.2, kube-derive's `crd()` carries empty `categories`,
+//!   `shortNames`, `additionalPrinterColumns` and `subresources`; before
+//!   4.0, the title of a kind with root validation rules ends in `Validated`.
 //!
 //! schemars 1:
 //! - 1.0: a flattened enum is kept as the enum's schema.
@@ -51,6 +54,11 @@ pub enum Schemars {
 pub struct Model {
     pub kube_core: KubeCore,
     pub schemars: Schemars,
+    /// kube-derive before 4.2 builds `crd()` from JSON that always holds
+    /// `categories`, `shortNames`, `additionalPrinterColumns` and
+    /// `subresources`, so the CRD carries them empty; 4.2 builds the typed
+    /// CRD and leaves them out.
+    pub empty_lists: bool,
 }
 
 impl Default for Model {
@@ -59,8 +67,15 @@ impl Default for Model {
         Model {
             kube_core: KubeCore::V3_1,
             schemars: Schemars::V1_2,
+            empty_lists: false,
         }
     }
+}
+
+/// Whether kube-derive `version` writes a CRD's empty lists (see
+/// [`Model::empty_lists`]).
+pub fn writes_empty_lists(version: &str) -> bool {
+    release(version).is_some_and(|r| r < (4, 2, 0))
 }
 
 /// A release rsop has no model of.
@@ -142,6 +157,8 @@ mod tests {
         for unknown in ["1.1.0", "0.99.0", "5.1.0", "6.0.0", "5.0.0-rc.1"] {
             assert!(KubeCore::of(unknown).is_err(), "{unknown}");
         }
+        assert!(writes_empty_lists("3.1.0") && writes_empty_lists("4.0.0"));
+        assert!(!writes_empty_lists("4.2.0") && !writes_empty_lists("5.0.0"));
         assert_eq!(Schemars::of("1.0.4"), Ok(Schemars::V1_0));
         assert_eq!(Schemars::of("1.1.0"), Ok(Schemars::V1_1));
         assert_eq!(Schemars::of("1.2.3"), Ok(Schemars::V1_2));

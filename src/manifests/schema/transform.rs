@@ -1552,6 +1552,7 @@ mod tests {
         Model {
             kube_core,
             schemars: Schemars::V1_2,
+            empty_lists: false,
         }
     }
 

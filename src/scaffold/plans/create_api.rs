@@ -693,7 +693,7 @@ pub fn resolve_plan_with_manifests(
     };
     let generated =
         manifests::generate_from(&sources, &mopts, diagnostics, &mut anstream::stderr())?;
-    for change in manifests::changes(generated, root)? {
+    for change in manifests::changes(generated.files, root)? {
         changes.retain(|c| c.path != change.path);
         changes.push(change);
     }
