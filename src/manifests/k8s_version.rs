@@ -133,6 +133,10 @@ pub struct Selection {
     /// note (at the release in Cargo.lock) that rsop has no model of one:
     /// the kinds are then built.
     pub model: std::result::Result<Model, Diagnostic>,
+    /// Whether the project's kube-derive writes a CRD's empty lists (see
+    /// [`Model::empty_lists`]), known also for releases rsop has no model
+    /// of: their schemas are built, the rest of the CRD is still read.
+    pub empty_lists: bool,
     /// Without a Cargo.lock: the note that says which releases rsop
     /// assumed.
     pub assumed: Option<String>,
@@ -185,6 +189,15 @@ fn select_in(root: &Path) -> Result<Selection> {
         table: table_in(&workspace, &doc, &lock, &lock_path)?,
         kube_derive,
         model: model_in(&doc, &lock, &lock_path),
+        empty_lists: doc
+            .get("package")
+            .and_then(Item::as_array_of_tables)
+            .into_iter()
+            .flat_map(|a| a.iter())
+            .filter(|p| name_of(p) == "kube-derive")
+            .filter_map(|p| p.get("version")?.as_str())
+            .max_by_key(|v| model::release(v))
+            .is_some_and(model::writes_empty_lists),
         assumed: None,
     })
 }
@@ -364,10 +377,12 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
             }
         }
     }
+    let empty_lists = model.as_ref().is_ok_and(|m| m.empty_lists);
     Ok(Selection {
         table,
         kube_derive,
         model,
+        empty_lists,
         assumed: (!assumed.is_empty()).then(|| {
             format!(
                 "note: no Cargo.lock yet: rsop assumed {}, the newest releases it knows that Cargo.toml allows; `cargo generate-lockfile` pins them",
@@ -996,6 +1011,23 @@ schemars = "1.0"
             unsupported(dir.path()).reason,
             Reason::Version { .. }
         ));
+    }
+
+    /// Whether the CRD carries its empty lists follows kube-derive's
+    /// release, also one rsop has no model of (its schemas are built, its
+    /// names are still read).
+    #[test]
+    fn empty_lists_follow_kube_derive_even_unmodelled() {
+        for (version, expected) in [("1.1.0", true), ("3.1.0", true), ("4.2.0", false)] {
+            let lock = format!(
+                "version = 4\n\n[[package]]\nname = \"kube-core\"\nversion = \"{version}\"\n\n\
+                 [[package]]\nname = \"kube-derive\"\nversion = \"{version}\"\n"
+            );
+            let dir = tree(&[("Cargo.toml", &manifest("")), ("Cargo.lock", &lock)]);
+            let selection = select(dir.path()).unwrap();
+            assert_eq!(selection.empty_lists, expected, "{version}");
+            assert_eq!(selection.model.is_ok(), version != "1.1.0", "{version}");
+        }
     }
 
     #[test]

@@ -145,10 +145,10 @@ pub fn generate_from(
         sources,
         k8s,
         kube_derive,
-        *selection
-            .model
-            .as_ref()
-            .unwrap_or(&schema::model::Model::default()),
+        schema::model::Model {
+            empty_lists: selection.empty_lists,
+            ..selection.model.clone().unwrap_or_default()
+        },
         opts.derivation != Derivation::Cargo && unmodelled.is_empty(),
         &listed,
     );
