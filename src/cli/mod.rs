@@ -144,7 +144,7 @@ pub struct ManifestsArgs {
     pub r#static: bool,
 
     /// Take every CRD schema from the project's own kube-derive, by building and
-    /// running a throwaway crdgen test (slow; the exact reference)
+    /// running a throwaway crdgen binary (slow; the exact reference)
     #[arg(long)]
     pub cargo: bool,
 

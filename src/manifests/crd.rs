@@ -32,7 +32,7 @@ pub struct Version {
     pub root_path: String,
     /// The same path from the module of the file that declares it
     /// (`Guestbook`, or `v1::Guestbook` in an inline `mod v1`), for the
-    /// crdgen build, which appends its test module to that file.
+    /// crdgen build, which appends its hook to that file.
     pub path_in_file: String,
     /// Why the schema needs the code to run (empty when rsop derived it):
     /// such a version's schema comes from a crdgen build.
