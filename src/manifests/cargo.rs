@@ -68,7 +68,7 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
         Ok(
             modules::reachable(&[root_file.to_path_buf()], &[], &config)?
                 .into_iter()
-                .map(|f| (f.path, f.module))
+                .map(|f| (lexical(&f.path), f.module))
                 .collect(),
         )
     };
@@ -84,7 +84,7 @@ pub fn schemas(root: &Path, versions: &[&Version]) -> Result<BTreeMap<String, Va
     let mut by_file: BTreeMap<PathBuf, Vec<&Version>> = BTreeMap::new();
     for v in versions {
         by_file
-            .entry(meta.package_dir.join(&v.location.file))
+            .entry(lexical(&meta.package_dir.join(&v.location.file)))
             .or_default()
             .push(v);
     }
@@ -347,20 +347,25 @@ fn add_bins(
     entries: &[(String, PathBuf)],
 ) -> std::result::Result<String, toml_edit::TomlError> {
     let mut doc: toml_edit::DocumentMut = text.parse()?;
-    let bins = doc.entry("bin").or_insert(toml_edit::Item::ArrayOfTables(
-        toml_edit::ArrayOfTables::new(),
-    ));
-    if let Some(bins) = bins.as_array_of_tables_mut() {
-        for (name, path) in entries {
-            let mut bin = toml_edit::Table::new();
-            bin.insert("name", toml_edit::value(name.as_str()));
-            let relative = path.strip_prefix(package_dir).unwrap_or(path);
-            bin.insert("path", toml_edit::value(relative.display().to_string()));
-            bin.insert("test", toml_edit::value(false));
-            bin.insert("doc", toml_edit::value(false));
-            bins.push(bin);
-        }
+    // `bin = [{ .. }]` is as valid as `[[bin]]`: made the latter.
+    let mut bins = match doc.remove("bin") {
+        Some(toml_edit::Item::ArrayOfTables(tables)) => tables,
+        Some(toml_edit::Item::Value(toml_edit::Value::Array(inline))) => inline
+            .iter()
+            .filter_map(|v| v.as_inline_table().map(|t| t.clone().into_table()))
+            .collect(),
+        _ => toml_edit::ArrayOfTables::new(),
+    };
+    for (name, path) in entries {
+        let mut bin = toml_edit::Table::new();
+        bin.insert("name", toml_edit::value(name.as_str()));
+        let relative = path.strip_prefix(package_dir).unwrap_or(path);
+        bin.insert("path", toml_edit::value(relative.display().to_string()));
+        bin.insert("test", toml_edit::value(false));
+        bin.insert("doc", toml_edit::value(false));
+        bins.push(bin);
     }
+    doc.insert("bin", toml_edit::Item::ArrayOfTables(bins));
     Ok(doc.to_string())
 }
 
@@ -520,11 +525,18 @@ fn apply(text: &str, edits: &BTreeMap<usize, (usize, String)>) -> String {
 /// The byte offset of a span position (1-based line, 0-based column in
 /// characters) in `text`.
 fn offset(text: &str, lc: proc_macro2::LineColumn) -> Option<usize> {
+    // syn reads a file without its byte order mark.
+    let bom = if text.starts_with('\u{feff}') {
+        '\u{feff}'.len_utf8()
+    } else {
+        0
+    };
     let start = text
         .split_inclusive('\n')
         .take(lc.line.checked_sub(1)?)
         .map(str::len)
         .sum::<usize>();
+    let start = if lc.line == 1 { bom } else { start };
     Some(
         start
             + text
@@ -536,20 +548,32 @@ fn offset(text: &str, lc: proc_macro2::LineColumn) -> Option<usize> {
     )
 }
 
-/// `text` (a binary's root) without its `fn main`, whose lines are kept
-/// blank so that messages keep their line numbers; `None` when it has none
-/// or does not parse.
+/// `text` (a binary's root) without its `fn main` items (one per `cfg`, if
+/// several), whose lines are kept blank so that messages keep their line
+/// numbers; `None` when it has none or does not parse.
 fn without_main(text: &str) -> Option<String> {
     use syn::spanned::Spanned;
     let file = syn::parse_file(text).ok()?;
-    let main = file.items.iter().find_map(|i| match i {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for main in file.items.iter().filter_map(|i| match i {
         syn::Item::Fn(f) if f.sig.ident == "main" => Some(f),
         _ => None,
-    })?;
-    let span = main.span();
-    let (start, end) = (offset(text, span.start())?, offset(text, span.end())?);
-    let blank: String = text[start..end].chars().filter(|c| *c == '\n').collect();
-    Some(format!("{}{blank}{}", &text[..start], &text[end..]))
+    }) {
+        let span = main.span();
+        let (start, end) = (offset(text, span.start())?, offset(text, span.end())?);
+        if start < at {
+            return None;
+        }
+        out.push_str(&text[at..start]);
+        out.extend(text[start..end].chars().filter(|c| *c == '\n'));
+        at = end;
+    }
+    if at == 0 {
+        return None;
+    }
+    out.push_str(&text[at..]);
+    Some(out)
 }
 
 /// What `cargo metadata` says about the project.
@@ -582,6 +606,9 @@ impl Metadata {
                 "--manifest-path",
             ])
             .arg(&manifest)
+            // From the package, as the build runs: `.cargo/config.toml` may
+            // move the target directory.
+            .current_dir(manifest.parent().unwrap_or(root))
             .stdin(Stdio::null())
             .output()
             .map_err(|e| Error::io("run", "cargo metadata", e))?;
@@ -644,7 +671,6 @@ impl Metadata {
         let bins = targets
             .iter()
             .filter(|t| kinds(t).iter().any(|k| k == "bin"))
-            .filter(|t| t["name"].as_str().is_none_or(|n| !n.starts_with(HOOK)))
             .filter_map(|t| Some((name(t), src(t)?)))
             .collect();
         let mut manifests: BTreeSet<PathBuf> = packages
@@ -880,6 +906,50 @@ mod tests {
             "{out}"
         );
         assert!(without_main("fn other() {}\n").is_none());
+        // One `main` per platform: both go.
+        let text =
+            "#[cfg(not(unix))]\nfn main() {}\n#[cfg(unix)]\nfn main() { run(); }\nfn run() {}\n";
+        let out = without_main(text).unwrap();
+        assert!(!out.contains("main") && out.contains("fn run"), "{out}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_shift_the_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib.rs");
+        std::fs::write(&lib, "\u{feff}mod a;\npub(super) mod b;\n").unwrap();
+        let files = BTreeMap::from([(lib.clone(), Vec::new())]);
+        let mut plan = Plan::default();
+        for name in ["a", "b"] {
+            plan.open_module(&files, &[name.to_string()], &BuildConfig::default())
+                .unwrap();
+        }
+        assert_eq!(
+            plan.finish().unwrap()[&lib],
+            "\u{feff}pub(crate) mod a;\npub(crate) mod b;\n"
+        );
+    }
+
+    #[test]
+    fn crdgen_binaries_join_the_binaries_in_either_form() {
+        let entries = [(
+            "__rsop_crdgen_x".to_string(),
+            PathBuf::from("/p/__rsop_crdgen.rs"),
+        )];
+        for manifest in [
+            "bin = [{ name = \"op\", path = \"src/op.rs\" }]\n\n[package]\nname = \"p\"\n",
+            "[package]\nname = \"p\"\n\n[[bin]]\nname = \"op\"\npath = \"src/op.rs\"\n",
+        ] {
+            let out = add_bins(manifest, Path::new("/p"), &entries).unwrap();
+            let doc: toml_edit::DocumentMut = out.parse().unwrap();
+            let names: Vec<&str> = doc["bin"]
+                .as_array_of_tables()
+                .unwrap()
+                .iter()
+                .filter_map(|b| b.get("name")?.as_str())
+                .collect();
+            assert_eq!(names, ["op", "__rsop_crdgen_x"], "{out}");
+        }
     }
 
     #[test]

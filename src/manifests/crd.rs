@@ -538,6 +538,12 @@ pub fn merge(
     choices: &[StorageChoice],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Crd> {
+    // Every (type name, version) of the crate, to tell a `merge_crds` call
+    // that fits another kind of the same name from one that fits none.
+    let all_versions: Vec<(String, String)> = versions
+        .iter()
+        .map(|v| (root_name(v), v.attrs.version.clone()))
+        .collect();
     let mut by_kind: BTreeMap<(String, String), Vec<Version>> = BTreeMap::new();
     for v in versions {
         by_kind
@@ -551,36 +557,43 @@ pub fn merge(
             version_priority(&b.attrs.version).cmp(&version_priority(&a.attrs.version))
         });
         let mut ok = true;
-        let root = |v: &Version| v.root_path.rsplit("::").next().unwrap_or("").to_string();
-        if let Some(choice) = choices
+        // A call names the kinds it merges by their types' names: it
+        // applies to the kind of that name that has the version it stores.
+        let calls: Vec<&StorageChoice> = choices
             .iter()
-            .find(|c| versions.iter().any(|v| c.roots.contains(&root(v))))
+            .filter(|c| versions.iter().any(|v| c.roots.contains(&root_name(v))))
+            .collect();
+        if let Some(choice) = calls
+            .iter()
+            .find(|c| versions.iter().any(|v| v.attrs.version == c.version))
         {
-            if versions.iter().any(|v| v.attrs.version == choice.version) {
-                for v in &mut versions {
-                    v.attrs.storage = v.attrs.version == choice.version;
-                    v.entry["storage"] = json!(v.attrs.storage);
-                }
-            } else {
-                diagnostics.push(
-                    Diagnostic::new(
-                        choice.location.clone(),
-                        format!(
-                            "`merge_crds` stores version `{}` of `{kind}.{group}`, which has no such version",
-                            choice.version
-                        ),
-                    )
-                    .with_help(format!(
-                        "name one of its versions: {}",
-                        versions
-                            .iter()
-                            .map(|v| format!("`{}`", v.attrs.version))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                );
-                continue;
+            for v in &mut versions {
+                v.attrs.storage = v.attrs.version == choice.version;
+                v.entry["storage"] = json!(v.attrs.storage);
             }
+        } else if let Some(choice) = calls.iter().find(|c| {
+            !all_versions
+                .iter()
+                .any(|(r, version)| c.roots.contains(r) && *version == c.version)
+        }) {
+            diagnostics.push(
+                Diagnostic::new(
+                    choice.location.clone(),
+                    format!(
+                        "`merge_crds` stores version `{}` of `{kind}.{group}`, which has no such version",
+                        choice.version
+                    ),
+                )
+                .with_help(format!(
+                    "name one of its versions: {}",
+                    versions
+                        .iter()
+                        .map(|v| format!("`{}`", v.attrs.version))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            );
+            continue;
         }
         let mut names = BTreeMap::new();
         for v in &versions {
@@ -739,6 +752,11 @@ pub fn merge(
 
 /// Kubernetes' version priority: GA before beta before alpha, higher
 /// numbers first; others last, by name.
+/// The name of the type kube-derive generates for a version (`Widget`).
+fn root_name(v: &Version) -> String {
+    v.root_path.rsplit("::").next().unwrap_or("").to_string()
+}
+
 fn version_priority(v: &str) -> (u8, u64, u64, String) {
     let rest = v.strip_prefix('v').unwrap_or("");
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();

@@ -149,7 +149,8 @@ pub fn listed(root: &Path) -> Result<Vec<Entry>> {
         let offset = span.map_or(0, |s| s.start);
         let before = &text[..offset.min(text.len())];
         let line = before.matches('\n').count() + 1;
-        let column = before.len() - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+        let column = before[line_start..].chars().count() + 1;
         Location::new(PathBuf::from("Cargo.toml"), line, column)
     };
     let help = "write `external = [\"src/clients/\", \"module::Kind\"]`: files, folders or Rust paths of kinds";
@@ -187,8 +188,9 @@ pub fn listed(root: &Path) -> Result<Vec<Entry>> {
 }
 
 /// An error for each entry that names nothing: no file or folder at that
-/// path, or no kind (owned or foreign) at that Rust path. `kinds` holds the
-/// Rust path, spec struct and file of every kind rsop read.
+/// path, or no kind at that Rust path among `kinds`, the Rust path, spec
+/// struct and file of every kind rsop read (the files under `src/external/`
+/// are not read: list them by path, if at all).
 pub fn unmatched(
     entries: &[Entry],
     root: &Path,

@@ -377,7 +377,15 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
             }
         }
     }
-    let empty_lists = model.as_ref().is_ok_and(|m| m.empty_lists);
+    // Known whatever the model: before kube 4.2 unless the requirements
+    // allow it (an unmodelled `kube = "1"` still writes them).
+    let empty_lists = match newest(KUBE_RELEASES, &kube_requirements) {
+        Some(version) => model::writes_empty_lists(version),
+        None => {
+            !kube_requirements.is_empty()
+                && newest(&["4.2.0", "5.0.0"], &kube_requirements).is_none()
+        }
+    };
     Ok(Selection {
         table,
         kube_derive,

@@ -52,7 +52,34 @@ struct Finder<'a> {
     out: &'a mut Vec<StorageChoice>,
 }
 
+/// `#[test]` or `#[cfg(test)]`: test code, which a normal build (and so the
+/// CRD the project ships) never runs.
+fn is_test_code(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("test")
+            || (a.path().is_ident("cfg")
+                && a.parse_args::<syn::Meta>().is_ok_and(|m| {
+                    m.path().is_ident("test")
+                        || quote::ToTokens::to_token_stream(&m)
+                            .to_string()
+                            .starts_with("all (test")
+                }))
+    })
+}
+
 impl<'ast> Visit<'ast> for Finder<'_> {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_test_code(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_test_code(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         syn::visit::visit_expr_call(self, call);
         let syn::Expr::Path(func) = &*call.func else {
@@ -151,7 +178,7 @@ mod tests {
 
     #[test]
     fn calls_name_their_kinds_and_stored_version() {
-        let text = "use kube::core::crd::merge_crds;\nfn main() {\n    let crd = merge_crds(vec![v1::Widget::crd(), v2::Widget::crd()], \"v2\").unwrap();\n    let other = kube::core::crd::merge_crds(vec![<a::Gadget as CustomResourceExt>::crd()], \"v1\");\n    let skipped = merge_crds(crds, \"v1\");\n}\n";
+        let text = "use kube::core::crd::merge_crds;\nfn main() {\n    let crd = merge_crds(vec![v1::Widget::crd(), v2::Widget::crd()], \"v2\").unwrap();\n    let other = kube::core::crd::merge_crds(vec![<a::Gadget as CustomResourceExt>::crd()], \"v1\");\n    let skipped = merge_crds(crds, \"v1\");\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { merge_crds(vec![v1::Widget::crd()], \"v1\"); }\n}\n#[test]\nfn u() { merge_crds(vec![v1::Widget::crd()], \"v1\"); }\n";
         let found = calls(&[file(text)]);
         assert_eq!(found.len(), 2, "{found:?}");
         assert_eq!(found[0].roots, ["Widget", "Widget"]);

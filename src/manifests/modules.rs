@@ -57,6 +57,9 @@ impl BuildConfig {
             .and_then(|m| m.get("features"))
             .and_then(toml_edit::Item::as_table_like)
         else {
+            // No `[features]`: what is asked for are the implicit features
+            // of optional dependencies.
+            features.extend(requested.iter().cloned());
             return Self { features };
         };
         let mut queue: Vec<String> = requested.to_vec();
@@ -214,10 +217,12 @@ impl syn::visit_mut::VisitMut for CfgExpander<'_> {
     }
 
     fn visit_item_mut(&mut self, item: &mut syn::Item) {
+        // An inline module's items: those that are compiled, each visited
+        // once by the generic walk below.
         if let syn::Item::Mod(m) = item
             && let Some((_, inner)) = m.content.as_mut()
         {
-            *inner = self.config.keep_enabled(std::mem::take(inner));
+            inner.retain(|i| self.config.enabled(item_attrs(i)));
         }
         syn::visit_mut::visit_item_mut(self, item);
     }
@@ -572,6 +577,19 @@ mod tests {
         ] {
             assert!(!mentions_mod(text), "{text}");
         }
+    }
+
+    /// Without a `[features]` table, the features a dependent asks for are
+    /// the implicit ones of optional dependencies, and they hold.
+    #[test]
+    fn requested_features_hold_without_a_features_table() {
+        let manifest: toml_edit::DocumentMut =
+            "[dependencies]\nschemars = { version = \"1\", optional = true }\n"
+                .parse()
+                .unwrap();
+        let config = BuildConfig::with_features(Some(&manifest), &["schemars".to_string()], true);
+        let attr: syn::Attribute = syn::parse_quote!(#[cfg(feature = "schemars")]);
+        assert!(config.enabled(&[attr]));
     }
 
     /// Items, fields and variants under a `cfg` that does not hold are

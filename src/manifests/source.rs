@@ -760,12 +760,6 @@ impl<'s> Crate<'s> {
             full.push(first.to_string());
             return Some(Resolved::External(full));
         }
-        if self.sources.crate_name.as_deref() == Some(first) {
-            return self.resolve_from(&[], &segments[1..], visited);
-        }
-        if self.sources.dependencies.iter().any(|d| d == first) {
-            return self.resolve_from(&dependency_root(first), &segments[1..], visited);
-        }
         None
     }
 
@@ -1148,10 +1142,6 @@ fn dependency_root(name: &str) -> Vec<String> {
     vec![DEPENDENCY.to_string(), name.to_string()]
 }
 
-/// The crate's path dependencies (`foo = { path = ".." }`, or
-/// `foo = { workspace = true }` where the workspace gives a path), and
-/// theirs in turn, as (the name code uses, directory). A sibling workspace
-/// crate's types are read from its sources like the crate's own.
 /// A crate the package depends on, read for its types: the name code uses
 /// for it, its folder, and the features the package enables on it.
 struct Dependency {
@@ -1176,6 +1166,10 @@ fn enabled_features(specs: &[&dyn toml_edit::TableLike]) -> (Vec<String>, bool) 
     (features, defaults)
 }
 
+/// The crate's path dependencies (`foo = { path = ".." }`, or
+/// `foo = { workspace = true }` where the workspace gives a path), and
+/// theirs in turn. A sibling workspace crate's types are read from its
+/// sources like the crate's own.
 fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
     let mut out: Vec<Dependency> = Vec::new();
     let mut queue = vec![root.to_path_buf()];
@@ -1457,7 +1451,8 @@ fn binary_roots(root: &Path, package: Option<&toml_edit::DocumentMut>) -> Result
             roots.push(path.join("main.rs"));
         }
     }
-    roots.retain(|r| r.is_file() && !r.ends_with("src/main.rs"));
+    let main = root.join("src/main.rs");
+    roots.retain(|r| r.is_file() && *r != main);
     roots.sort();
     roots.dedup();
     Ok(roots)

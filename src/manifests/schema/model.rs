@@ -24,7 +24,8 @@
 //!   4.0, the title of a kind with root validation rules ends in `Validated`.
 //!
 //! schemars 1:
-//! - 1.0: a flattened enum is kept as the enum's schema.
+//! - 1.0: a flattened enum keeps the enum's own schema, which serde does
+//!   not write; rsop does not model it and builds such a kind.
 //! - 1.1: flattened enums as serde writes them (unit variants as
 //!   `{"Name": null}` objects, `Option` of a flattened enum as an `anyOf`
 //!   with `{}`).
