@@ -1179,6 +1179,7 @@ fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
             continue;
         };
         let workspace = workspace_dependencies(&dir)?;
+        let workspace_doc = workspace_manifest(&dir)?;
         let Some(deps) = doc
             .get("dependencies")
             .and_then(toml_edit::Item::as_table_like)
@@ -1189,6 +1190,19 @@ fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
             let Some(spec) = spec.as_table_like() else {
                 continue;
             };
+            // `{ workspace = true, features = [..] }` adds to the features
+            // of the workspace's entry.
+            let inherited = (spec.get("workspace").and_then(toml_edit::Item::as_bool)
+                == Some(true))
+            .then(|| {
+                workspace_doc
+                    .as_ref()?
+                    .get("workspace")?
+                    .get("dependencies")?
+                    .get(key)?
+                    .as_table_like()
+            })
+            .flatten();
             let path = match spec.get("path").and_then(toml_edit::Item::as_str) {
                 Some(p) => Some(dir.join(p)),
                 None if spec.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true) => {
@@ -1211,7 +1225,9 @@ fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
                 _ => key.to_string(),
             }
             .replace('-', "_");
-            let (features, defaults) = enabled_features(&[spec]);
+            let specs: Vec<&dyn toml_edit::TableLike> =
+                std::iter::once(spec).chain(inherited).collect();
+            let (features, defaults) = enabled_features(&specs);
             out.push(Dependency {
                 name,
                 dir: path.clone(),

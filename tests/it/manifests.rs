@@ -592,13 +592,13 @@ fn path_dependencies_are_read_for_their_types_only() {
     let root = tmp.path();
     std::fs::write(
         root.join("Cargo.toml"),
-        "[workspace]\nmembers = [\"op\", \"api\"]\n\n[workspace.dependencies]\napi-types = { path = \"api\" }\n",
+        "[workspace]\nmembers = [\"op\", \"api\"]\n\n[workspace.dependencies]\napi-types = { path = \"api\", features = [\"from-workspace\"] }\n",
     )
     .unwrap();
     std::fs::create_dir_all(root.join("api/src")).unwrap();
     std::fs::write(
         root.join("api/Cargo.toml"),
-        "[package]\nname = \"api-types\"\nversion = \"0.1.0\"\n\n[features]\ngated = []\n",
+        "[package]\nname = \"api-types\"\nversion = \"0.1.0\"\n\n[features]\ngated = []\nfrom-workspace = []\n",
     )
     .unwrap();
     std::fs::write(
@@ -607,6 +607,8 @@ fn path_dependencies_are_read_for_their_types_only() {
             "{KIND_HEAD}// +rsop:rbac:groups=other.io,resources=things,verbs=get\n\
              pub const MAX: i32 = 9;\n\
              pub mod util {{ pub fn is_zero(v: &i32) -> bool {{ *v == 0 }} }}\n\
+             #[cfg(feature = \"from-workspace\")]\n\
+             pub mod ws {{ #[derive(serde::Deserialize, serde::Serialize, Clone, Debug, schemars::JsonSchema)] pub struct Ws {{ pub w: i32 }} }}\n\
              #[cfg(feature = \"gated\")]\n\
              pub mod gated {{ #[derive(serde::Deserialize, serde::Serialize, Clone, Debug, schemars::JsonSchema)] pub struct Gated {{ pub g: i32 }} }}\n\
              #[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
@@ -633,7 +635,8 @@ fn path_dependencies_are_read_for_their_types_only() {
              pub struct AppSpec {{ pub shared: api_types::Shared,\n\
              #[serde(default, skip_serializing_if = \"is_zero\")] pub a: i32,\n\
              #[serde(default, skip_serializing_if = \"checks::zero\")] pub b: i32,\n\
-             pub gated: api_types::gated::Gated }}\n"
+             pub gated: api_types::gated::Gated,\n\
+             pub ws: api_types::ws::Ws }}\n"
         ),
     )
     .unwrap();
