@@ -16,7 +16,7 @@
 //!
 //! ```toml
 //! [package.metadata.rsop]
-//! external = ["src/clients/", "monitoring::PodMonitor"]
+//! external = ["src/vendor/", "monitoring::PodMonitor"]
 //! ```
 //!
 //! An entry is a file or folder (relative to the package root) or a Rust
@@ -153,7 +153,7 @@ pub fn listed(root: &Path) -> Result<Vec<Entry>> {
         let column = before[line_start..].chars().count() + 1;
         Location::new(PathBuf::from("Cargo.toml"), line, column)
     };
-    let help = "write `external = [\"src/clients/\", \"module::Kind\"]`: files, folders or Rust paths of kinds";
+    let help = "write `external = [\"src/vendor/\", \"module::Kind\"]`: files, folders or Rust paths of kinds";
     let Some(array) = item.as_array() else {
         return Err(Error::Diagnostics(vec![
             Diagnostic::new(
@@ -208,7 +208,7 @@ pub fn unmatched(
                             entry.text
                         ),
                     )
-                    .with_help("give the path from the package root, such as `src/clients/`"),
+                    .with_help("give the path from the package root, such as `src/vendor/`"),
                 );
             }
             continue;
@@ -227,7 +227,7 @@ pub fn unmatched(
             .max_by(|a, b| a.0.total_cmp(&b.0));
         let help = match closest {
             Some((_, path)) => format!("did you mean `{path}`?"),
-            None => "list a kind by its Rust path, such as `module::Kind`, or a file or folder such as `src/clients/`".into(),
+            None => "list a kind by its Rust path, such as `module::Kind`, or a file or folder such as `src/vendor/`".into(),
         };
         problems.push(
             Diagnostic::new(
@@ -292,25 +292,25 @@ mod tests {
             text: text.into(),
             location: Location::new("Cargo.toml", 1, 1),
         };
-        let file = Path::new("src/clients/snapshot.rs");
-        let kind = "clients::snapshot::VolumeSnapshot";
+        let file = Path::new("src/vendor/snapshot.rs");
+        let kind = "vendor::snapshot::VolumeSnapshot";
         let spec = "VolumeSnapshotSpec";
         for yes in [
-            "src/clients/",
-            "src/clients",
-            "./src/clients/snapshot.rs",
+            "src/vendor/",
+            "src/vendor",
+            "./src/vendor/snapshot.rs",
             "VolumeSnapshot",
             "snapshot::VolumeSnapshot",
-            "crate::clients::snapshot::VolumeSnapshot",
+            "crate::vendor::snapshot::VolumeSnapshot",
             "snapshot::VolumeSnapshotSpec",
         ] {
             assert!(entry(yes).matches(kind, spec, file), "{yes}");
         }
         for no in [
-            "src/client",
+            "src/vend",
             "Snapshot",
             "other::VolumeSnapshot",
-            "src/clients/x.rs",
+            "src/vendor/x.rs",
         ] {
             assert!(!entry(no).matches(kind, spec, file), "{no}");
         }
@@ -319,32 +319,32 @@ mod tests {
     #[test]
     fn an_entry_that_names_nothing_is_an_error_with_a_suggestion() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src/clients")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src/vendor")).unwrap();
         let entries = [
             Entry {
-                text: "clients::VolumeSnapshots".into(),
+                text: "vendor::VolumeSnapshots".into(),
                 location: Location::new("Cargo.toml", 9, 5),
             },
             Entry {
-                text: "src/client/".into(),
+                text: "src/vendr/".into(),
                 location: Location::new("Cargo.toml", 10, 5),
             },
             Entry {
-                text: "src/clients/".into(),
+                text: "src/vendor/".into(),
                 location: Location::new("Cargo.toml", 11, 5),
             },
         ];
         let kinds = [(
-            "clients::VolumeSnapshot".to_string(),
+            "vendor::VolumeSnapshot".to_string(),
             "VolumeSnapshotSpec".to_string(),
-            PathBuf::from("src/clients/mod.rs"),
+            PathBuf::from("src/vendor/mod.rs"),
         )];
         let problems = unmatched(&entries, dir.path(), &kinds);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert_eq!(problems[0].location.line, 9);
         assert_eq!(
             problems[0].help.as_deref(),
-            Some("did you mean `clients::VolumeSnapshot`?")
+            Some("did you mean `vendor::VolumeSnapshot`?")
         );
         assert_eq!(problems[1].location.line, 10);
     }
