@@ -17,6 +17,7 @@ pub mod generate;
 pub mod manifests;
 pub mod output;
 mod parallel;
+mod paths;
 pub mod project;
 pub mod scaffold;
 pub mod templates;

@@ -3,7 +3,7 @@
 //! (or listed, with `--dry-run`).
 
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use super::{say, write_unless_dry_run};
 use crate::cli::{self, InitArgs};
@@ -35,7 +35,7 @@ pub fn run(args: &InitArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
 /// Validates the arguments; `cwd` resolves a relative `--dir`.
 fn options(args: &InitArgs, cwd: &Path) -> Result<InitOptions> {
     let dir = args.dir.clone();
-    let full = normalize(&cwd.join(&dir));
+    let full = crate::paths::lexical(&cwd.join(&dir));
     if full.exists() && !full.is_dir() {
         return Err(Error::user_with_help(
             format!("`{}` is a file, not a directory", dir.display()),
@@ -112,22 +112,6 @@ fn license(license: cli::License) -> Option<License> {
     }
 }
 
-/// `a/./b/../c` as `a/c`, without touching the disk (the directory may not
-/// exist yet).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 fn next_steps(dir: &Path) -> String {
     let cd = if dir == Path::new(".") {
         String::new()
@@ -139,15 +123,4 @@ fn next_steps(dir: &Path) -> String {
          rsop create api --group webapp --version v1 --kind Guestbook   # add an API kind\n  \
          make run                                                      # run against your current kube context\n"
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn normalizes_lexically() {
-        assert_eq!(normalize(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
-        assert_eq!(normalize(Path::new("/a/b/.")), PathBuf::from("/a/b"));
-    }
 }

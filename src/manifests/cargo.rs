@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use super::crd::Version;
 use super::modules::{self, BuildConfig};
+use crate::paths::lexical;
 use crate::{Error, Result};
 
 /// The package name and library name of the project, from Cargo.toml.
@@ -762,22 +763,6 @@ fn absolutize_paths(item: &mut toml_edit::Item, dir: &Path, workspace_root: &Pat
         workspace_root,
     }
     .visit_item_mut(item);
-}
-
-/// `path` with `.` and `..` resolved by its text, for a path that does not
-/// exist (yet).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// Makes `dst` mirror `src`: each file in `copies` (keyed by its path under

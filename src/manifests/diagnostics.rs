@@ -23,6 +23,18 @@ impl Location {
         }
     }
 
+    /// Byte `offset` of `text`, the text of `file`, as a line and a column
+    /// (in characters).
+    pub fn at_offset(file: impl Into<PathBuf>, text: &str, offset: usize) -> Self {
+        let before = &text[..offset.min(text.len())];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Location::new(
+            file,
+            before.matches('\n').count() + 1,
+            before[line_start..].chars().count() + 1,
+        )
+    }
+
     /// The start of a syn span in `file`.
     pub fn of_span(file: impl Into<PathBuf>, span: proc_macro2::Span) -> Self {
         let start = span.start();

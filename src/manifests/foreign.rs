@@ -146,12 +146,7 @@ pub fn listed(root: &Path) -> Result<Vec<Entry>> {
         return Ok(Vec::new());
     };
     let at = |span: Option<std::ops::Range<usize>>| {
-        let offset = span.map_or(0, |s| s.start);
-        let before = &text[..offset.min(text.len())];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
-        let column = before[line_start..].chars().count() + 1;
-        Location::new(PathBuf::from("Cargo.toml"), line, column)
+        Location::at_offset("Cargo.toml", &text, span.map_or(0, |s| s.start))
     };
     let help = "write `external = [\"src/vendor/\", \"module::Kind\"]`: files, folders or Rust paths of kinds";
     let Some(array) = item.as_array() else {

@@ -433,7 +433,7 @@ fn model_in(
             .filter(|p| name_of(p) == name)
             .filter_map(|p| {
                 let item = p.get("version")?;
-                let at = location(text, path, item.span().map_or(0, |s| s.start));
+                let at = Location::at_offset(path, text, item.span().map_or(0, |s| s.start));
                 Some((item.as_str()?, at))
             })
             .collect()
@@ -505,7 +505,7 @@ fn locked_version(
             let item = p.get("version")?;
             Some(Locked {
                 version: item.as_str()?.to_string(),
-                location: location(text, path, item.span().map_or(0, |s| s.start)),
+                location: Location::at_offset(path, text, item.span().map_or(0, |s| s.start)),
             })
         })
         .collect();
@@ -787,7 +787,11 @@ fn feature_list(item: Option<&Item>, file: File<'_>, dev: bool) -> Vec<Feature> 
                     let name = v.as_str()?;
                     is_version_feature(name).then(|| Feature {
                         name: name.to_string(),
-                        location: location(file.text, file.path, v.span().map_or(0, |s| s.start)),
+                        location: Location::at_offset(
+                            file.path,
+                            file.text,
+                            v.span().map_or(0, |s| s.start),
+                        ),
                         dev,
                     })
                 })
@@ -826,7 +830,11 @@ fn default_features(
                 {
                     found.push(Feature {
                         name: feature.to_string(),
-                        location: location(file.text, file.path, v.span().map_or(0, |s| s.start)),
+                        location: Location::at_offset(
+                            file.path,
+                            file.text,
+                            v.span().map_or(0, |s| s.start),
+                        ),
                         dev,
                     });
                 }
@@ -906,13 +914,6 @@ fn parse(text: &str, path: &Path) -> Result<Document<String>> {
 }
 
 /// The 1-based line and column of byte `offset` in `text`.
-fn location(text: &str, path: &Path, offset: usize) -> Location {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    Location::new(path, line, column)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -398,11 +398,7 @@ fn workspace_root_error(root: &Path, doc: &toml_edit::DocumentMut) -> Error {
             several.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
         ),
     };
-    let manifest: PathBuf = root
-        .join("Cargo.toml")
-        .components()
-        .filter(|c| *c != std::path::Component::CurDir)
-        .collect();
+    let manifest = crate::paths::lexical(&root.join("Cargo.toml"));
     Error::user_with_help(
         format!(
             "`{}` is the root of a workspace, not a package",
