@@ -14,6 +14,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use super::diagnostics::Location;
+use super::modules::BuildConfig;
 use super::source::SourceFile;
 
 /// One `merge_crds(vec![A::crd(), B::crd()], "v2")` call.
@@ -38,8 +39,10 @@ pub fn calls(files: &[SourceFile]) -> Vec<StorageChoice> {
         let Ok(parsed) = syn::parse_file(&file.text) else {
             continue;
         };
+        let default = BuildConfig::default();
         let mut finder = Finder {
             file: file.path.clone(),
+            config: file.config.as_deref().unwrap_or(&default),
             out: &mut out,
         };
         finder.visit_file(&parsed);
@@ -49,33 +52,22 @@ pub fn calls(files: &[SourceFile]) -> Vec<StorageChoice> {
 
 struct Finder<'a> {
     file: std::path::PathBuf,
+    /// What a normal build of the file's package compiles: a call in test
+    /// code or behind a feature that is off never runs.
+    config: &'a BuildConfig,
     out: &'a mut Vec<StorageChoice>,
-}
-
-/// `#[test]` or `#[cfg(test)]`: test code, which a normal build (and so the
-/// CRD the project ships) never runs.
-fn is_test_code(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path().is_ident("test")
-            || (a.path().is_ident("cfg")
-                && a.parse_args::<syn::Meta>().is_ok_and(|m| {
-                    m.path().is_ident("test")
-                        || quote::ToTokens::to_token_stream(&m)
-                            .to_string()
-                            .starts_with("all (test")
-                }))
-    })
 }
 
 impl<'ast> Visit<'ast> for Finder<'_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if !is_test_code(&f.attrs) {
+        let test = f.attrs.iter().any(|a| a.path().is_ident("test"));
+        if !test && self.config.enabled(&f.attrs) {
             syn::visit::visit_item_fn(self, f);
         }
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if !is_test_code(&m.attrs) {
+        if self.config.enabled(&m.attrs) {
             syn::visit::visit_item_mod(self, m);
         }
     }

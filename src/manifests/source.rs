@@ -1178,8 +1178,8 @@ fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
         let Some(doc) = manifest(&dir.join("Cargo.toml"))? else {
             continue;
         };
-        let workspace = workspace_dependencies(&dir)?;
         let workspace_doc = workspace_manifest(&dir)?;
+        let workspace = workspace_dependencies(workspace_doc.as_ref());
         let Some(deps) = doc
             .get("dependencies")
             .and_then(toml_edit::Item::as_table_like)
@@ -1197,6 +1197,7 @@ fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
             .then(|| {
                 workspace_doc
                     .as_ref()?
+                    .1
                     .get("workspace")?
                     .get("dependencies")?
                     .get(key)?
@@ -1260,13 +1261,14 @@ fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>>
         return Ok(Vec::new());
     };
     let workspace = workspace_manifest(root)?;
-    let mut lock: Option<Option<String>> = None;
+    let mut lock: Option<Option<toml_edit::DocumentMut>> = None;
     let mut out = Vec::new();
     for (key, spec) in deps.iter() {
         let inherited = (spec.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true))
             .then(|| {
                 workspace
                     .as_ref()?
+                    .1
                     .get("workspace")?
                     .get("dependencies")?
                     .get(key)
@@ -1296,8 +1298,9 @@ fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>>
                 .ancestors()
                 .map(|d| d.join("Cargo.lock"))
                 .find_map(|p| std::fs::read_to_string(p).ok())
+                .and_then(|text| text.parse().ok())
         });
-        let Some(version) = lock.as_deref().and_then(|l| locked_release(l, &package)) else {
+        let Some(version) = lock.as_ref().and_then(|l| locked_release(l, &package)) else {
             continue;
         };
         let Some(dir) = registry
@@ -1370,9 +1373,8 @@ fn is_modelled_crate(package: &str) -> bool {
 }
 
 /// The release of `package` in a Cargo.lock (the highest, if several).
-fn locked_release(lock: &str, package: &str) -> Option<String> {
-    let doc: toml_edit::DocumentMut = lock.parse().ok()?;
-    doc.get("package")?
+fn locked_release(lock: &toml_edit::DocumentMut, package: &str) -> Option<String> {
+    lock.get("package")?
         .as_array_of_tables()?
         .iter()
         .filter(|p| p.get("name").and_then(toml_edit::Item::as_str) == Some(package))
@@ -1397,15 +1399,15 @@ fn registry_sources() -> Option<Vec<PathBuf>> {
     Some(entries.filter_map(|e| Some(e.ok()?.path())).collect())
 }
 
-/// The manifest of the workspace above `dir` (the first upward with a
-/// `[workspace]` table).
-fn workspace_manifest(dir: &Path) -> Result<Option<toml_edit::DocumentMut>> {
+/// The folder and manifest of the workspace above `dir` (the first upward
+/// with a `[workspace]` table).
+fn workspace_manifest(dir: &Path) -> Result<Option<(PathBuf, toml_edit::DocumentMut)>> {
     let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     for ancestor in start.ancestors() {
         if let Some(doc) = manifest(&ancestor.join("Cargo.toml"))?
             && doc.get("workspace").is_some()
         {
-            return Ok(Some(doc));
+            return Ok(Some((ancestor.to_path_buf(), doc)));
         }
     }
     Ok(None)
@@ -1483,34 +1485,24 @@ fn library_root(dir: &Path, package: Option<&toml_edit::DocumentMut>) -> PathBuf
     dir.join(path)
 }
 
-/// `[workspace.dependencies]` entries with a path, of the workspace above
-/// `dir` (the first manifest upward with a `[workspace]` table).
-fn workspace_dependencies(dir: &Path) -> Result<HashMap<String, PathBuf>> {
-    let mut out = HashMap::new();
-    let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    for ancestor in start.ancestors() {
-        let Some(doc) = manifest(&ancestor.join("Cargo.toml"))? else {
-            continue;
-        };
-        let Some(workspace) = doc.get("workspace") else {
-            continue;
-        };
-        if let Some(deps) = workspace
-            .get("dependencies")
-            .and_then(toml_edit::Item::as_table_like)
-        {
-            for (key, spec) in deps.iter() {
-                if let Some(p) = spec
-                    .as_table_like()
-                    .and_then(|t| t.get("path")?.as_str().map(str::to_string))
-                {
-                    out.insert(key.to_string(), ancestor.join(p));
-                }
-            }
-        }
-        break;
-    }
-    Ok(out)
+/// The `[workspace.dependencies]` entries with a path of `workspace` (see
+/// [`workspace_manifest`]), by key.
+fn workspace_dependencies(
+    workspace: Option<&(PathBuf, toml_edit::DocumentMut)>,
+) -> HashMap<String, PathBuf> {
+    let Some((dir, doc)) = workspace else {
+        return HashMap::new();
+    };
+    doc.get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml_edit::Item::as_table_like)
+        .into_iter()
+        .flat_map(|deps| deps.iter())
+        .filter_map(|(key, spec)| {
+            let path = spec.as_table_like()?.get("path")?.as_str()?;
+            Some((key.to_string(), dir.join(path)))
+        })
+        .collect()
 }
 
 /// syn's message, with its lexer failure made readable.
