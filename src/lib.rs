@@ -21,6 +21,7 @@ mod paths;
 pub mod project;
 pub mod scaffold;
 pub mod templates;
+pub mod update;
 pub mod versions;
 pub mod yaml;
 
@@ -35,15 +36,42 @@ use cli::{Cli, Command, CreateCommand};
 /// Runs one command. `cwd` anchors relative paths; reports go to `out`.
 pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     match cli.command {
-        Command::Init(args) => commands::init::run(&args, cwd, out),
-        Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, cwd, out),
-        Command::Create(CreateCommand::Webhook(args)) => {
-            commands::create_webhook::run(&args, cwd, out)
+        Command::Init(args) => {
+            let outcome = commands::init::run(&args, cwd, out)?;
+            if !args.dry_run {
+                commands::update::after_init(&cwd.join(&args.dir), args.vcs, out)?;
+            }
+            Ok(outcome)
         }
-        Command::Edit(args) => commands::edit::run(&args, cwd, out),
+        Command::Create(CreateCommand::Api(args)) => recorded(cwd, args.dry_run, out, |out| {
+            commands::create_api::run(&args, cwd, out)
+        }),
+        Command::Create(CreateCommand::Webhook(args)) => recorded(cwd, args.dry_run, out, |out| {
+            commands::create_webhook::run(&args, cwd, out)
+        }),
+        Command::Edit(args) => {
+            recorded(cwd, false, out, |out| commands::edit::run(&args, cwd, out))
+        }
+        Command::Update(args) => commands::update::run(&args, cwd, out),
         Command::Manifests(args) => commands::manifests::run(&args, cwd, out),
         Command::Generate(command) => commands::generate::run(&command, cwd, out),
         Command::Completion(args) => commands::completion::run(&args, out),
         Command::Version => commands::version::run(out),
     }
+}
+
+/// Runs a command that adds to the project, then records the scaffold it
+/// leaves for `rsop update` (not after a dry run, which writes nothing).
+fn recorded(
+    root: &Path,
+    dry_run: bool,
+    out: &mut dyn Write,
+    command: impl FnOnce(&mut dyn Write) -> Result<Outcome>,
+) -> Result<Outcome> {
+    let before = project::Project::load_optional(root).ok().flatten();
+    let outcome = command(out)?;
+    if !dry_run && let Some(before) = before {
+        commands::update::record(root, Some(&before), out)?;
+    }
+    Ok(outcome)
 }

@@ -24,6 +24,8 @@ pub enum Command {
     Create(CreateCommand),
     /// Change project-wide settings recorded in PROJECT
     Edit(EditArgs),
+    /// Bring the project's scaffold to this rsop, keeping your edits
+    Update(UpdateArgs),
     /// Generate CRDs and RBAC from the Rust sources, without compiling
     Manifests(ManifestsArgs),
     /// Package the operator: a one-file installer, an OLM bundle
@@ -79,6 +81,16 @@ pub struct InitArgs {
     #[arg(long)]
     pub multigroup: bool,
 
+    /// Add a scheduled GitHub Actions workflow that runs `rsop update` and
+    /// opens a pull request
+    #[arg(long)]
+    pub autoupdate: bool,
+
+    /// Create a git repository for the project unless its directory is in
+    /// one already; it also keeps the scaffold `rsop update` merges from
+    #[arg(long, value_enum, default_value_t = Vcs::Git)]
+    pub vcs: Vcs,
+
     /// Directory to create the project in (created if missing)
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub dir: PathBuf,
@@ -90,6 +102,56 @@ pub struct InitArgs {
     /// List the files that would be written, and write none
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// The version control `rsop init` sets up, as `cargo new --vcs` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Vcs {
+    Git,
+    None,
+}
+
+/// Arguments of `rsop update`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "rsop keeps the scaffold it wrote last in git (refs/rsop/scaffold) and merges from it:\n\
+                  the new scaffold's changes arrive, your edits stay, and lines both changed get\n\
+                  conflict markers. docs/updating.md tells the whole story.\n\n\
+                  Examples:\n  rsop update\n  rsop update --dry-run\n  \
+                  rsop update --base v0.1.0   # a project made before rsop recorded its scaffold\n  \
+                  rsop update --continue      # once the conflicts are resolved\n  \
+                  rsop update --check         # in CI: fail when the scaffold is behind this rsop\n  \
+                  rsop update --regenerate /tmp/fresh   # the scaffold alone, from PROJECT"
+)]
+pub struct UpdateArgs {
+    /// The commit that holds the scaffold as rsop wrote it, for a project
+    /// made before rsop recorded it (the commit right after `rsop init` and
+    /// `rsop create api`)
+    #[arg(long, value_name = "REV", conflicts_with_all = ["regenerate", "continue_"])]
+    pub base: Option<String>,
+
+    /// Write the scaffold of every command PROJECT records, with this rsop,
+    /// into DIR, and nothing else
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["check", "continue_", "dry_run", "force"])]
+    pub regenerate: Option<PathBuf>,
+
+    /// Once the conflicts of the last update are resolved: derive the
+    /// manifests and record the new scaffold
+    #[arg(long = "continue", conflicts_with_all = ["check", "dry_run"])]
+    pub continue_: bool,
+
+    /// List what would change; write nothing
+    #[arg(long, conflicts_with = "check")]
+    pub dry_run: bool,
+
+    /// Exit 1 when the scaffold is behind this rsop; write nothing
+    #[arg(long)]
+    pub check: bool,
+
+    /// Update a work tree with uncommitted changes, saying which of them
+    /// the update overwrote
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Arguments of `rsop completion`.
@@ -106,6 +168,11 @@ pub struct EditArgs {
     /// Lay out API types by group (`src/api/<group>/<version>/`) from now on
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub multigroup: Option<bool>,
+
+    /// Add (or, with `=false`, remove) the scheduled workflow that runs
+    /// `rsop update` and opens a pull request
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub autoupdate: Option<bool>,
 }
 
 /// Arguments of `rsop manifests`.

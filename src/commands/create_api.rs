@@ -9,7 +9,7 @@ use std::path::Path;
 use super::{say, write_unless_dry_run};
 use crate::cli::CreateApiArgs;
 use crate::output::{self, FileChange, Mode, Outcome};
-use crate::project::{Project, Resource, k8s_kinds, names};
+use crate::project::{ImageRecord, Project, Resource, k8s_kinds, names};
 use crate::scaffold::external::{self, ExternalKind};
 use crate::scaffold::plans::create_api::{
     self, CreateApiOptions, ExternalTypes, ImageOptions, Related,
@@ -101,6 +101,7 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
         external: false,
         domain: None,
         webhooks: None,
+        ..Resource::default()
     };
     let existing = project.resources.iter().find(|r| r.same_kind(&resource));
     // `--resource=false`: a controller for a kind whose types the project
@@ -166,7 +167,14 @@ fn options(args: &CreateApiArgs, root: &Path) -> Result<CreateApiOptions> {
             .unwrap_or_default(),
         run_as_user: args.run_as_user.unwrap_or(1001),
     });
+    resource.image = image.as_ref().map(|_| ImageRecord {
+        image: args.image.clone().unwrap_or_default(),
+        container_port: args.image_container_port,
+        command: args.image_container_command.clone(),
+        run_as_user: args.run_as_user,
+    });
     let related = related_kinds(args, &resource, &project)?;
+    record_related(&mut resource, &related);
     if !related.is_empty() && !resource.controller {
         return Err(Error::user_with_help(
             "`--owns` and `--watches` need a controller",
@@ -250,6 +258,7 @@ fn k8s_kind_options(
         external: false,
         domain: None,
         webhooks: None,
+        ..Resource::default()
     };
     foreign_kind_options(args, root, project, resource, &k.reference(), None)
 }
@@ -333,6 +342,8 @@ fn external_options(
         external: true,
         domain: Some(domain.to_string()),
         webhooks: None,
+        external_api_crd: Some(recorded_path(root, crd)),
+        ..Resource::default()
     };
     let related_asked = !args.owns.is_empty() || !args.watches.is_empty();
     if related_asked && !args.controller {
@@ -401,6 +412,8 @@ fn foreign_kind_options(
         return Err(module_taken(&resource));
     }
     let related = related_kinds(args, &resource, &project)?;
+    let mut resource = resource;
+    record_related(&mut resource, &related);
     // The types of an external kind are generated again only when PROJECT
     // does not have them yet, or with `--force`.
     let recorded = project
@@ -412,12 +425,14 @@ fn foreign_kind_options(
         regenerate: args.force || recorded.is_none(),
         types_only: !resource.controller,
     });
-    // Types made again with `--controller=false` keep the kind's controller.
-    let mut resource = resource;
+    // Types made again with `--controller=false` keep the kind's controller,
+    // and its watches.
     if let Some(recorded) = recorded
         && !resource.controller
     {
         resource.controller = recorded.controller;
+        resource.owns.clone_from(&recorded.owns);
+        resource.watches.clone_from(&recorded.watches);
     }
     Ok(CreateApiOptions {
         root: root.to_path_buf(),
@@ -430,6 +445,31 @@ fn foreign_kind_options(
         related,
         external,
     })
+}
+
+/// The CRD path as PROJECT records it: relative to the project root when
+/// it lies under it, so that the record holds on another checkout.
+fn recorded_path(root: &Path, crd: &Path) -> String {
+    let full = crate::paths::lexical(&root.join(crd));
+    pathdiff::diff_paths(&full, crate::paths::lexical(root))
+        .unwrap_or(full)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Records `--owns` and `--watches` in the kind's PROJECT entry, as the
+/// references they resolved to, so that the controller can be made again.
+fn record_related(resource: &mut Resource, related: &[Related]) {
+    resource.owns = related
+        .iter()
+        .filter(|r| r.owned)
+        .map(|r| r.reference.clone())
+        .collect();
+    resource.watches = related
+        .iter()
+        .filter(|r| !r.owned)
+        .map(|r| r.reference.clone())
+        .collect();
 }
 
 fn module_taken(resource: &Resource) -> Error {

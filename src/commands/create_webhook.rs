@@ -154,6 +154,7 @@ fn k8s_resource(args: &CreateWebhookArgs, project: &Project) -> Result<Resource>
         external: false,
         domain: None,
         webhooks: None,
+        ..Resource::default()
     }))
 }
 

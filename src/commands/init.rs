@@ -8,7 +8,7 @@ use std::path::Path;
 use super::{say, write_unless_dry_run};
 use crate::cli::{self, InitArgs};
 use crate::output::{self, Mode, Outcome, check_path_is_writable};
-use crate::project::{PROJECT_FILE, Project, names};
+use crate::project::{LicenseRecord, PROJECT_FILE, Project, names};
 use crate::scaffold::{self, plans::init};
 use crate::templates::Templates;
 use crate::{Error, Result};
@@ -20,7 +20,7 @@ const PROJECT_SIGNS: &[&str] = &[PROJECT_FILE, "Cargo.toml", "src/main.rs"];
 
 pub fn run(args: &InitArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let opts = options(args, cwd)?;
-    let templates = Templates::load_dirs(&["init/", "licenses/"])?;
+    let templates = Templates::load_dirs(&["init/", "licenses/", "autoupdate/"])?;
     let plan = init::plan(&opts, &templates)?;
     let disk = init::disk(&opts, cwd);
     let changes = scaffold::resolve(&plan, &disk)?;
@@ -95,6 +95,13 @@ fn options(args: &InitArgs, cwd: &Path) -> Result<InitOptions> {
     project.repo.clone_from(&args.repo);
     project.namespaced = args.namespaced;
     project.multigroup = args.multigroup;
+    project.autoupdate = args.autoupdate;
+    project.owner = Some(owner.clone());
+    project.license = Some(match args.license {
+        cli::License::Apache2 => LicenseRecord::Apache2,
+        cli::License::Mit => LicenseRecord::Mit,
+        cli::License::None => LicenseRecord::None,
+    });
     Ok(InitOptions {
         dir,
         project,

@@ -20,6 +20,10 @@ pub const PROJECT_FILE: &str = "PROJECT";
 /// The schema version of the PROJECT file this rsop reads and writes.
 pub const PROJECT_VERSION: &str = "1";
 
+/// This rsop's release, recorded as `cliVersion` by every command that
+/// scaffolds.
+pub const CLI_VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The layout of the generated project, in the spirit of kubebuilder's
 /// `layout:` plugin keys: it names the shape of the scaffolded tree.
 pub const LAYOUT: &str = "rust.rsop.dev/v1";
@@ -37,6 +41,11 @@ pub struct Project {
     pub version: String,
     /// Layout of the generated tree.
     pub layout: String,
+    /// The rsop release that last scaffolded the project. A project from a
+    /// newer rsop is refused by the commands that rewrite it; `rsop update`
+    /// brings an older one's scaffold to this release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_version: Option<String>,
     /// Domain of every API group: groups are `<group>.<domain>`.
     pub domain: String,
     /// Project name: Cargo package, namespace prefix, object name prefix.
@@ -44,6 +53,14 @@ pub struct Project {
     /// Source repository URL, if given at `init`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
+    /// The copyright holder `init` wrote into the license (`--owner`).
+    /// Projects from before it was recorded lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The license `init` wrote (`--license`). Projects from before it was
+    /// recorded lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<LicenseRecord>,
     /// The manager watches only its own namespace, with a `Role` instead of
     /// a `ClusterRole`.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -51,13 +68,42 @@ pub struct Project {
     /// API types live under `src/api/<group>/<version>/`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub multigroup: bool,
+    /// A scheduled workflow runs `rsop update` and opens a pull request
+    /// (`--autoupdate`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub autoupdate: bool,
     /// The API kinds, in the order they were added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
 }
 
-/// One API kind of the project.
+/// The license of `rsop init --license`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LicenseRecord {
+    Apache2,
+    Mit,
+    None,
+}
+
+/// The options of `rsop create api --image`, which shape the kind's types,
+/// its controller and its sample.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImageRecord {
+    pub image: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_port: Option<u16>,
+    /// `--image-container-command`, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// `--run-as-user`, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as_user: Option<u32>,
+}
+
+/// One API kind of the project.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Resource {
     pub group: String,
@@ -93,6 +139,19 @@ pub struct Resource {
     /// The kind's webhooks, made by `rsop create webhook`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<Webhooks>,
+    /// `--image`: the kind runs an image in a Deployment its controller owns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<ImageRecord>,
+    /// `--owns`, as `group/version/Kind` references.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owns: Vec<String>,
+    /// `--watches`, as `group/version/Kind` references.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watches: Vec<String>,
+    /// `--external-api-crd`: the CRD an external kind's types were generated
+    /// from, relative to the project root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_api_crd: Option<String>,
 }
 
 /// The webhooks of one kind, as kubebuilder's PROJECT records them.
@@ -181,9 +240,13 @@ impl Project {
             layout: LAYOUT.into(),
             domain: domain.into(),
             project_name: project_name.into(),
+            cli_version: Some(CLI_VERSION.into()),
             repo: None,
+            owner: None,
+            license: None,
             namespaced: false,
             multigroup: false,
+            autoupdate: false,
             resources: Vec::new(),
         }
     }
@@ -243,7 +306,7 @@ impl Project {
     /// The PROJECT file under `root`; without one, an error telling the user
     /// to run `rsop <command>` in a project made by `rsop init`.
     pub fn load(root: &Path, command: &str) -> Result<Self> {
-        Self::load_optional(root)?.ok_or_else(|| {
+        let project = Self::load_optional(root)?.ok_or_else(|| {
             Error::user_with_help(
                 format!(
                     "`{}` is not an rsop project: it has no `{PROJECT_FILE}` file",
@@ -251,7 +314,37 @@ impl Project {
                 ),
                 format!("run `rsop {command}` at the root of a project made by `rsop init`"),
             )
-        })
+        })?;
+        project.check_not_newer(&root.join(PROJECT_FILE))?;
+        Ok(project)
+    }
+
+    /// Refuses a project that a newer rsop scaffolded: this one would write
+    /// its files back as an older release made them.
+    pub fn check_not_newer(&self, path: &Path) -> Result<()> {
+        let Some(recorded) = &self.cli_version else {
+            return Ok(());
+        };
+        let current = semver::Version::parse(CLI_VERSION).expect("the package version is semver");
+        match semver::Version::parse(recorded) {
+            Ok(v) if v <= current => Ok(()),
+            Ok(_) => Err(Error::user_with_help(
+                format!(
+                    "`{}` was scaffolded by rsop {recorded}, newer than this rsop {CLI_VERSION}",
+                    path.display()
+                ),
+                format!(
+                    "install rsop {recorded} or newer: `cargo install rsop-cli --version {recorded}`"
+                ),
+            )),
+            Err(_) => Err(Error::user_with_help(
+                format!(
+                    "`{}` has `cliVersion: {recorded}`, which is not a release number",
+                    path.display()
+                ),
+                format!("`{PROJECT_FILE}` is written by rsop; restore it from version control"),
+            )),
+        }
     }
 
     /// The namespace the operator is deployed into.

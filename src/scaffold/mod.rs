@@ -129,7 +129,10 @@ impl Plan {
         });
     }
 
-    pub fn save_project(&mut self, project: Project) {
+    /// Writes PROJECT, stamped with this rsop's release: the one that
+    /// scaffolded last.
+    pub fn save_project(&mut self, mut project: Project) {
+        project.cli_version = Some(crate::project::CLI_VERSION.into());
         self.actions.push(Action::SaveProject(Box::new(project)));
     }
 }

@@ -15,4 +15,5 @@ mod manifests;
 mod names;
 mod support;
 mod tutorial;
+mod update;
 mod yaml;

@@ -65,7 +65,13 @@ pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     if !root.exists() {
         return tree;
     }
-    for entry in walkdir::WalkDir::new(root).min_depth(1) {
+    // git's own files (`rsop init` makes the repository) are not the
+    // project's output.
+    let walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .filter_entry(|e| e.depth() != 1 || e.file_name() != ".git");
+    for entry in walk {
         let entry = entry.expect("walk the tree");
         let rel = entry.path().strip_prefix(root).unwrap().to_path_buf();
         if entry.file_type().is_dir() {

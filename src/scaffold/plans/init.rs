@@ -78,9 +78,28 @@ pub fn plan(opts: &InitOptions, templates: &Templates) -> Result<Plan> {
             if_exists,
         );
     }
+    if opts.project.autoupdate {
+        plan_autoupdate(&mut plan, templates, &ctx, if_exists)?;
+    }
     plan.save_project(opts.project.clone());
     Ok(plan)
 }
+
+/// The workflow of `--autoupdate`, from the templates under `autoupdate/`.
+pub fn plan_autoupdate(
+    plan: &mut Plan,
+    templates: &Templates,
+    ctx: &tera::Context,
+    if_exists: IfExists,
+) -> Result<()> {
+    for (name, output) in templates.under("autoupdate/") {
+        plan.create(output, templates.render(name, ctx)?, if_exists);
+    }
+    Ok(())
+}
+
+/// The file `--autoupdate` adds.
+pub const AUTOUPDATE_WORKFLOW: &str = ".github/workflows/rsop-update.yml";
 
 /// The engine's view of the project directory.
 pub fn disk(opts: &InitOptions, cwd: &Path) -> Disk {

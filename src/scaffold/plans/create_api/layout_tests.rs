@@ -68,6 +68,7 @@ impl Sample {
             external: false,
             domain: None,
             webhooks: None,
+            ..Resource::default()
         };
         let image = self.image.clone().map(|image| ImageOptions {
             image,

@@ -1,0 +1,241 @@
+//! What a PROJECT file from before rsop recorded every option lacks, read
+//! back from the scaffold that rsop wrote then: the license and its owner,
+//! and the options of `create api --image`. Only what the files show
+//! unambiguously is taken; anything else is asked for by name.
+
+use std::path::{Path, PathBuf};
+
+use heck::ToSnakeCase;
+use syn::visit::Visit;
+
+use super::merge::Texts;
+use crate::project::{ImageRecord, LicenseRecord, PROJECT_FILE, Project};
+use crate::{Error, Result};
+
+/// Fills in what `project` lacks from `scaffold`, the files of the scaffold
+/// it was made with. Returns a line for each option inferred.
+pub fn complete(project: &mut Project, scaffold: &Texts) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
+    if project.license.is_none() {
+        let license = scaffold.get(Path::new("LICENSE"));
+        let (record, owner) = match license {
+            None => (LicenseRecord::None, None),
+            Some(text) if text.starts_with("MIT License") => {
+                let owner = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Copyright (c) "))
+                    .map(|o| o.trim().to_string());
+                (LicenseRecord::Mit, owner)
+            }
+            Some(text) if text.contains("Apache License") => (LicenseRecord::Apache2, None),
+            Some(_) => {
+                return Err(missing(
+                    "the project's license: LICENSE is neither of the licenses rsop writes",
+                    "license: none",
+                ));
+            }
+        };
+        notes.push(format!("license: {record:?}").to_ascii_lowercase());
+        project.license = Some(record);
+        if owner.is_some() && project.owner.is_none() {
+            notes.push(format!("owner: {}", owner.as_deref().unwrap_or_default()));
+            project.owner = owner;
+        }
+    }
+    let recorded_everything = project.cli_version.is_some();
+    for resource in &mut project.resources {
+        if resource.external && resource.external_api_crd.is_none() {
+            return Err(missing(
+                &format!(
+                    "the CRD the external kind `{}` was generated from",
+                    resource.kind
+                ),
+                "externalApiCrd: <path of the CRD file>",
+            ));
+        }
+        if recorded_everything || resource.image.is_some() || !(resource.api && resource.controller)
+        {
+            continue;
+        }
+        let stem = resource.kind.to_snake_case();
+        let Some((types_path, types)) = find(scaffold, "src/api/", &stem) else {
+            continue;
+        };
+        let Ok(types_file) = syn::parse_file(types) else {
+            continue;
+        };
+        let Some(image) = first_literal(&types_file, "default_image") else {
+            continue;
+        };
+        let container_port =
+            first_literal(&types_file, "default_container_port").and_then(|port| port.parse().ok());
+        let controller = find(scaffold, "src/controllers/", &resource.controller_module())
+            .and_then(|(_, text)| syn::parse_file(text).ok());
+        let Some(controller) = controller else {
+            return Err(missing(
+                &format!(
+                    "the `--image` options of `{}` (its controller is not in the scaffold, and `{}` shows only the image)",
+                    resource.kind,
+                    types_path.display()
+                ),
+                "image: {image: ..., containerPort: ..., command: ..., runAsUser: ...}",
+            ));
+        };
+        let command = container_command(&controller);
+        let run_as_user = first_literal(&controller, "RUN_AS_USER").and_then(|u| u.parse().ok());
+        notes.push(format!(
+            "the `--image {image}` options of {}",
+            resource.kind
+        ));
+        resource.image = Some(ImageRecord {
+            image,
+            container_port,
+            command,
+            run_as_user,
+        });
+    }
+    Ok(notes)
+}
+
+fn missing(what: &str, field: &str) -> Error {
+    Error::user_with_help(
+        format!("`{PROJECT_FILE}` does not record {what}, and the scaffold does not show it"),
+        format!("add it to `{PROJECT_FILE}` by hand (`{field}`), then run `rsop update` again"),
+    )
+}
+
+fn find<'a>(files: &'a Texts, dir: &str, stem: &str) -> Option<(&'a PathBuf, &'a String)> {
+    files
+        .iter()
+        .find(|(path, _)| path.starts_with(dir) && path.file_stem().is_some_and(|s| s == stem))
+}
+
+/// The first string or integer literal in the function or constant `name`.
+fn first_literal(file: &syn::File, name: &str) -> Option<String> {
+    struct Finder<'a> {
+        name: &'a str,
+        inside: bool,
+        found: Option<String>,
+    }
+    impl<'ast> Visit<'ast> for Finder<'_> {
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            let was = self.inside;
+            self.inside |= f.sig.ident == self.name;
+            syn::visit::visit_item_fn(self, f);
+            self.inside = was;
+        }
+        fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+            let was = self.inside;
+            self.inside |= c.ident == self.name;
+            syn::visit::visit_item_const(self, c);
+            self.inside = was;
+        }
+        fn visit_lit(&mut self, lit: &'ast syn::Lit) {
+            if !self.inside || self.found.is_some() {
+                return;
+            }
+            self.found = match lit {
+                syn::Lit::Str(s) => Some(s.value()),
+                syn::Lit::Int(i) => Some(i.base10_digits().to_string()),
+                _ => None,
+            };
+        }
+    }
+    let mut finder = Finder {
+        name,
+        inside: false,
+        found: None,
+    };
+    finder.visit_file(file);
+    finder.found
+}
+
+/// The words of the container's `command: Some(vec![..])`, as the one
+/// string `--image-container-command` took.
+fn container_command(file: &syn::File) -> Option<String> {
+    struct Finder {
+        found: Option<String>,
+    }
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_field_value(&mut self, field: &'ast syn::FieldValue) {
+            if let syn::Member::Named(name) = &field.member
+                && name == "command"
+                && self.found.is_none()
+            {
+                let mut words = Words(Vec::new());
+                words.visit_expr(&field.expr);
+                if !words.0.is_empty() {
+                    self.found = Some(words.0.join(" "));
+                }
+            }
+            syn::visit::visit_field_value(self, field);
+        }
+    }
+    struct Words(Vec<String>);
+    impl<'ast> Visit<'ast> for Words {
+        fn visit_lit_str(&mut self, s: &'ast syn::LitStr) {
+            self.0.push(s.value());
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            let parsed = mac.parse_body_with(
+                syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+            );
+            if let Ok(exprs) = parsed {
+                for expr in &exprs {
+                    self.visit_expr(expr);
+                }
+            }
+        }
+    }
+    let mut finder = Finder { found: None };
+    finder.visit_file(file);
+    finder.found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_options_are_read_from_an_old_scaffold() {
+        let mut project = Project::new("example.com", "memcached-operator");
+        project.cli_version = None;
+        project.resources.push(crate::project::Resource {
+            group: "cache".into(),
+            version: "v1alpha1".into(),
+            kind: "Memcached".into(),
+            plural: "memcacheds".into(),
+            api: true,
+            namespaced: true,
+            controller: true,
+            ..Default::default()
+        });
+        let scaffold: Texts = [
+            (
+                "src/api/v1alpha1/memcached.rs",
+                "fn default_image() -> String {\n    \"memcached:1.6.26-alpine\".into()\n}\n\
+                 fn default_container_port() -> Option<i32> {\n    Some(11211)\n}\n",
+            ),
+            (
+                "src/controllers/memcached.rs",
+                "const RUN_AS_USER: i64 = 1001;\nfn d() { let c = Container { command: Some(vec![\"memcached\".into(), \"-m=64\".into()]), ..Default::default() }; }\n",
+            ),
+            ("LICENSE", "MIT License\n\nCopyright (c) Acme Corp\n"),
+        ]
+        .into_iter()
+        .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+        .collect();
+        complete(&mut project, &scaffold).unwrap();
+        assert_eq!(
+            project.resources[0].image,
+            Some(ImageRecord {
+                image: "memcached:1.6.26-alpine".into(),
+                container_port: Some(11211),
+                command: Some("memcached -m=64".into()),
+                run_as_user: Some(1001),
+            })
+        );
+        assert_eq!(project.license, Some(LicenseRecord::Mit));
+        assert_eq!(project.owner.as_deref(), Some("Acme Corp"));
+    }
+}

@@ -1,0 +1,310 @@
+//! The 3-way merge of a project, file by file: the ancestor is the scaffold
+//! rsop wrote last, ours the user's tree, theirs the scaffold this rsop
+//! writes. A file only one side changed takes that side; a file both changed
+//! is merged, `Cargo.toml` by its keys and everything else by git's line
+//! merge. Files the new scaffold moved (the flat layout's `src/leader.rs`
+//! into `src/manager/leader.rs`) are paired by content, so that the user's
+//! edits follow the file to its new place.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use super::git;
+use super::toml_merge;
+use crate::Result;
+use crate::project::PROJECT_FILE;
+
+/// A tree of text files by path relative to the project root.
+pub type Texts = BTreeMap<PathBuf, String>;
+
+/// What the update does to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// The file gets `text`: the new scaffold's, or the merge of both sides.
+    Update,
+    /// A new file of the scaffold.
+    Create,
+    /// The scaffold no longer has the file, and the user left it as written.
+    Delete,
+    /// Both sides changed the same lines (or keys): the file holds conflict
+    /// markers (for Cargo.toml, the user's values, the keys listed).
+    Conflict(Vec<String>),
+    /// The user's file stays as it is although the scaffold changed, for the
+    /// reason given.
+    Keep(String),
+}
+
+/// One file's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: PathBuf,
+    pub action: Action,
+    /// The file's new text, for `Update`, `Create` and `Conflict`.
+    pub text: Option<String>,
+    /// The path the file moved from, for a file the new scaffold moved.
+    pub moved_from: Option<PathBuf>,
+}
+
+/// Labels of the sides in conflict markers.
+#[derive(Debug, Clone)]
+pub struct Labels {
+    pub ours: String,
+    pub base: String,
+    pub theirs: String,
+}
+
+/// Whether `path` is one of the manifests `rsop manifests` derives from the
+/// sources: those are derived again after the merge, not merged.
+pub fn is_derived(path: &Path) -> bool {
+    path.starts_with("config/crd/bases")
+        || path == Path::new("config/rbac/role.yaml")
+        || path == Path::new("config/webhook/manifests.yaml")
+}
+
+/// The entries of every file that changes, in path order. `ours` needs to
+/// hold only the paths of `base` and `theirs`.
+pub fn merge(base: &Texts, ours: &Texts, theirs: &Texts, labels: &Labels) -> Result<Vec<Entry>> {
+    let moves = moves(base, ours, theirs);
+    let moved_to: BTreeMap<&PathBuf, &PathBuf> =
+        moves.iter().map(|(from, to)| (to, from)).collect();
+    let paths: BTreeSet<&PathBuf> = base
+        .keys()
+        .chain(ours.keys())
+        .chain(theirs.keys())
+        .collect();
+    let mut entries = Vec::new();
+    for path in paths {
+        if let Some(from) = moved_to.get(path) {
+            let (Some(b), Some(o), Some(t)) = (base.get(*from), ours.get(*from), theirs.get(path))
+            else {
+                continue;
+            };
+            let mut entry =
+                merge_file(path, Some(b), Some(o), Some(t), labels)?.unwrap_or_else(|| Entry {
+                    path: path.clone(),
+                    action: Action::Create,
+                    text: Some(o.clone()),
+                    moved_from: None,
+                });
+            if entry.action == Action::Update {
+                entry.action = Action::Create;
+            }
+            entry.moved_from = Some((*from).clone());
+            entries.push(entry);
+            continue;
+        }
+        if moves.contains_key(path) {
+            entries.push(Entry {
+                path: path.clone(),
+                action: Action::Delete,
+                text: None,
+                moved_from: None,
+            });
+            continue;
+        }
+        if let Some(entry) = merge_file(
+            path,
+            base.get(path),
+            ours.get(path),
+            theirs.get(path),
+            labels,
+        )? {
+            entries.push(entry);
+        }
+    }
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(entries)
+}
+
+fn merge_file(
+    path: &Path,
+    base: Option<&String>,
+    ours: Option<&String>,
+    theirs: Option<&String>,
+    labels: &Labels,
+) -> Result<Option<Entry>> {
+    let entry = |action: Action, text: Option<String>| {
+        Some(Entry {
+            path: path.to_path_buf(),
+            action,
+            text,
+            moved_from: None,
+        })
+    };
+    if ours == theirs || base == theirs {
+        return Ok(None);
+    }
+    // Derived manifests the user changed are derived again afterwards.
+    if is_derived(path) && base != ours {
+        return Ok(None);
+    }
+    // PROJECT is made from the user's own PROJECT: the new one is theirs.
+    if base == ours || path == Path::new(PROJECT_FILE) {
+        return Ok(match (ours, theirs) {
+            (None, Some(t)) => entry(Action::Create, Some(t.clone())),
+            (Some(_), Some(t)) => entry(Action::Update, Some(t.clone())),
+            (Some(_), None) => entry(Action::Delete, None),
+            (None, None) => None,
+        });
+    }
+    Ok(match (base, ours, theirs) {
+        (Some(_), None, Some(_)) => entry(
+            Action::Keep("you deleted it; the new scaffold changed it".into()),
+            None,
+        ),
+        (Some(_), Some(_), None) => entry(
+            Action::Keep("the new scaffold no longer has it; your edits keep it".into()),
+            None,
+        ),
+        (b, Some(o), Some(t)) => {
+            let b = b.map_or("", String::as_str);
+            if path.file_name().is_some_and(|n| n == "Cargo.toml")
+                && let Some(merged) = toml_merge::merge(b, o, t)
+            {
+                let action = if merged.conflicts.is_empty() {
+                    Action::Update
+                } else {
+                    Action::Conflict(merged.conflicts)
+                };
+                return Ok(entry(action, Some(merged.text)));
+            }
+            let (text, conflicted) =
+                git::merge_text(b, o, t, [&labels.ours, &labels.base, &labels.theirs])?;
+            let action = if conflicted {
+                Action::Conflict(Vec::new())
+            } else {
+                Action::Update
+            };
+            entry(action, Some(text))
+        }
+        _ => None,
+    })
+}
+
+/// Files the new scaffold moved: a path of the old scaffold that the new one
+/// lacks, paired with a new path whose text is most like it (at least half
+/// the lines alike, the same extension). `from -> to`.
+fn moves(base: &Texts, ours: &Texts, theirs: &Texts) -> BTreeMap<PathBuf, PathBuf> {
+    let gone: Vec<&PathBuf> = base
+        .keys()
+        .filter(|p| !theirs.contains_key(*p) && ours.contains_key(*p))
+        .collect();
+    let new: Vec<&PathBuf> = theirs
+        .keys()
+        .filter(|p| !base.contains_key(*p) && !ours.contains_key(*p))
+        .collect();
+    let mut pairs: Vec<(f32, &PathBuf, &PathBuf)> = Vec::new();
+    for from in &gone {
+        for to in &new {
+            if from.extension() != to.extension() {
+                continue;
+            }
+            let ratio = similar::TextDiff::from_lines(&base[*from], &theirs[*to]).ratio();
+            if ratio >= 0.5 {
+                pairs.push((ratio, from, to));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    let mut taken = BTreeSet::new();
+    let mut out = BTreeMap::new();
+    for (_, from, to) in pairs {
+        if out.contains_key(from) || taken.contains(to) {
+            continue;
+        }
+        taken.insert(to);
+        out.insert(from.clone(), to.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(files: &[(&str, &str)]) -> Texts {
+        files
+            .iter()
+            .map(|(p, t)| (PathBuf::from(p), (*t).to_string()))
+            .collect()
+    }
+
+    fn labels() -> Labels {
+        Labels {
+            ours: "yours".into(),
+            base: "old".into(),
+            theirs: "new".into(),
+        }
+    }
+
+    #[test]
+    fn one_sided_changes_take_that_side() {
+        let base = texts(&[("a", "1\n"), ("b", "1\n"), ("gone", "x\n")]);
+        let ours = texts(&[
+            ("a", "1 mine\n"),
+            ("b", "1\n"),
+            ("gone", "x\n"),
+            ("own", "o\n"),
+        ]);
+        let theirs = texts(&[("a", "1\n"), ("b", "2\n"), ("new", "n\n")]);
+        let entries = merge(&base, &ours, &theirs, &labels()).unwrap();
+        let summary: Vec<(String, Action)> = entries
+            .into_iter()
+            .map(|e| (e.path.display().to_string(), e.action))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("b".into(), Action::Update),
+                ("gone".into(), Action::Delete),
+                ("new".into(), Action::Create),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_moved_file_keeps_the_users_edits() {
+        let body = "fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\n";
+        let base = texts(&[("src/leader.rs", body)]);
+        let ours = texts(&[(
+            "src/leader.rs",
+            &body.replace("fn a() {}", "fn a() { mine() }"),
+        )]);
+        let theirs = texts(&[(
+            "src/manager/leader.rs",
+            &body.replace("fn d() {}", "fn d() { new() }"),
+        )]);
+        let entries = merge(&base, &ours, &theirs, &labels()).unwrap();
+        assert_eq!(entries.len(), 2, "{entries:#?}");
+        let moved = entries
+            .iter()
+            .find(|e| e.path == Path::new("src/manager/leader.rs"))
+            .unwrap();
+        assert_eq!(
+            moved.moved_from.as_deref(),
+            Some(Path::new("src/leader.rs"))
+        );
+        assert_eq!(
+            moved.text.as_deref(),
+            Some("fn a() { mine() }\nfn b() {}\nfn c() {}\nfn d() { new() }\n")
+        );
+        assert!(
+            entries
+                .iter()
+                .any(|e| e.path == Path::new("src/leader.rs") && e.action == Action::Delete)
+        );
+    }
+
+    #[test]
+    fn same_lines_changed_on_both_sides_conflict() {
+        let base = texts(&[("f", "a\nb\nc\n")]);
+        let ours = texts(&[("f", "a\nmine\nc\n")]);
+        let theirs = texts(&[("f", "a\nnew\nc\n")]);
+        let entries = merge(&base, &ours, &theirs, &labels()).unwrap();
+        assert_eq!(entries[0].action, Action::Conflict(Vec::new()));
+        assert_eq!(
+            entries[0].text.as_deref(),
+            Some("a\n<<<<<<< yours\nmine\n=======\nnew\n>>>>>>> new\nc\n")
+        );
+    }
+}
