@@ -130,6 +130,8 @@ fn first_literal(file: &syn::File, name: &str) -> Option<String> {
             syn::visit::visit_item_const(self, c);
             self.inside = was;
         }
+        // Doc comments are string literals too.
+        fn visit_attribute(&mut self, _: &'ast syn::Attribute) {}
         fn visit_lit(&mut self, lit: &'ast syn::Lit) {
             if !self.inside || self.found.is_some() {
                 return;
@@ -169,6 +171,17 @@ fn container_command(file: &syn::File) -> Option<String> {
                 }
             }
             syn::visit::visit_field_value(self, field);
+        }
+        // The container is built inside `vec![..]`, whose body syn leaves
+        // as tokens.
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            if let Ok(exprs) = mac.parse_body_with(
+                syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+            ) {
+                for expr in &exprs {
+                    self.visit_expr(expr);
+                }
+            }
         }
     }
     struct Words(Vec<String>);
@@ -218,7 +231,7 @@ mod tests {
             ),
             (
                 "src/controllers/memcached.rs",
-                "const RUN_AS_USER: i64 = 1001;\nfn d() { let c = Container { command: Some(vec![\"memcached\".into(), \"-m=64\".into()]), ..Default::default() }; }\n",
+                "/// The user.\nconst RUN_AS_USER: i64 = 1001;\nfn d() { let c = vec![Container { command: Some(vec![\"memcached\".into(), \"-m=64\".into()]), ..Default::default() }]; }\n",
             ),
             ("LICENSE", "MIT License\n\nCopyright (c) Acme Corp\n"),
         ]

@@ -81,7 +81,7 @@ fn user_edits(dir: &Path) {
         "src/controllers/memcached.rs",
         "image_pull_policy: Some(\"IfNotPresent\".into()),\n",
         "image_pull_policy: Some(\"IfNotPresent\".into()),\n\
-         args: crate::naming::verbosity(obj.spec.verbose),\n",
+         \x20                       args: crate::naming::verbosity(obj.spec.verbose),\n",
     );
     std::fs::write(
         dir.join("src/naming.rs"),
@@ -489,6 +489,14 @@ fn bad_input_is_refused_and_changes_nothing() {
     ));
     git(&dir, &["update-ref", "refs/rsop/scaffold", &recorded]);
 
+    // --regenerate into a directory that holds files.
+    problems.extend(refusal_problems(
+        &dir,
+        &["update", "--regenerate", "src"],
+        1,
+        &["is not empty"],
+    ));
+
     // A PROJECT from a newer rsop.
     edit(&dir, "PROJECT", "cliVersion: 0.1.0", "cliVersion: 99.0.0");
     commit_all(&dir, "From the future");
@@ -510,13 +518,6 @@ fn bad_input_is_refused_and_changes_nothing() {
         &["not an rsop project"],
     ));
 
-    // --regenerate into a directory that holds files.
-    problems.extend(refusal_problems(
-        &dir,
-        &["update", "--regenerate", "src"],
-        1,
-        &["is not empty"],
-    ));
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
 
