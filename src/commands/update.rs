@@ -254,7 +254,11 @@ fn report(entries: &[Entry], out: &mut dyn Write) -> Result<()> {
             Action::Conflict(keys) => (
                 "conflict",
                 AnsiColor::Magenta,
-                keys.iter().map(|k| format!("\n          {k}")).collect(),
+                keys.iter().fold(String::new(), |mut all, k| {
+                    all.push_str("\n          ");
+                    all.push_str(k);
+                    all
+                }),
             ),
             Action::Keep(why) => ("keep", AnsiColor::BrightBlack, format!(" ({why})")),
         };

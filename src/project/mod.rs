@@ -321,6 +321,9 @@ impl Project {
 
     /// Refuses a project that a newer rsop scaffolded: this one would write
     /// its files back as an older release made them.
+    ///
+    /// # Panics
+    /// Never: this package's version is a semver release number.
     pub fn check_not_newer(&self, path: &Path) -> Result<()> {
         let Some(recorded) = &self.cli_version else {
             return Ok(());

@@ -7,6 +7,7 @@
 //! written through a private index file, and only `refs/rsop/*` move.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -175,7 +176,11 @@ impl Repo {
 
     /// The contents of blobs, in order, through one `git cat-file --batch`.
     fn cat_blobs<'a>(&self, oids: impl Iterator<Item = &'a str>) -> Result<Vec<Vec<u8>>> {
-        let input: String = oids.map(|oid| format!("{oid}\n")).collect();
+        let input = oids.fold(String::new(), |mut all, oid| {
+            all.push_str(oid);
+            all.push('\n');
+            all
+        });
         let mut cmd = git(&self.root);
         cmd.args(["cat-file", "--batch"]);
         let output = run_with_input(cmd, input.as_bytes(), "read files from git")?;
@@ -218,7 +223,7 @@ impl Repo {
         let mut index_info = String::new();
         for (rel, oid) in files.iter().zip(&oids) {
             let rel = rel.to_string_lossy().replace('\\', "/");
-            index_info.push_str(&format!("100644 {oid}\t{rel}\n"));
+            let _ = writeln!(index_info, "100644 {oid}\t{rel}");
         }
         let index = scratch.path().join("index");
         let mut cmd = git(&self.root);

@@ -130,7 +130,7 @@ fn merge_strings(
     let theirs = strings(theirs)?;
     let mut out: Vec<String> = theirs
         .into_iter()
-        .filter(|s| !(base.contains(s) && !ours_list.contains(s)))
+        .filter(|s| !base.contains(s) || ours_list.contains(s))
         .collect();
     for s in &ours_list {
         if !base.contains(s) && !out.contains(s) {

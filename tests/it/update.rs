@@ -326,11 +326,10 @@ fn conflicts_are_marked_and_continue_records_the_scaffold() {
     let path = dir.join("src/api/v1alpha1/memcached.rs");
     let text = std::fs::read_to_string(&path).unwrap();
     let resolved: String = text
-        .lines()
+        .split_inclusive('\n')
         .filter(|l| {
             !(l.starts_with("<<<<<<<") || l.starts_with("=======") || l.starts_with(">>>>>>>"))
         })
-        .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&path, resolved).unwrap();
     let pending = git(&dir, &["rev-parse", "refs/rsop/scaffold-pending"]);
