@@ -1,11 +1,13 @@
 //! Benchmark of the scaffolding commands: `rsop init` into a fresh
 //! directory, and `rsop init` followed by `rsop create api` (which also
 //! derives the manifests and runs rustfmt on the generated Rust), measured
-//! in-process and as whole `rsop` processes, over many runs. Run with
-//! `cargo bench --bench scaffold`.
+//! in-process and as whole `rsop` processes, over many runs; then `rsop
+//! update` on a project of 5 kinds, 2 webhooks and an external kind. Run
+//! with `cargo bench --bench scaffold`.
 //!
-//! Targets: init well under 50 ms; init + create api under 50 ms together;
-//! no network.
+//! Targets: init well under 50 ms; init + create api under 50 ms together
+//! (each also records its scaffold in git); `rsop update` under 500 ms; no
+//! network.
 
 use std::path::Path;
 use std::process::Command;
@@ -113,7 +115,123 @@ fn main() {
     });
     report("init + create api, processes", &both_process);
     check_written(tmp.path());
+    update(tmp.path());
 }
+
+/// `rsop update` on a project of 5 kinds (one of them `--image`), 2 of them
+/// with webhooks, and a kind of cert-manager's CRD: the recorded commands
+/// run again, every file merged, nothing to write. As a whole process, as
+/// the user runs it.
+fn update(tmp: &Path) {
+    let dir = tmp.join("update");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/external/cert-manager.yaml"),
+        tmp.join("cert-manager.yaml"),
+    )
+    .unwrap();
+    let binary = env!("CARGO_BIN_EXE_rsop");
+    let run = |args: &[&str]| {
+        let output = Command::new(binary)
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("rsop runs");
+        assert!(
+            output.status.success(),
+            "rsop {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    run(&[
+        "init",
+        "--domain",
+        "example.com",
+        "--project-name",
+        "bench-operator",
+    ]);
+    let kind = |kind: &'static str| {
+        [
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            kind,
+        ]
+    };
+    run(&[
+        &kind("Memcached")[..],
+        &["--image", "memcached:1.6.26-alpine"],
+    ]
+    .concat());
+    for k in ["Redis", "Valkey", "Etcd"] {
+        run(&kind(k));
+    }
+    run(&[
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--version",
+        "v2",
+        "--kind",
+        "Etcd",
+    ]);
+    for k in ["Redis", "Valkey"] {
+        run(&[
+            "create",
+            "webhook",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            k,
+            "--defaulting",
+            "--programmatic-validation",
+        ]);
+    }
+    run(&[
+        "create",
+        "api",
+        "--external-api-crd",
+        "../cert-manager.yaml",
+        "--kind",
+        "Certificate",
+        "--resource=false",
+    ]);
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .envs([
+                ("GIT_AUTHOR_NAME", "bench"),
+                ("GIT_AUTHOR_EMAIL", "bench@example.com"),
+                ("GIT_COMMITTER_NAME", "bench"),
+                ("GIT_COMMITTER_EMAIL", "bench@example.com"),
+            ])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("git runs");
+        assert!(status.success());
+    };
+    git(&["add", "-A"]);
+    git(&["commit", "--quiet", "-m", "Scaffold"]);
+    let mut times: Vec<Duration> = (0..UPDATE_RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            run(&["update"]);
+            start.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    report("update, 5 kinds", &times);
+}
+
+const UPDATE_RUNS: usize = 20;
 
 fn measure(mut f: impl FnMut(usize)) -> Vec<Duration> {
     // One warm-up run so page cache and allocator state are steady.

@@ -154,6 +154,19 @@ fn referenced(source: &str) -> Vec<&str> {
     out
 }
 
+/// A fingerprint of this rsop's scaffold: its release and every built-in
+/// template. Two builds with the same fingerprint scaffold alike, which
+/// spares `rsop update`'s bookkeeping a second run of the recorded commands.
+pub fn fingerprint() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut sources = Vec::new();
+    collect(&TEMPLATES, &mut sources);
+    let mut hasher = std::hash::DefaultHasher::new();
+    env!("CARGO_PKG_VERSION").hash(&mut hasher);
+    sources.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
 fn collect(dir: &'static Dir<'static>, out: &mut Vec<(&'static str, &'static str)>) {
     for file in dir.files() {
         let (Some(name), Some(body)) = (file.path().to_str(), file.contents_utf8()) else {

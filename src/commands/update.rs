@@ -112,7 +112,10 @@ pub fn run(args: &UpdateArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome
         .iter()
         .filter(|e| matches!(e.action, Action::Conflict(_)))
         .collect();
-    let message = format!("rsop {CLI_VERSION} scaffold");
+    let message = format!(
+        "rsop {CLI_VERSION} scaffold\n\nfingerprint: {}",
+        crate::templates::fingerprint()
+    );
     if conflicts.is_empty() {
         if let Err(e) = derive_manifests(root, out) {
             roll_back(root, &changes);
@@ -584,11 +587,18 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
         return Ok(());
     };
     let reference = repo.scaffold_ref();
+    let fingerprint = format!("fingerprint: {}", crate::templates::fingerprint());
     if let Some(before) = before {
         let Some(commit) = repo.commit(&reference)? else {
             return Ok(());
         };
-        if bytes(&scaffold_of(before, root)?) != repo.read_tree(&commit)? {
+        let recorded = repo.read_tree(&commit)?;
+        // The same rsop's scaffold of the same PROJECT is the recorded one;
+        // anything else is compared whole.
+        let same_rsop = repo.message(&commit)?.lines().any(|l| l == fingerprint)
+            && recorded.get(Path::new(PROJECT_FILE)).map(Vec::as_slice)
+                == Some(before.to_yaml().as_bytes());
+        if !same_rsop && bytes(&scaffold_of(before, root)?) != recorded {
             return say(
                 out,
                 "note: the scaffold rsop recorded is older than this rsop's, so this change was not \
@@ -601,7 +611,7 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
     repo.commit_tree(
         &bytes(&scaffold),
         &reference,
-        &format!("rsop {CLI_VERSION} scaffold"),
+        &format!("rsop {CLI_VERSION} scaffold\n\n{fingerprint}"),
     )?;
     Ok(())
 }
