@@ -179,6 +179,7 @@ fn update(tmp: &Path) {
         "v2",
         "--kind",
         "Etcd",
+        "--controller=false",
     ]);
     for k in ["Redis", "Valkey"] {
         run(&[

@@ -47,6 +47,11 @@ fn git(dir: &Path) -> Command {
 
 fn run(mut cmd: Command, what: &str) -> Result<Output> {
     let output = cmd.output().map_err(|e| missing_git(what, &e))?;
+    succeeded(output, what)
+}
+
+/// The output of a git that exited 0, else an error with what git said.
+fn succeeded(output: Output, what: &str) -> Result<Output> {
     if output.status.success() {
         Ok(output)
     } else {
@@ -287,14 +292,7 @@ fn run_with_input(mut cmd: Command, input: &[u8], what: &str) -> Result<Output> 
         .wait_with_output()
         .map_err(|e| missing_git(what, &e))?;
     let _ = writer.join();
-    if output.status.success() {
-        Ok(output)
-    } else {
-        Err(Error::user(format!(
-            "git failed to {what}: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
-        )))
-    }
+    succeeded(output, what)
 }
 
 /// git's line merge of `ours` and `theirs` from `base`: the merged text and

@@ -53,6 +53,25 @@ pub fn complete(project: &mut Project, scaffold: &Texts) -> Result<Vec<String>> 
                 "externalApiCrd: <path of the CRD file>",
             ));
         }
+        if !recorded_everything
+            && resource.controller
+            && resource.owns.is_empty()
+            && resource.watches.is_empty()
+            && let Some((path, text)) =
+                find(scaffold, "src/controllers/", &resource.controller_module())
+            && [".owns(", ".owns_stream(", ".watches(", ".watches_stream("]
+                .iter()
+                .any(|call| text.contains(call))
+        {
+            return Err(missing(
+                &format!(
+                    "the `--owns` and `--watches` of the controller `{}`, which `{}` shows",
+                    resource.controller_name(),
+                    path.display()
+                ),
+                "owns: [apps/v1/Deployment, ...] and watches: [v1/Pod, ...] under its entry",
+            ));
+        }
         if recorded_everything || resource.image.is_some() || !(resource.api && resource.controller)
         {
             continue;
@@ -250,5 +269,36 @@ mod tests {
         );
         assert_eq!(project.license, Some(LicenseRecord::Mit));
         assert_eq!(project.owner.as_deref(), Some("Acme Corp"));
+    }
+
+    #[test]
+    fn watches_an_old_project_does_not_record_are_asked_for() {
+        let mut project = Project::new("example.com", "exporter-operator");
+        project.cli_version = None;
+        project.resources.push(crate::project::Resource {
+            group: "monitoring".into(),
+            version: "v1alpha1".into(),
+            kind: "Exporter".into(),
+            plural: "exporters".into(),
+            api: true,
+            namespaced: true,
+            controller: true,
+            ..Default::default()
+        });
+        let scaffold: Texts = [
+            ("LICENSE", "Apache License\n"),
+            (
+                "src/controllers/exporter.rs",
+                "fn run() { Controller::new(api, wc).owns_stream(deployment_events); }\n",
+            ),
+        ]
+        .into_iter()
+        .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+        .collect();
+        let err = complete(&mut project, &scaffold).unwrap_err().to_string();
+        assert!(
+            err.contains("`--owns` and `--watches` of the controller `exporter`"),
+            "{err}"
+        );
     }
 }
