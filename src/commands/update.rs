@@ -116,12 +116,18 @@ pub fn run(args: &UpdateArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome
         "rsop {CLI_VERSION} scaffold\n\nfingerprint: {}",
         crate::templates::fingerprint()
     );
+    let recorded = repo.commit(&repo.scaffold_ref())?;
     if conflicts.is_empty() {
         if let Err(e) = derive_manifests(root, out) {
             roll_back(root, &changes);
             return Err(e);
         }
-        repo.commit_tree(&bytes(&theirs), &repo.scaffold_ref(), &message)?;
+        repo.commit_tree(
+            &bytes(&theirs),
+            &repo.scaffold_ref(),
+            recorded.as_deref(),
+            &message,
+        )?;
         say(
             out,
             &format!(
@@ -137,6 +143,7 @@ pub fn run(args: &UpdateArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome
     repo.commit_tree(
         &bytes(&theirs),
         &repo.pending_ref(),
+        recorded.as_deref(),
         &format!("{message}\n\nconflicts:\n{}", paths.join("\n")),
     )?;
     say(
@@ -588,14 +595,15 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
     };
     let reference = repo.scaffold_ref();
     let fingerprint = format!("fingerprint: {}", crate::templates::fingerprint());
+    let parent = repo.commit(&reference)?;
     if let Some(before) = before {
-        let Some(commit) = repo.commit(&reference)? else {
+        let Some(commit) = &parent else {
             return Ok(());
         };
-        let recorded = repo.read_tree(&commit)?;
+        let recorded = repo.read_tree(commit)?;
         // The same rsop's scaffold of the same PROJECT is the recorded one;
         // anything else is compared whole.
-        let same_rsop = repo.message(&commit)?.lines().any(|l| l == fingerprint)
+        let same_rsop = repo.message(commit)?.lines().any(|l| l == fingerprint)
             && recorded.get(Path::new(PROJECT_FILE)).map(Vec::as_slice)
                 == Some(before.to_yaml().as_bytes());
         if !same_rsop && bytes(&scaffold_of(before, root)?) != recorded {
@@ -611,6 +619,7 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
     repo.commit_tree(
         &bytes(&scaffold),
         &reference,
+        parent.as_deref(),
         &format!("rsop {CLI_VERSION} scaffold\n\n{fingerprint}"),
     )?;
     Ok(())

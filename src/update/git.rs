@@ -7,7 +7,6 @@
 //! written through a private index file, and only `refs/rsop/*` move.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -75,12 +74,15 @@ fn text(output: &Output) -> String {
 
 /// Whether the `git` program can be run at all.
 pub fn available() -> bool {
-    Command::new("git")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        Command::new("git")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
 }
 
 /// `git init` in `dir`, quietly.
@@ -207,47 +209,41 @@ impl Repo {
         Ok(out)
     }
 
-    /// Writes `tree` as git objects and commits it on `reference` (after
-    /// the commit it holds, if any), with `message`. Returns the commit.
-    pub fn commit_tree(&self, tree: &Tree, reference: &str, message: &str) -> Result<String> {
-        let scratch =
-            tempfile::tempdir().map_err(|e| Error::io("create", "a temporary directory", e))?;
-        let mut paths = String::new();
-        let mut files = Vec::with_capacity(tree.len());
-        for (i, (rel, bytes)) in tree.iter().enumerate() {
-            let file = scratch.path().join(i.to_string());
-            std::fs::write(&file, bytes).map_err(|e| Error::io("write", &file, e))?;
-            paths.push_str(&file.to_string_lossy());
-            paths.push('\n');
-            files.push(rel);
+    /// Commits `tree` on `reference`, after the commit `parent` when given,
+    /// with `message`, through one `git fast-import`: the files go into one
+    /// pack, not a loose object each.
+    pub fn commit_tree(
+        &self,
+        tree: &Tree,
+        reference: &str,
+        parent: Option<&str>,
+        message: &str,
+    ) -> Result<()> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut stream = Vec::new();
+        let _ = write!(
+            stream,
+            "commit {reference}\ncommitter {} <{}> {now} +0000\ndata {}\n{message}\n",
+            IDENTITY[2].1,
+            IDENTITY[3].1,
+            message.len()
+        );
+        if let Some(parent) = parent {
+            let _ = writeln!(stream, "from {parent}");
+        }
+        // The tree is exactly `tree`, whatever the parent held.
+        stream.extend_from_slice(b"deleteall\n");
+        for (path, bytes) in tree {
+            let path = path.to_string_lossy().replace('\\', "/");
+            let _ = write!(stream, "M 100644 inline {path}\ndata {}\n", bytes.len());
+            stream.extend_from_slice(bytes);
+            stream.push(b'\n');
         }
         let mut cmd = git(&self.root);
-        cmd.args(["hash-object", "-w", "--no-filters", "--stdin-paths"]);
-        let hashed = run_with_input(cmd, paths.as_bytes(), "store the scaffold's files")?;
-        let oids: Vec<String> = text(&hashed).lines().map(str::to_string).collect();
-        let mut index_info = String::new();
-        for (rel, oid) in files.iter().zip(&oids) {
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            let _ = writeln!(index_info, "100644 {oid}\t{rel}");
-        }
-        let index = scratch.path().join("index");
-        let mut cmd = git(&self.root);
-        cmd.env("GIT_INDEX_FILE", &index)
-            .args(["update-index", "--add", "--index-info"]);
-        run_with_input(cmd, index_info.as_bytes(), "index the scaffold")?;
-        let mut cmd = git(&self.root);
-        cmd.env("GIT_INDEX_FILE", &index).arg("write-tree");
-        let tree_oid = text(&run(cmd, "store the scaffold's tree")?);
-        let parent = self.commit(reference)?;
-        let mut cmd = git(&self.root);
-        cmd.envs(IDENTITY)
-            .args(["commit-tree", &tree_oid, "-m", message]);
-        if let Some(parent) = &parent {
-            cmd.args(["-p", parent]);
-        }
-        let commit = text(&run(cmd, "commit the scaffold")?);
-        self.set_ref(reference, &commit)?;
-        Ok(commit)
+        cmd.args(["fast-import", "--quiet", "--force", "--date-format=raw"]);
+        run_with_input(cmd, &stream, "record the scaffold").map(drop)
     }
 
     /// Points `reference` at `commit`.

@@ -9,7 +9,7 @@ use heck::ToSnakeCase;
 use syn::visit::Visit;
 
 use super::merge::Texts;
-use crate::project::{ImageRecord, LicenseRecord, PROJECT_FILE, Project};
+use crate::project::{ImageRecord, LicenseRecord, PROJECT_FILE, Project, Resource};
 use crate::{Error, Result};
 
 /// Fills in what `project` lacks from `scaffold`, the files of the scaffold
@@ -42,7 +42,9 @@ pub fn complete(project: &mut Project, scaffold: &Texts) -> Result<Vec<String>> 
             project.owner = owner;
         }
     }
-    let recorded_everything = project.cli_version.is_some();
+    if project.cli_version.is_some() {
+        return Ok(notes);
+    }
     for resource in &mut project.resources {
         if resource.external && resource.external_api_crd.is_none() {
             return Err(missing(
@@ -53,7 +55,19 @@ pub fn complete(project: &mut Project, scaffold: &Texts) -> Result<Vec<String>> 
                 "externalApiCrd: <path of the CRD file>",
             ));
         }
-        if !recorded_everything
+        if resource.image.is_none()
+            && resource.api
+            && resource.controller
+            && let Some(image) = image_options(resource, scaffold)?
+        {
+            notes.push(format!(
+                "the `--image {}` options of {}",
+                image.image, resource.kind
+            ));
+            resource.image = Some(image);
+        }
+        // `--image` controllers own their Deployment by themselves.
+        if resource.image.is_none()
             && resource.controller
             && resource.owns.is_empty()
             && resource.watches.is_empty()
@@ -72,48 +86,43 @@ pub fn complete(project: &mut Project, scaffold: &Texts) -> Result<Vec<String>> 
                 "owns: [apps/v1/Deployment, ...] and watches: [v1/Pod, ...] under its entry",
             ));
         }
-        if recorded_everything || resource.image.is_some() || !(resource.api && resource.controller)
-        {
-            continue;
-        }
-        let stem = resource.kind.to_snake_case();
-        let Some((types_path, types)) = find(scaffold, "src/api/", &stem) else {
-            continue;
-        };
-        let Ok(types_file) = syn::parse_file(types) else {
-            continue;
-        };
-        let Some(image) = first_literal(&types_file, "default_image") else {
-            continue;
-        };
-        let container_port =
-            first_literal(&types_file, "default_container_port").and_then(|port| port.parse().ok());
-        let controller = find(scaffold, "src/controllers/", &resource.controller_module())
-            .and_then(|(_, text)| syn::parse_file(text).ok());
-        let Some(controller) = controller else {
-            return Err(missing(
-                &format!(
-                    "the `--image` options of `{}` (its controller is not in the scaffold, and `{}` shows only the image)",
-                    resource.kind,
-                    types_path.display()
-                ),
-                "image: {image: ..., containerPort: ..., command: ..., runAsUser: ...}",
-            ));
-        };
-        let command = container_command(&controller);
-        let run_as_user = first_literal(&controller, "RUN_AS_USER").and_then(|u| u.parse().ok());
-        notes.push(format!(
-            "the `--image {image}` options of {}",
-            resource.kind
-        ));
-        resource.image = Some(ImageRecord {
-            image,
-            container_port,
-            command,
-            run_as_user,
-        });
     }
     Ok(notes)
+}
+
+/// The options of `create api --image` that made the kind, when its
+/// scaffolded types show an image.
+fn image_options(resource: &Resource, scaffold: &Texts) -> Result<Option<ImageRecord>> {
+    let stem = resource.kind.to_snake_case();
+    let Some((types_path, types)) = find(scaffold, "src/api/", &stem) else {
+        return Ok(None);
+    };
+    let Ok(types_file) = syn::parse_file(types) else {
+        return Ok(None);
+    };
+    let Some(image) = first_literal(&types_file, "default_image") else {
+        return Ok(None);
+    };
+    let container_port =
+        first_literal(&types_file, "default_container_port").and_then(|port| port.parse().ok());
+    let controller = find(scaffold, "src/controllers/", &resource.controller_module())
+        .and_then(|(_, text)| syn::parse_file(text).ok());
+    let Some(controller) = controller else {
+        return Err(missing(
+            &format!(
+                "the `--image` options of `{}` (its controller is not in the scaffold, and `{}` shows only the image)",
+                resource.kind,
+                types_path.display()
+            ),
+            "image: {image: ..., containerPort: ..., command: ..., runAsUser: ...}",
+        ));
+    };
+    Ok(Some(ImageRecord {
+        image,
+        container_port,
+        command: container_command(&controller),
+        run_as_user: first_literal(&controller, "RUN_AS_USER").and_then(|u| u.parse().ok()),
+    }))
 }
 
 fn missing(what: &str, field: &str) -> Error {

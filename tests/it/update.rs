@@ -249,6 +249,25 @@ fn update_from_the_flat_layout_keeps_every_edit_and_builds() {
     assert!(again.stdout.contains("up to date"), "{}", again.stdout);
     assert_eq!(snapshot(&dir), before, "a second update changed files");
     rsop(&dir, &["update", "--check"]).success();
+
+    // The flat layout could not take a webhook; the updated project can, and
+    // the scaffold recorded after it is still current.
+    rsop(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--defaulting",
+        ],
+    )
+    .success();
+    rsop(&dir, &["update", "--check"]).success();
 }
 
 /// Older scaffolds still: before the leader-election rewrite (flat layout,
