@@ -526,6 +526,19 @@ pub fn replay(project: &Project, source_root: &Path, dir: &Path) -> Result<()> {
         if !(r.api || r.controller || r.external) {
             continue;
         }
+        if let Some(crd) = &r.external_api_crd
+            && !source_root.join(crd).is_file()
+        {
+            return Err(Error::user_with_help(
+                format!(
+                    "`{PROJECT_FILE}` records `externalApiCrd: {crd}` for the kind `{}`, and that file does not exist",
+                    r.kind
+                ),
+                format!(
+                    "put the CRD back at `{crd}` (relative to the project), or set `externalApiCrd` to where it is now"
+                ),
+            ));
+        }
         let image = r.image.as_ref();
         let args = CreateApiArgs {
             group: (!r.external).then(|| r.group.clone()),
@@ -598,7 +611,13 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
     let parent = repo.commit(&reference)?;
     if let Some(before) = before {
         let Some(commit) = &parent else {
-            return Ok(());
+            return say(
+                out,
+                &format!(
+                    "note: rsop has not recorded this project's scaffold (`{reference}`); \
+                     `rsop update --base REV` records it, from the commit that holds the scaffold as rsop wrote it\n"
+                ),
+            );
         };
         let recorded = repo.read_tree(commit)?;
         // The same rsop's scaffold of the same PROJECT is the recorded one;
