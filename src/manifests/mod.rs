@@ -12,6 +12,7 @@
 //! nothing is written.
 
 pub mod attrs;
+pub mod calls;
 pub mod cargo;
 pub mod crd;
 pub mod diagnostics;

@@ -1,0 +1,991 @@
+//! The Kubernetes requests the crate's code can make, found in its sources:
+//! every kube-rs call whose kind the types show, as the verb, group and
+//! resource the API server authorizes it by, at its file and line.
+//!
+//! kube-rs calls are typed: an `Api<K>` names its kind, and each of its
+//! methods is one request (`patch_status` is a `patch` on `<plural>/status`).
+//! The kind of an `Api` value is read from its constructor's turbofish, a
+//! `let` annotation, a function parameter or a struct field typed `Api<K>`,
+//! a function of the crate that returns one (`ctx.api::<K>()`), or, for an
+//! `Api::namespaced(..)` with no turbofish, the parameter it is passed to.
+//! A call whose kind none of these shows is reported as not checked, never
+//! guessed. Test code (`#[cfg(test)]`, `#[test]`) makes no request of the
+//! operator's and is skipped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use super::diagnostics::Location;
+use crate::project::{k8s_kinds, names};
+
+/// One request the code makes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Call {
+    /// The API group, `""` for the core group.
+    pub group: String,
+    /// The resource, with its subresource (`deployments/status`).
+    pub resource: String,
+    pub verb: &'static str,
+    /// Made through `Api::all` on a namespaced kind, or on a cluster-scoped
+    /// kind: it needs a `ClusterRole`.
+    pub cluster: bool,
+    pub location: Location,
+    /// What the source calls (`api.patch_status`), for messages.
+    pub via: String,
+}
+
+/// A call whose kind the sources do not show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unchecked {
+    pub location: Location,
+    pub via: String,
+}
+
+/// What the analysis found.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub calls: Vec<Call>,
+    pub unchecked: Vec<Unchecked>,
+}
+
+/// A kind of the crate's own, from the CRD derivation.
+#[derive(Debug, Clone)]
+pub struct OwnKind {
+    pub kind: String,
+    pub group: String,
+    pub plural: String,
+    pub namespaced: bool,
+}
+
+/// Where a kind's requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Target {
+    group: String,
+    plural: String,
+    namespaced: bool,
+}
+
+/// The kind of an `Api` value, as far as the sources show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ApiKind {
+    /// The type written for `K` (`Deployment`, `PartialObjectMeta<Pod>`),
+    /// and whether the value was made with `Api::all`.
+    Known(Box<syn::Type>, Option<bool>),
+    /// `Api::namespaced(..)` and the like with no turbofish: rustc infers
+    /// `K` from a later use.
+    Inferred(Option<bool>),
+    /// A `DynamicObject` of a literal `GroupVersionKind` (group, kind, and
+    /// the plural when `from_gvk_with_plural` names it).
+    Dynamic(String, String, Option<String>, bool),
+}
+
+/// The request methods of `Api<K>`: name -> (verbs, subresource).
+fn method_requests(method: &str) -> Option<(&'static [&'static str], Option<&'static str>)> {
+    Some(match method {
+        "get" | "get_opt" | "get_metadata" | "get_metadata_opt" => (&["get"], None),
+        "list" | "list_metadata" => (&["list"], None),
+        "watch" | "watch_metadata" => (&["watch"], None),
+        "create" => (&["create"], None),
+        "replace" => (&["update"], None),
+        "patch" | "patch_metadata" => (&["patch"], None),
+        "delete" => (&["delete"], None),
+        "delete_collection" => (&["deletecollection"], None),
+        "get_status" => (&["get"], Some("status")),
+        "patch_status" => (&["patch"], Some("status")),
+        "replace_status" => (&["update"], Some("status")),
+        "get_scale" => (&["get"], Some("scale")),
+        "patch_scale" => (&["patch"], Some("scale")),
+        "replace_scale" => (&["update"], Some("scale")),
+        "evict" => (&["create"], Some("eviction")),
+        "logs" | "log_stream" => (&["get"], Some("log")),
+        "exec" => (&["create"], Some("exec")),
+        "attach" => (&["create"], Some("attach")),
+        "portforward" => (&["create"], Some("portforward")),
+        // `Entry::commit` creates a missing object and replaces one found.
+        "entry" => (&["get", "create", "update"], None),
+        _ => return None,
+    })
+}
+
+/// The verbs of a watch: the initial list and the watch.
+const WATCH: &[&str] = &["list", "watch"];
+
+/// The requests of the crate in `files` (path relative to the project root,
+/// text); `own` are the crate's kinds.
+pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
+    let parsed: Vec<(&Path, syn::File)> = files
+        .iter()
+        .filter(|(_, text)| mentions_kube(text))
+        .filter_map(|(path, text)| syn::parse_file(text).ok().map(|f| (*path, f)))
+        .collect();
+    let mut index = Index::default();
+    for (_, file) in &parsed {
+        index.collect(file);
+    }
+    let mut analysis = Analysis::default();
+    for (path, file) in &parsed {
+        let imports = imports(file);
+        let mut walker = FileWalker {
+            path,
+            index: &index,
+            own,
+            imports: &imports,
+            analysis: &mut analysis,
+        };
+        walker.visit_file(file);
+    }
+    analysis.calls.sort();
+    analysis.calls.dedup();
+    analysis
+}
+
+/// Whether a file can make a request at all: it names kube's API types.
+fn mentions_kube(text: &str) -> bool {
+    [
+        "Api",
+        "Controller",
+        "watcher",
+        "Recorder",
+        "finalizer",
+        "owner_ref",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}
+
+/// The crate-wide facts the walk needs: functions that return an `Api`,
+/// functions' parameters typed `Api<K>`, and struct fields typed `Api<K>`.
+#[derive(Debug, Default)]
+struct Index {
+    /// Function name -> the `K` it returns an `Api` of (`None`: generic, read
+    /// from the call's turbofish), and whether it is made with `Api::all`.
+    returns: HashMap<String, (Option<syn::Type>, Option<bool>)>,
+    /// Function name -> the `K` of each parameter typed `Api<K>`, by position
+    /// (a method's `self` left out).
+    params: HashMap<String, Vec<Option<syn::Type>>>,
+    /// Field name -> the `K` of a field typed `Api<K>`; `None` when two
+    /// structs disagree.
+    fields: HashMap<String, Option<syn::Type>>,
+}
+
+impl Index {
+    fn collect(&mut self, file: &syn::File) {
+        struct Collector<'a>(&'a mut Index);
+        impl<'ast> Visit<'ast> for Collector<'_> {
+            fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+                if !is_test(&m.attrs) {
+                    syn::visit::visit_item_mod(self, m);
+                }
+            }
+            fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+                if !is_test(&f.attrs) {
+                    self.0.signature(&f.sig, Some(&f.block));
+                    syn::visit::visit_item_fn(self, f);
+                }
+            }
+            fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+                if !is_test(&f.attrs) {
+                    self.0.signature(&f.sig, Some(&f.block));
+                    syn::visit::visit_impl_item_fn(self, f);
+                }
+            }
+            fn visit_field(&mut self, field: &'ast syn::Field) {
+                if let (Some(name), Some(kind)) = (&field.ident, api_type(&field.ty)) {
+                    let name = name.to_string();
+                    match self.0.fields.get(&name) {
+                        Some(Some(existing)) if *existing != kind => {
+                            self.0.fields.insert(name, None);
+                        }
+                        Some(_) => {}
+                        None => {
+                            self.0.fields.insert(name, Some(kind));
+                        }
+                    }
+                }
+                syn::visit::visit_field(self, field);
+            }
+        }
+        Collector(self).visit_file(file);
+    }
+
+    fn signature(&mut self, sig: &syn::Signature, body: Option<&syn::Block>) {
+        let name = sig.ident.to_string();
+        let params: Vec<Option<syn::Type>> = sig
+            .inputs
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::FnArg::Typed(t) => Some(api_type(&t.ty)),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        if params.iter().any(Option::is_some) {
+            self.params.insert(name.clone(), params);
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output
+            && let Some(kind) = api_type(unwrap_result(ty))
+        {
+            let generic = sig
+                .generics
+                .type_params()
+                .any(|p| is_ident(&kind, &p.ident));
+            let cluster = body.and_then(constructor_scope);
+            self.returns
+                .insert(name, (if generic { None } else { Some(kind) }, cluster));
+        }
+    }
+}
+
+/// `Result<T, E>`, `Option<T>` and the like: `T`.
+fn unwrap_result(ty: &syn::Type) -> &syn::Type {
+    if let syn::Type::Path(p) = ty
+        && let Some(last) = p.path.segments.last()
+        && matches!(last.ident.to_string().as_str(), "Result" | "Option")
+        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+        && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+    {
+        return inner;
+    }
+    ty
+}
+
+/// `K` of `Api<K>`, `&Api<K>`, `kube::Api<K>`.
+fn api_type(ty: &syn::Type) -> Option<syn::Type> {
+    match ty {
+        syn::Type::Reference(r) => api_type(&r.elem),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            if last.ident != "Api" {
+                return None;
+            }
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(args) => match args.args.first()? {
+                    syn::GenericArgument::Type(t) => Some(t.clone()),
+                    _ => None,
+                },
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn is_ident(ty: &syn::Type, ident: &syn::Ident) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident(ident))
+}
+
+/// Whether a function that returns an `Api` makes it with `Api::all`
+/// (`Some(true)`), `Api::namespaced` (`Some(false)`), or either.
+fn constructor_scope(block: &syn::Block) -> Option<bool> {
+    struct Scopes(Vec<bool>);
+    impl<'ast> Visit<'ast> for Scopes {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let Some((_, cluster)) = api_constructor(&call.func) {
+                self.0.push(cluster);
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    let mut scopes = Scopes(Vec::new());
+    scopes.visit_block(block);
+    match scopes.0.as_slice() {
+        [] => None,
+        [first, rest @ ..] if rest.iter().all(|s| s == first) => Some(*first),
+        _ => None,
+    }
+}
+
+/// `Api::<K>::all` and its kin: the turbofish type, if written, and whether
+/// the value spans the cluster.
+fn api_constructor(func: &syn::Expr) -> Option<(Option<syn::Type>, bool)> {
+    let syn::Expr::Path(p) = func else {
+        return None;
+    };
+    let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+    let [.., api, ctor] = segments.as_slice() else {
+        return None;
+    };
+    if api.ident != "Api" {
+        return None;
+    }
+    let cluster = match ctor.ident.to_string().as_str() {
+        "all" | "all_with" => true,
+        "namespaced" | "namespaced_with" | "default_namespaced" | "default_namespaced_with" => {
+            false
+        }
+        _ => return None,
+    };
+    let kind = match &api.arguments {
+        syn::PathArguments::AngleBracketed(args) => match args.args.first() {
+            Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    Some((kind, cluster))
+}
+
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("test")
+            || (a.path().is_ident("cfg")
+                && a.parse_args::<syn::Meta>()
+                    .is_ok_and(|m| m.path().is_ident("test")))
+    })
+}
+
+/// The names a file imports: name -> full path (`Deployment` ->
+/// `k8s_openapi::api::apps::v1::Deployment`).
+fn imports(file: &syn::File) -> HashMap<String, Vec<String>> {
+    fn walk(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut HashMap<String, Vec<String>>) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                walk(&p.tree, prefix, out);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                let mut full = prefix.clone();
+                full.push(n.ident.to_string());
+                out.insert(n.ident.to_string(), full);
+            }
+            syn::UseTree::Rename(r) => {
+                let mut full = prefix.clone();
+                full.push(r.ident.to_string());
+                out.insert(r.rename.to_string(), full);
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    walk(t, prefix, out);
+                }
+            }
+            syn::UseTree::Glob(_) => {}
+        }
+    }
+    struct Uses(HashMap<String, Vec<String>>);
+    impl<'ast> Visit<'ast> for Uses {
+        fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+            walk(&u.tree, &mut Vec::new(), &mut self.0);
+        }
+    }
+    let mut uses = Uses(HashMap::new());
+    uses.visit_file(file);
+    uses.0
+}
+
+struct FileWalker<'a> {
+    path: &'a Path,
+    index: &'a Index,
+    own: &'a [OwnKind],
+    imports: &'a HashMap<String, Vec<String>>,
+    analysis: &'a mut Analysis,
+}
+
+impl<'ast> Visit<'ast> for FileWalker<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_test(&f.attrs) {
+            self.function(&f.sig, &f.block);
+        }
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !is_test(&f.attrs) {
+            self.function(&f.sig, &f.block);
+        }
+    }
+}
+
+impl FileWalker<'_> {
+    fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        let mut scope = Scope::default();
+        for arg in &sig.inputs {
+            if let syn::FnArg::Typed(t) = arg
+                && let syn::Pat::Ident(name) = &*t.pat
+            {
+                if let Some(kind) = api_type(&t.ty) {
+                    scope
+                        .apis
+                        .insert(name.ident.to_string(), ApiKind::Known(Box::new(kind), None));
+                } else {
+                    scope.values.insert(name.ident.to_string(), (*t.ty).clone());
+                }
+            }
+        }
+        // Bindings first, then the uses that settle inferred kinds, then the
+        // requests.
+        let mut bindings = Bindings {
+            walker: self,
+            scope: &mut scope,
+        };
+        bindings.visit_block(block);
+        let mut settle = Settle {
+            index: self.index,
+            scope: &mut scope,
+        };
+        settle.visit_block(block);
+        let mut requests = Requests {
+            walker: self,
+            scope: &scope,
+        };
+        requests.visit_block(block);
+    }
+
+    /// The kind of an `Api` expression.
+    fn kind_of(&self, expr: &syn::Expr, scope: &Scope) -> Option<ApiKind> {
+        match expr {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| scope.apis.get(&i.to_string()).cloned()),
+            syn::Expr::Reference(r) => self.kind_of(&r.expr, scope),
+            syn::Expr::Paren(p) => self.kind_of(&p.expr, scope),
+            syn::Expr::Try(t) => self.kind_of(&t.expr, scope),
+            syn::Expr::Await(a) => self.kind_of(&a.base, scope),
+            syn::Expr::Field(f) => match &f.member {
+                syn::Member::Named(name) => self
+                    .index
+                    .fields
+                    .get(&name.to_string())
+                    .cloned()
+                    .flatten()
+                    .map(|k| ApiKind::Known(Box::new(k), None)),
+                syn::Member::Unnamed(_) => None,
+            },
+            syn::Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                if matches!(method.as_str(), "clone" | "to_owned" | "as_ref") {
+                    return self.kind_of(&m.receiver, scope);
+                }
+                let (kind, cluster) = self.index.returns.get(&method)?;
+                let kind = kind.clone().or_else(|| turbofish(m.turbofish.as_ref()))?;
+                Some(ApiKind::Known(Box::new(kind), *cluster))
+            }
+            syn::Expr::Call(c) => {
+                if let Some((kind, cluster)) = api_constructor(&c.func) {
+                    if let Some((group, kind, plural)) = literal_gvk(&c.args) {
+                        return Some(ApiKind::Dynamic(group, kind, plural, cluster));
+                    }
+                    return Some(match kind {
+                        Some(kind) => ApiKind::Known(Box::new(kind), Some(cluster)),
+                        None => ApiKind::Inferred(Some(cluster)),
+                    });
+                }
+                let syn::Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let last = p.path.segments.last()?;
+                let (kind, cluster) = self.index.returns.get(&last.ident.to_string())?;
+                let kind = kind.clone().or_else(|| match &last.arguments {
+                    syn::PathArguments::AngleBracketed(args) => match args.args.first() {
+                        Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                })?;
+                Some(ApiKind::Known(Box::new(kind), *cluster))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where requests on `ty` go: a kind of the crate, or of Kubernetes.
+    fn target(&self, ty: &syn::Type) -> Option<Target> {
+        let syn::Type::Path(p) = ty else {
+            return None;
+        };
+        let last = p.path.segments.last()?;
+        let name = last.ident.to_string();
+        // Metadata-only objects are requests on the kind they wrap.
+        if name == "PartialObjectMeta"
+            && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+            && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+        {
+            return self.target(inner);
+        }
+        let written: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let full = if written.len() == 1 {
+            self.imports.get(&name).cloned().unwrap_or(written)
+        } else {
+            written
+        };
+        if full.first().is_some_and(|f| f == "k8s_openapi") {
+            return k8s_target(&full);
+        }
+        if let Some(own) = self.own.iter().find(|k| k.kind == name) {
+            return Some(Target {
+                group: own.group.clone(),
+                plural: own.plural.clone(),
+                namespaced: own.namespaced,
+            });
+        }
+        k8s_kinds::KINDS
+            .iter()
+            .find(|k| k.kind == name)
+            .map(|k| Target {
+                group: if k.group == "core" {
+                    String::new()
+                } else {
+                    k.group.to_string()
+                },
+                plural: k.plural.to_string(),
+                namespaced: k.namespaced,
+            })
+    }
+
+    fn location(&self, node: &impl Spanned) -> Location {
+        let start = node.span().start();
+        Location::new(self.path, start.line, start.column + 1)
+    }
+
+    fn push(
+        &mut self,
+        kind: &ApiKind,
+        verbs: &[&'static str],
+        subresource: Option<&str>,
+        at: &impl Spanned,
+        via: String,
+    ) {
+        let location = self.location(at);
+        let (target, cluster) = match kind {
+            ApiKind::Known(ty, cluster) => (self.target(ty), *cluster),
+            ApiKind::Dynamic(group, kind, plural, cluster) => (
+                Some(Target {
+                    group: group.clone(),
+                    plural: plural
+                        .clone()
+                        .unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
+                    namespaced: true,
+                }),
+                Some(*cluster),
+            ),
+            ApiKind::Inferred(_) => (None, None),
+        };
+        let Some(target) = target else {
+            self.analysis.unchecked.push(Unchecked { location, via });
+            return;
+        };
+        for verb in verbs {
+            self.analysis.calls.push(Call {
+                group: target.group.clone(),
+                resource: match subresource {
+                    Some(sub) => format!("{}/{sub}", target.plural),
+                    None => target.plural.clone(),
+                },
+                verb,
+                cluster: !target.namespaced || cluster.unwrap_or(false),
+                location: location.clone(),
+                via: via.clone(),
+            });
+        }
+    }
+}
+
+/// A `GroupVersionKind::gvk("group", "version", "Kind")` written in the
+/// arguments of an `Api::*_with` constructor, and the plural of
+/// `ApiResource::from_gvk_with_plural(.., "plural")`.
+fn literal_gvk(
+    args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+) -> Option<(String, String, Option<String>)> {
+    struct Finder {
+        gvk: Option<(String, String)>,
+        plural: Option<String>,
+    }
+    fn literal(expr: &syn::Expr) -> Option<String> {
+        match expr {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        }
+    }
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && let Some(last) = p.path.segments.last()
+            {
+                let items: Vec<Option<String>> = call.args.iter().map(literal).collect();
+                match (last.ident.to_string().as_str(), items.as_slice()) {
+                    ("gvk", [Some(group), Some(_), Some(kind)]) => {
+                        self.gvk = Some((group.clone(), kind.clone()));
+                    }
+                    ("from_gvk_with_plural", [_, Some(plural)]) => {
+                        self.plural = Some(plural.clone());
+                    }
+                    _ => {}
+                }
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    let mut finder = Finder {
+        gvk: None,
+        plural: None,
+    };
+    for arg in args {
+        finder.visit_expr(arg);
+    }
+    let (group, kind) = finder.gvk?;
+    Some((group, kind, finder.plural))
+}
+
+fn turbofish(t: Option<&syn::AngleBracketedGenericArguments>) -> Option<syn::Type> {
+    match t?.args.first()? {
+        syn::GenericArgument::Type(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// A k8s-openapi type's group and plural, from its module path
+/// (`k8s_openapi::api::apps::v1::Deployment`).
+fn k8s_target(path: &[String]) -> Option<Target> {
+    let kind = path.last()?;
+    if let Some(k) = k8s_kinds::KINDS.iter().find(|k| k.kind == kind) {
+        return Some(Target {
+            group: if k.group == "core" {
+                String::new()
+            } else {
+                k.group.to_string()
+            },
+            plural: k.plural.to_string(),
+            namespaced: k.namespaced,
+        });
+    }
+    let module = match path {
+        [_, api, module, ..] if api == "api" => module.as_str(),
+        [_, ext, ..] if ext == "apiextensions_apiserver" => "apiextensions",
+        [_, agg, ..] if agg == "kube_aggregator" => "apiregistration",
+        _ => return None,
+    };
+    let group = match module {
+        "core" => String::new(),
+        "apps" | "batch" | "autoscaling" | "policy" => module.to_string(),
+        "rbac" => "rbac.authorization.k8s.io".to_string(),
+        "flowcontrol" => "flowcontrol.apiserver.k8s.io".to_string(),
+        "apiserverinternal" => "internal.apiserver.k8s.io".to_string(),
+        other => format!("{other}.k8s.io"),
+    };
+    Some(Target {
+        group,
+        plural: names::to_plural(&kind.to_ascii_lowercase()),
+        namespaced: !CLUSTER_KINDS.contains(&kind.as_str()),
+    })
+}
+
+/// Kubernetes' cluster-scoped kinds beyond [`k8s_kinds::KINDS`].
+const CLUSTER_KINDS: &[&str] = &[
+    "APIService",
+    "CertificateSigningRequest",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ComponentStatus",
+    "CustomResourceDefinition",
+    "FlowSchema",
+    "IngressClass",
+    "MutatingWebhookConfiguration",
+    "PriorityClass",
+    "PriorityLevelConfiguration",
+    "RuntimeClass",
+    "SelfSubjectAccessReview",
+    "SelfSubjectReview",
+    "SelfSubjectRulesReview",
+    "StorageClass",
+    "SubjectAccessReview",
+    "TokenReview",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+    "CSIDriver",
+    "CSINode",
+];
+
+/// What a function's variables hold: `Api` values by their kind, and other
+/// values by their written type (for `obj.controller_owner_ref(..)`).
+#[derive(Debug, Default)]
+struct Scope {
+    apis: HashMap<String, ApiKind>,
+    values: HashMap<String, syn::Type>,
+}
+
+/// `let` bindings of `Api` values.
+struct Bindings<'w, 'a> {
+    walker: &'w FileWalker<'a>,
+    scope: &'w mut Scope,
+}
+
+impl<'ast> Visit<'ast> for Bindings<'_, '_> {
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let (pat, annotated) = match &local.pat {
+            syn::Pat::Type(t) => (&*t.pat, api_type(&t.ty)),
+            other => (other, None),
+        };
+        if let syn::Pat::Ident(name) = pat {
+            let name = name.ident.to_string();
+            let from_init = local
+                .init
+                .as_ref()
+                .and_then(|init| self.walker.kind_of(&init.expr, self.scope));
+            let kind = match (annotated, from_init) {
+                (Some(kind), Some(ApiKind::Known(_, cluster) | ApiKind::Inferred(cluster))) => {
+                    Some(ApiKind::Known(Box::new(kind), cluster))
+                }
+                (Some(_), Some(dynamic @ ApiKind::Dynamic(..))) => Some(dynamic),
+                (Some(kind), None) => Some(ApiKind::Known(Box::new(kind), None)),
+                (None, found) => found,
+            };
+            if let Some(kind) = kind {
+                self.scope.apis.insert(name, kind);
+            }
+        }
+        syn::visit::visit_local(self, local);
+    }
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        for input in &closure.inputs {
+            if let syn::Pat::Type(t) = input
+                && let syn::Pat::Ident(name) = &*t.pat
+                && let Some(kind) = api_type(&t.ty)
+            {
+                self.scope
+                    .apis
+                    .insert(name.ident.to_string(), ApiKind::Known(Box::new(kind), None));
+            }
+        }
+        syn::visit::visit_expr_closure(self, closure);
+    }
+}
+
+/// An `Api` whose kind rustc infers takes the kind of the parameter it is
+/// passed to.
+struct Settle<'w> {
+    index: &'w Index,
+    scope: &'w mut Scope,
+}
+
+impl Settle<'_> {
+    fn settle(
+        &mut self,
+        callee: &str,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+    ) {
+        let Some(params) = self.index.params.get(callee) else {
+            return;
+        };
+        for (arg, param) in args.iter().zip(params) {
+            let (Some(param), Some(name)) = (param, variable(arg)) else {
+                continue;
+            };
+            if let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&name) {
+                let cluster = *cluster;
+                self.scope
+                    .apis
+                    .insert(name, ApiKind::Known(Box::new(param.clone()), cluster));
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Settle<'_> {
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*call.func
+            && let Some(last) = p.path.segments.last()
+        {
+            self.settle(&last.ident.to_string(), &call.args);
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        self.settle(&call.method.to_string(), &call.args);
+        syn::visit::visit_expr_method_call(self, call);
+    }
+}
+
+/// The variable an argument names: `api`, `&api`, `api.clone()`.
+fn variable(expr: &syn::Expr) -> Option<String> {
+    match expr {
+        syn::Expr::Path(p) => p.path.get_ident().map(ToString::to_string),
+        syn::Expr::Reference(r) => variable(&r.expr),
+        syn::Expr::MethodCall(m) if m.method == "clone" => variable(&m.receiver),
+        _ => None,
+    }
+}
+
+/// The requests of a function body.
+struct Requests<'w, 'a> {
+    walker: &'w mut FileWalker<'a>,
+    scope: &'w Scope,
+}
+
+impl<'ast> Visit<'ast> for Requests<'_, '_> {
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let method = call.method.to_string();
+        let via = |receiver: &str| format!("{receiver}.{method}");
+        if let Some((verbs, sub)) = method_requests(&method)
+            && let Some(kind) = self.walker.kind_of(&call.receiver, self.scope)
+        {
+            let sub = if matches!(
+                method.as_str(),
+                "get_subresource" | "create_subresource" | "patch_subresource"
+            ) {
+                None
+            } else {
+                sub
+            };
+            self.walker.push(
+                &kind,
+                verbs,
+                sub,
+                &call.method,
+                via(&receiver_text(&call.receiver)),
+            );
+        } else if let Some(verb) = match method.as_str() {
+            "get_subresource" => Some("get"),
+            "create_subresource" => Some("create"),
+            "patch_subresource" => Some("patch"),
+            "replace_subresource" => Some("update"),
+            _ => None,
+        } && let Some(kind) = self.walker.kind_of(&call.receiver, self.scope)
+        {
+            let sub = match call.args.first() {
+                Some(syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                })) => Some(s.value()),
+                _ => None,
+            };
+            match sub {
+                Some(sub) => self.walker.push(
+                    &kind,
+                    &[verb],
+                    Some(&sub),
+                    &call.method,
+                    via(&receiver_text(&call.receiver)),
+                ),
+                None => self.walker.analysis.unchecked.push(Unchecked {
+                    location: self.walker.location(&call.method),
+                    via: via(&receiver_text(&call.receiver)),
+                }),
+            }
+        } else if matches!(method.as_str(), "owns" | "watches")
+            && let Some(api) = call.args.first()
+            && let Some(kind) = self.walker.kind_of(api, self.scope)
+        {
+            self.walker.push(
+                &kind,
+                WATCH,
+                None,
+                &call.method,
+                format!("Controller::{method}"),
+            );
+        } else if method == "controller_owner_ref"
+            && let Some(name) = variable(&call.receiver)
+            && let Some(ty) = self.scope.values.get(&name)
+        {
+            // An owner reference with `blockOwnerDeletion` needs the right to
+            // update the owner's finalizers.
+            let owner = strip_wrappers(ty);
+            self.walker.push(
+                &ApiKind::Known(Box::new(owner), None),
+                &["update"],
+                Some("finalizers"),
+                &call.method,
+                format!("{name}.controller_owner_ref"),
+            );
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*call.func
+            && let Some(last) = p.path.segments.last()
+        {
+            let name = last.ident.to_string();
+            let segments = p.path.segments.len();
+            let first = call.args.first();
+            match name.as_str() {
+                "watcher" | "metadata_watcher" => {
+                    if let Some(kind) = first.and_then(|a| self.walker.kind_of(a, self.scope)) {
+                        self.walker
+                            .push(&kind, WATCH, None, &last.ident, name.clone());
+                    }
+                }
+                "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Controller" => {
+                    if let Some(kind) = first.and_then(|a| self.walker.kind_of(a, self.scope)) {
+                        self.walker
+                            .push(&kind, WATCH, None, &last.ident, "Controller::new".into());
+                    }
+                }
+                "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Recorder" => {
+                    let location = self.walker.location(&last.ident);
+                    for verb in ["create", "patch"] {
+                        self.walker.analysis.calls.push(Call {
+                            group: "events.k8s.io".into(),
+                            resource: "events".into(),
+                            verb,
+                            cluster: false,
+                            location: location.clone(),
+                            via: "Recorder::new".into(),
+                        });
+                    }
+                }
+                "finalizer" => {
+                    if let Some(kind) = first.and_then(|a| self.walker.kind_of(a, self.scope)) {
+                        self.walker
+                            .push(&kind, &["patch"], None, &last.ident, "finalizer".into());
+                    }
+                }
+                _ => {}
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+}
+
+/// `&K`, `Arc<K>`, `&Arc<K>`: `K`.
+fn strip_wrappers(ty: &syn::Type) -> syn::Type {
+    match ty {
+        syn::Type::Reference(r) => strip_wrappers(&r.elem),
+        syn::Type::Path(p) => {
+            if let Some(last) = p.path.segments.last()
+                && matches!(last.ident.to_string().as_str(), "Arc" | "Box" | "Rc")
+                && let syn::PathArguments::AngleBracketed(args) = &last.arguments
+                && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+            {
+                return strip_wrappers(inner);
+            }
+            ty.clone()
+        }
+        _ => ty.clone(),
+    }
+}
+
+fn receiver_text(expr: &syn::Expr) -> String {
+    use quote::ToTokens;
+    let text = expr.to_token_stream().to_string().replace(' ', "");
+    if text.len() > 40 { "api".into() } else { text }
+}
+
+/// The calls, grouped by what they need: (group, resource, verb) -> the
+/// first location that needs it.
+pub fn needs(calls: &[Call]) -> BTreeMap<(String, String, &'static str), &Call> {
+    let mut out = BTreeMap::new();
+    for call in calls {
+        out.entry((call.group.clone(), call.resource.clone(), call.verb))
+            .or_insert(call);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,176 @@
+use std::path::Path;
+
+use super::*;
+
+/// An operator written the way people write them: a context whose helper
+/// returns an `Api` of any kind, a struct holding `Api`s, helpers in another
+/// module, a closure that patches status, `Api::all` on a cluster-scoped
+/// kind, events, a finalizer, an eviction, logs and a dynamic object.
+const CONTEXT: &str = r"
+use kube::{Api, Client, Resource};
+
+pub struct Context {
+    pub client: Client,
+    pub namespace: Option<String>,
+}
+
+impl Context {
+    pub fn api<K: Resource>(&self) -> Api<K> {
+        match &self.namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        }
+    }
+}
+
+pub fn nodes(client: Client) -> Api<k8s_openapi::api::core::v1::Node> {
+    Api::all(client)
+}
+";
+
+const CONTROLLER: &str = r#"
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::api::{Api, DynamicObject, ApiResource, GroupVersionKind, Patch, PatchParams, EvictParams, LogParams};
+use kube::runtime::{Controller, watcher, finalizer, events::Recorder};
+
+use crate::api::Widget;
+use crate::context::{self, Context};
+
+struct Clients {
+    secrets: Api<Secret>,
+    leases: Api<Lease>,
+}
+
+pub async fn run(ctx: Arc<Context>) {
+    let widgets = ctx.api::<Widget>();
+    let recorder = Recorder::new(ctx.client.clone(), "widget-controller".into());
+    Controller::new(widgets, watcher::Config::default())
+        .owns(ctx.api::<Deployment>(), watcher::Config::default())
+        .watches(ctx.api::<ConfigMap>(), watcher::Config::default(), |_| None);
+    let nodes = context::nodes(ctx.client.clone());
+    let _ = nodes.list(&Default::default()).await;
+}
+
+async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>, clients: &Clients) {
+    let api: Api<Widget> = Api::namespaced(ctx.client.clone(), "default");
+    let set_status = |status| async move {
+        api.patch_status("name", &PatchParams::default(), &Patch::Merge(status)).await
+    };
+    let deployments = Api::namespaced(ctx.client.clone(), "default");
+    apply(&deployments).await;
+    let _ = clients.secrets.get("credentials").await;
+    let _ = clients.leases.replace("lease", &Default::default(), &lease).await;
+    let owner = obj.controller_owner_ref(&()).unwrap();
+    finalizer(&api, "widgets.example.com/cleanup", obj, |event| async { Ok(()) }).await;
+    let pods: Api<Pod> = Api::namespaced(ctx.client.clone(), "default");
+    pods.evict("web-0", &EvictParams::default()).await;
+    pods.logs("web-0", &LogParams::default()).await;
+    let gateways = Api::<DynamicObject>::namespaced_with(
+        ctx.client.clone(),
+        "default",
+        &ApiResource::from_gvk(&GroupVersionKind::gvk("gateway.networking.k8s.io", "v1", "Gateway")),
+    );
+    gateways.delete("gw", &Default::default()).await;
+    let anything = Api::namespaced(ctx.client.clone(), "default");
+    let _ = anything.get("x").await;
+}
+
+async fn apply(deployments: &Api<Deployment>) {
+    deployments.patch("web", &PatchParams::apply("widget"), &Patch::Apply(())).await;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn mock() {
+        let api: Api<Secret> = Api::all(client());
+        api.delete_collection(&Default::default(), &Default::default());
+    }
+}
+"#;
+
+fn own() -> Vec<OwnKind> {
+    vec![OwnKind {
+        kind: "Widget".into(),
+        group: "example.com".into(),
+        plural: "widgets".into(),
+        namespaced: true,
+    }]
+}
+
+fn found() -> Analysis {
+    analyze(
+        &[
+            (Path::new("src/context.rs"), CONTEXT),
+            (Path::new("src/controller.rs"), CONTROLLER),
+        ],
+        &own(),
+    )
+}
+
+#[test]
+fn every_call_is_found_with_its_verb_and_line() {
+    let analysis = found();
+    let table: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| {
+            format!(
+                "{}:{} {} {}/{}{}",
+                c.location.file.display(),
+                c.location.line,
+                c.verb,
+                if c.group.is_empty() { "core" } else { &c.group },
+                c.resource,
+                if c.cluster { " (cluster)" } else { "" }
+            )
+        })
+        .collect();
+    let expected = [
+        "src/controller.rs:20 create events.k8s.io/events",
+        "src/controller.rs:20 patch events.k8s.io/events",
+        "src/controller.rs:21 list example.com/widgets",
+        "src/controller.rs:21 watch example.com/widgets",
+        "src/controller.rs:22 list apps/deployments",
+        "src/controller.rs:22 watch apps/deployments",
+        "src/controller.rs:23 list core/configmaps",
+        "src/controller.rs:23 watch core/configmaps",
+        "src/controller.rs:25 list core/nodes (cluster)",
+        "src/controller.rs:31 patch example.com/widgets/status",
+        "src/controller.rs:35 get core/secrets",
+        "src/controller.rs:36 update coordination.k8s.io/leases",
+        "src/controller.rs:37 update example.com/widgets/finalizers",
+        "src/controller.rs:38 patch example.com/widgets",
+        "src/controller.rs:40 create core/pods/eviction",
+        "src/controller.rs:41 get core/pods/log",
+        "src/controller.rs:47 delete gateway.networking.k8s.io/gateways",
+        "src/controller.rs:53 patch apps/deployments",
+    ];
+    let mut table = table;
+    table.sort();
+    let mut expected: Vec<String> = expected.iter().map(ToString::to_string).collect();
+    expected.sort();
+    assert_eq!(table, expected);
+}
+
+#[test]
+fn a_kind_the_sources_do_not_show_is_not_checked() {
+    let analysis = found();
+    let unchecked: Vec<String> = analysis
+        .unchecked
+        .iter()
+        .map(|u| {
+            format!(
+                "{}:{} {}",
+                u.location.file.display(),
+                u.location.line,
+                u.via
+            )
+        })
+        .collect();
+    assert_eq!(unchecked, vec!["src/controller.rs:49 anything.get"]);
+}
