@@ -421,6 +421,7 @@ fn options(root: &Path, cargo: bool) -> ManifestsOptions {
         } else {
             Derivation::Static
         },
+        rbac: rsop::manifests::rbac_check::Mode::Markers,
     }
 }
 

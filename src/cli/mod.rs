@@ -224,6 +224,21 @@ pub struct ManifestsArgs {
     /// CRD where they differ, and exit 1 if any does
     #[arg(long, hide = true, conflicts_with_all = ["check", "diff", "static", "cargo"])]
     pub verify: bool,
+
+    /// What the role is made from: `markers` alone; `check` the code's
+    /// Kubernetes calls against them (a call no rule grants is an error);
+    /// `warn` (the same, as warnings); `infer` (the calls and the markers)
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = RbacMode::Markers)]
+    pub rbac: RbacMode,
+}
+
+/// `rsop manifests --rbac`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RbacMode {
+    Markers,
+    Check,
+    Warn,
+    Infer,
 }
 
 /// What `rsop generate` packages.

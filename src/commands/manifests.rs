@@ -5,8 +5,8 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::Result;
-use crate::cli::ManifestsArgs;
-use crate::manifests::{self, Derivation, ManifestsOptions};
+use crate::cli::{ManifestsArgs, RbacMode};
+use crate::manifests::{self, Derivation, ManifestsOptions, rbac_check};
 use crate::output::{self, Mode, Outcome};
 use crate::project::Project;
 
@@ -26,6 +26,12 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
             Derivation::Static
         } else {
             Derivation::Hybrid
+        },
+        rbac: match args.rbac {
+            RbacMode::Markers => rbac_check::Mode::Markers,
+            RbacMode::Check => rbac_check::Mode::Check,
+            RbacMode::Warn => rbac_check::Mode::Warn,
+            RbacMode::Infer => rbac_check::Mode::Infer,
         },
     };
     if args.verify {

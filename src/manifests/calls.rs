@@ -125,6 +125,22 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     for (_, file) in &parsed {
         index.collect(file);
     }
+    // Kinds the crate uses but does not own (`src/external/`, kopium's) are
+    // declared with `#[kube(..)]` too; the CRD derivation's own come first.
+    let mut own = own.to_vec();
+    for (_, text) in files.iter().filter(|(_, t)| t.contains("CustomResource")) {
+        if let Ok(file) = syn::parse_file(text) {
+            for kind in declared_kinds(&file) {
+                if !own
+                    .iter()
+                    .any(|o| o.kind == kind.kind && o.group == kind.group)
+                {
+                    own.push(kind);
+                }
+            }
+        }
+    }
+    let own = own.as_slice();
     let mut analysis = Analysis::default();
     for (path, file) in &parsed {
         let imports = imports(file);
@@ -140,6 +156,55 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     analysis.calls.sort();
     analysis.calls.dedup();
     analysis
+}
+
+/// The kinds a file declares with `#[derive(CustomResource)]` and
+/// `#[kube(group, kind, plural, namespaced)]`; the plural defaults as
+/// kube-derive's does.
+fn declared_kinds(file: &syn::File) -> Vec<OwnKind> {
+    struct Kinds(Vec<OwnKind>);
+    impl<'ast> Visit<'ast> for Kinds {
+        fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+            let (mut group, mut kind, mut plural, mut namespaced) = (None, None, None, false);
+            for attr in item.attrs.iter().filter(|a| a.path().is_ident("kube")) {
+                let _ = attr.parse_nested_meta(|meta| {
+                    let key = meta.path.get_ident().map(ToString::to_string);
+                    match key.as_deref() {
+                        Some("group" | "kind" | "plural") => {
+                            let value: syn::LitStr = meta.value()?.parse()?;
+                            match key.as_deref() {
+                                Some("group") => group = Some(value.value()),
+                                Some("kind") => kind = Some(value.value()),
+                                _ => plural = Some(value.value()),
+                            }
+                        }
+                        Some("namespaced") => namespaced = true,
+                        _ => {
+                            // Skip the value of any other key.
+                            if meta.input.peek(syn::Token![=]) {
+                                let _: syn::Expr = meta.value()?.parse()?;
+                            } else if meta.input.peek(syn::token::Paren) {
+                                let _content;
+                                syn::parenthesized!(_content in meta.input);
+                            }
+                        }
+                    }
+                    Ok(())
+                });
+            }
+            if let (Some(group), Some(kind)) = (group, kind) {
+                self.0.push(OwnKind {
+                    plural: plural.unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
+                    kind,
+                    group,
+                    namespaced,
+                });
+            }
+        }
+    }
+    let mut kinds = Kinds(Vec::new());
+    kinds.visit_file(file);
+    kinds.0
 }
 
 /// Whether a file can make a request at all: it names kube's API types.
@@ -802,6 +867,18 @@ impl<'ast> Visit<'ast> for Settle<'_> {
             && let Some(last) = p.path.segments.last()
         {
             self.settle(&last.ident.to_string(), &call.args);
+            // `finalizer(&api, name, obj, ..)`: the `Api` is of the object's kind.
+            if last.ident == "finalizer"
+                && let (Some(api), Some(obj)) = (
+                    call.args.first().and_then(variable),
+                    call.args.iter().nth(2).and_then(variable),
+                )
+                && let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&api)
+                && let Some(ty) = self.scope.values.get(&obj)
+            {
+                let kind = ApiKind::Known(Box::new(strip_wrappers(ty)), *cluster);
+                self.scope.apis.insert(api, kind);
+            }
         }
         syn::visit::visit_expr_call(self, call);
     }
@@ -834,6 +911,14 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         if let Some((verbs, sub)) = method_requests(&method)
             && let Some(kind) = self.walker.kind_of(&call.receiver, self.scope)
         {
+            // A server-side apply creates the object it does not find, which
+            // the API server authorizes as a `create` too.
+            // (A subresource's apply never creates its object.)
+            let verbs: &[&'static str] = if method == "patch" && applies(&call.args) {
+                &["patch", "create"]
+            } else {
+                verbs
+            };
             let sub = if matches!(
                 method.as_str(),
                 "get_subresource" | "create_subresource" | "patch_subresource"
@@ -950,6 +1035,26 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         }
         syn::visit::visit_expr_call(self, call);
     }
+}
+
+/// Whether a `patch` call's arguments make it a server-side apply
+/// (`Patch::Apply(..)`).
+fn applies(args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>) -> bool {
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            if segments.ends_with(&["Patch".to_string(), "Apply".to_string()]) {
+                self.0 = true;
+            }
+            syn::visit::visit_path(self, path);
+        }
+    }
+    let mut finder = Finder(false);
+    for arg in args {
+        finder.visit_expr(arg);
+    }
+    finder.0
 }
 
 /// `&K`, `Arc<K>`, `&Arc<K>`: `K`.

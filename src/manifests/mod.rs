@@ -23,6 +23,7 @@ pub mod markers;
 pub mod merge_crds;
 pub mod modules;
 pub mod rbac;
+pub mod rbac_check;
 pub mod schema;
 pub mod source;
 pub mod webhook;
@@ -50,6 +51,9 @@ pub struct ManifestsOptions {
     /// The project was made with `rsop init --namespaced`.
     pub namespaced: bool,
     pub derivation: Derivation,
+    /// What the role is made from, and whether the code's calls are checked
+    /// against it.
+    pub rbac: rbac_check::Mode,
 }
 
 /// Where the schemas come from.
@@ -250,7 +254,7 @@ pub fn generate_from(
         }
     }
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
-    let mut generated = generate_rest(sources, opts, diagnostics, found, versions)?;
+    let mut generated = generate_rest(sources, opts, diagnostics, found, versions, notes)?;
     generated.built = built;
     if let Some(line) = foreign::summary(&skipped) {
         let _ = writeln!(notes, "{line}");
@@ -282,15 +286,57 @@ fn generate_rest(
     mut diagnostics: Diagnostics,
     mut found: Vec<Diagnostic>,
     versions: Vec<crd::Version>,
+    notes: &mut dyn std::io::Write,
 ) -> Result<Generated> {
     let choices = merge_crds::calls(&sources.files);
     let crds = crd::merge(versions, &choices, &mut found);
 
-    let mut rules = Vec::new();
+    let mut marked = Vec::new();
     let mut webhooks = Vec::new();
     for file in sources.files.iter().filter(|f| !f.dependency) {
-        rules.extend(rbac::parse_markers(&file.path, &file.text, &mut found));
+        let (text, kept) = rbac_check::strip_keep(&file.text);
+        for (location, rule) in rbac::parse_markers_located(&file.path, &text, &mut found) {
+            marked.push(rbac_check::Marked {
+                keep: kept.contains(&location.line),
+                location,
+                rule,
+            });
+        }
         webhooks.extend(webhook::parse_markers(&file.path, &file.text, &mut found));
+    }
+    let mut rules: Vec<rbac::RbacRule> = marked.iter().map(|m| m.rule.clone()).collect();
+    if opts.rbac != rbac_check::Mode::Markers {
+        let own: Vec<calls::OwnKind> = crds
+            .iter()
+            .map(|crd| calls::OwnKind {
+                kind: crd.document["spec"]["names"]["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                group: crd.group.clone(),
+                plural: crd.plural.clone(),
+                namespaced: crd.document["spec"]["scope"] == "Namespaced",
+            })
+            .collect();
+        let files: Vec<(&Path, &str)> = sources
+            .files
+            .iter()
+            .filter(|f| !f.dependency)
+            .map(|f| (f.path.as_path(), f.text.as_str()))
+            .collect();
+        let analysis = calls::analyze(&files, &own);
+        let bound = rbac_check::bound_rules(&opts.root, &opts.rbac_dir);
+        let findings = rbac_check::check(&analysis, &marked, &bound, opts.rbac);
+        found.extend(findings.ungranted);
+        for warning in &findings.warnings {
+            let _ = writeln!(notes, "warning: {warning}");
+        }
+        if let Some(note) = &findings.unchecked {
+            let _ = writeln!(notes, "{note}");
+        }
+        if opts.rbac == rbac_check::Mode::Infer {
+            rules.extend(rbac_check::inferred_rules(&analysis.calls, &bound));
+        }
     }
     let webhook_yaml = webhook::render_manifests_yaml(&webhooks, &mut found);
     for d in found {

@@ -68,10 +68,19 @@ pub struct RbacRule {
 /// The syntax is [`markers`]'; a malformed marker adds one diagnostic per
 /// problem, located at its `+`, and yields no rule.
 pub fn parse_markers(file: &Path, text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<RbacRule> {
-    markers::parse(&GRAMMAR, file, text, diagnostics, build)
+    parse_markers_located(file, text, diagnostics)
         .into_iter()
         .map(|(_, rule)| rule)
         .collect()
+}
+
+/// [`parse_markers`], each rule with the location of its marker.
+pub fn parse_markers_located(
+    file: &Path,
+    text: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<(crate::manifests::diagnostics::Location, RbacRule)> {
+    markers::parse(&GRAMMAR, file, text, diagnostics, build)
 }
 
 /// The text of role.yaml for these rules (from every file, in any order): the `ClusterRole` `role_name`

@@ -690,6 +690,7 @@ pub fn resolve_plan_with_manifests(
         webhook_dir: "config/webhook".into(),
         namespaced: project.namespaced,
         derivation: Derivation::Deferred,
+        rbac: crate::manifests::rbac_check::Mode::Markers,
     };
     let generated =
         manifests::generate_from(&sources, &mopts, diagnostics, &mut anstream::stderr())?;
