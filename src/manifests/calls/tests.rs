@@ -148,6 +148,7 @@ fn every_call_is_found_with_its_verb_and_line() {
         "src/controller.rs:40 create core/pods/eviction",
         "src/controller.rs:41 get core/pods/log",
         "src/controller.rs:47 delete gateway.networking.k8s.io/gateways",
+        "src/controller.rs:53 create apps/deployments",
         "src/controller.rs:53 patch apps/deployments",
     ];
     let mut table = table;
