@@ -415,7 +415,7 @@ mod tests {
         let (stripped, kept) = strip_keep(text);
         assert_eq!(kept.into_iter().collect::<Vec<_>>(), vec![2]);
         assert!(
-            stripped.contains("verbs=get              \n"),
+            stripped.contains("verbs=get             \n"),
             "{stripped:?}"
         );
     }
