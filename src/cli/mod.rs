@@ -227,9 +227,10 @@ pub struct ManifestsArgs {
 
     /// What the role is made from: `markers` alone; `check` the code's
     /// Kubernetes calls against them (a call no rule grants is an error);
-    /// `warn` (the same, as warnings); `infer` (the calls and the markers)
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = RbacMode::Markers)]
-    pub rbac: RbacMode,
+    /// `warn` (the same, as warnings); `infer` (the calls and the markers).
+    /// Default: `check` in an rsop project, `markers` in any other crate
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub rbac: Option<RbacMode>,
 }
 
 /// `rsop manifests --rbac`.

@@ -19,7 +19,7 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
         crd_dir: args.crd_dir.clone(),
         rbac_dir: args.rbac_dir.clone(),
         webhook_dir: args.webhook_dir.clone(),
-        namespaced: project.is_some_and(|p| p.namespaced),
+        namespaced: project.as_ref().is_some_and(|p| p.namespaced),
         derivation: if args.cargo {
             Derivation::Cargo
         } else if args.r#static {
@@ -27,7 +27,13 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
         } else {
             Derivation::Hybrid
         },
-        rbac: match args.rbac {
+        // A crate rsop did not make keeps its role elsewhere (a chart, say):
+        // its calls are checked only when asked.
+        rbac: match args.rbac.unwrap_or(if project.is_some() {
+            RbacMode::Check
+        } else {
+            RbacMode::Markers
+        }) {
             RbacMode::Markers => rbac_check::Mode::Markers,
             RbacMode::Check => rbac_check::Mode::Check,
             RbacMode::Warn => rbac_check::Mode::Warn,

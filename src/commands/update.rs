@@ -341,7 +341,7 @@ fn derive_manifests(root: &Path, out: &mut dyn Write) -> Result<()> {
         cargo: false,
         dir: ".".into(),
         verify: false,
-        rbac: crate::cli::RbacMode::Markers,
+        rbac: None,
     };
     let mut report = Vec::new();
     super::manifests::run(&args, root, &mut report)?;

@@ -35,6 +35,11 @@ pub struct Call {
     pub location: Location,
     /// What the source calls (`api.patch_status`), for messages.
     pub via: String,
+    /// The request is sent only in some cases the code cannot show: the
+    /// `create` of a server-side apply, which the API server authorizes
+    /// only when the object does not exist yet. A rule may grant it; none
+    /// has to.
+    pub optional: bool,
 }
 
 /// A call whose kind the sources do not show.
@@ -651,6 +656,7 @@ impl FileWalker<'_> {
                 cluster: !target.namespaced || cluster.unwrap_or(false),
                 location: location.clone(),
                 via: via.clone(),
+                optional: false,
             });
         }
     }
@@ -911,29 +917,20 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         if let Some((verbs, sub)) = method_requests(&method)
             && let Some(kind) = self.walker.kind_of(&call.receiver, self.scope)
         {
+            let via = via(&receiver_text(&call.receiver));
+            self.walker
+                .push(&kind, verbs, sub, &call.method, via.clone());
             // A server-side apply creates the object it does not find, which
-            // the API server authorizes as a `create` too.
-            // (A subresource's apply never creates its object.)
-            let verbs: &[&'static str] = if method == "patch" && applies(&call.args) {
-                &["patch", "create"]
-            } else {
-                verbs
-            };
-            let sub = if matches!(
-                method.as_str(),
-                "get_subresource" | "create_subresource" | "patch_subresource"
-            ) {
-                None
-            } else {
-                sub
-            };
-            self.walker.push(
-                &kind,
-                verbs,
-                sub,
-                &call.method,
-                via(&receiver_text(&call.receiver)),
-            );
+            // the API server then authorizes as a `create` too. (A
+            // subresource's apply never creates its object.)
+            if method == "patch" && applies(&call.args) {
+                let before = self.walker.analysis.calls.len();
+                self.walker
+                    .push(&kind, &["create"], None, &call.method, via);
+                for call in &mut self.walker.analysis.calls[before..] {
+                    call.optional = true;
+                }
+            }
         } else if let Some(verb) = match method.as_str() {
             "get_subresource" => Some("get"),
             "create_subresource" => Some("create"),
@@ -1021,6 +1018,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             cluster: false,
                             location: location.clone(),
                             via: "Recorder::new".into(),
+                            optional: false,
                         });
                     }
                 }

@@ -119,7 +119,8 @@ pub fn check(analysis: &Analysis, marked: &[Marked], bound: &[RbacRule], mode: M
     };
     let mut reported = BTreeSet::new();
     for call in &analysis.calls {
-        if granted(call)
+        if call.optional
+            || granted(call)
             || !reported.insert((&call.group, &call.resource, call.verb, &call.location))
         {
             continue;
@@ -370,6 +371,7 @@ mod tests {
             cluster: false,
             location: Location::new("src/controller.rs", line, 5),
             via: "api.patch".into(),
+            optional: false,
         }
     }
 

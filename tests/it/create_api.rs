@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::generated::cargo_gates;
-use crate::support::{assert_golden, refusal_problems, render_and_validate, rsop, snapshot};
+use crate::support::{
+    assert_golden, assert_no_rbac_findings, refusal_problems, render_and_validate, rsop, snapshot,
+};
 
 /// Runs `rsop` with `args` in `dir`, which must succeed.
 fn run(dir: &Path, args: &[&str]) {
@@ -36,6 +38,10 @@ fn gates(dir: &Path) {
         "manifests drift right after create api: {}",
         check.stderr
     );
+    // Every call the scaffold makes is granted, and every marker it writes
+    // is needed by a call (`--check` checks the calls too, in a project of
+    // rsop's).
+    assert_no_rbac_findings(&check.stderr);
     render_and_validate(dir, "config/default");
     render_and_validate(dir, "config/samples");
     cargo_gates(dir);
@@ -207,22 +213,23 @@ fn kubernetes_kinds_owned_and_watched_kinds() {
 
     // The role covers every reconciled, owned and watched kind, with the verbs each needs.
     let verbs = |group: &str, resource: &str| role_verbs(&dir, group, resource);
-    let all = ALL_VERBS;
-    let read = READ_VERBS;
-    assert_eq!(verbs("apps", "deployments"), all);
+    // The scaffold's controllers only watch the kinds they own and watch;
+    // the calls a user adds name the markers they need (`--rbac=check`).
+    let watch = WATCH_VERBS;
+    assert_eq!(verbs("apps", "deployments"), watch);
     assert_eq!(verbs("apps", "deployments/finalizers"), ["update"]);
-    assert_eq!(verbs("", "configmaps"), all);
-    assert_eq!(verbs("autoscaling", "horizontalpodautoscalers"), all);
-    assert_eq!(verbs("", "pods"), read);
-    assert_eq!(verbs("", "nodes"), read);
-    assert_eq!(verbs("monitoring.example.com", "exporters"), all);
+    assert_eq!(verbs("", "configmaps"), watch);
+    assert_eq!(verbs("autoscaling", "horizontalpodautoscalers"), watch);
+    assert_eq!(verbs("", "pods"), watch);
+    assert_eq!(verbs("", "nodes"), watch);
+    assert_eq!(
+        verbs("monitoring.example.com", "exporters"),
+        ["list", "patch", "watch"]
+    );
     gates(&dir);
 }
 
-const ALL_VERBS: [&str; 7] = [
-    "create", "delete", "get", "list", "patch", "update", "watch",
-];
-const READ_VERBS: [&str; 3] = ["get", "list", "watch"];
+const WATCH_VERBS: [&str; 2] = ["list", "watch"];
 
 /// The verbs `config/rbac/role.yaml` grants on `resource` of `group`.
 fn role_verbs(dir: &Path, group: &str, resource: &str) -> Vec<String> {
@@ -427,14 +434,14 @@ fn external_kinds_and_own_kinds_owned_and_watched() {
 
     // The role covers every reconciled, owned and watched kind.
     let verbs = |group: &str, resource: &str| role_verbs(&dir, group, resource);
-    assert_eq!(verbs("cert-manager.io", "certificates"), ALL_VERBS);
+    assert_eq!(verbs("cert-manager.io", "certificates"), WATCH_VERBS);
+    assert_eq!(verbs("cert-manager.io", "issuers"), WATCH_VERBS);
+    assert_eq!(verbs("tls.example.com", "backends"), WATCH_VERBS);
     assert_eq!(
-        verbs("cert-manager.io", "certificates/finalizers"),
-        ["update"]
+        verbs("tls.example.com", "frontends"),
+        ["list", "patch", "watch"]
     );
-    assert_eq!(verbs("cert-manager.io", "issuers"), READ_VERBS);
-    assert_eq!(verbs("tls.example.com", "backends"), ALL_VERBS);
-    assert_eq!(verbs("tls.example.com", "frontends"), ALL_VERBS);
+    assert_eq!(verbs("tls.example.com", "frontends/finalizers"), ["update"]);
 
     std::fs::create_dir(dir.join("tests")).unwrap();
     std::fs::write(dir.join("tests/external_types.rs"), EXTERNAL_TYPES_TEST).unwrap();

@@ -86,6 +86,7 @@ fn webhooks_of_own_and_kubernetes_kinds() {
         "manifests drift right after create webhook: {}",
         check.stderr
     );
+    crate::support::assert_no_rbac_findings(&check.stderr);
     let yaml = render_and_validate(&dir, "config/default");
     let objects: Vec<&str> = yaml.split("\n---\n").collect();
     let object = |kind: &str, name: &str| {

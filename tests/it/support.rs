@@ -343,3 +343,18 @@ pub fn yaml_reader_disagreements(cwd: &Path, paths: &[PathBuf]) -> Vec<String> {
     }
     problems
 }
+
+/// `rsop manifests` found nothing to say about the role against the calls:
+/// no warning and no call left unchecked.
+#[track_caller]
+pub fn assert_no_rbac_findings(stderr: &str) {
+    let findings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:") || l.contains("not checked against the role"))
+        .collect();
+    assert!(
+        findings.is_empty(),
+        "RBAC findings:\n{}",
+        findings.join("\n")
+    );
+}

@@ -107,13 +107,17 @@ impl State {
     }
 }
 
-// +rsop:rbac:groups=tls.example.com,resources=frontends,verbs=get;list;watch;create;update;patch;delete
-// +rsop:rbac:groups=tls.example.com,resources=frontends/status,verbs=get;update;patch
+// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
+// in the code and names the marker a new one needs.
+// +rsop:rbac:groups=tls.example.com,resources=frontends,verbs=list;watch;patch
+// +rsop:rbac:groups=tls.example.com,resources=frontends/status,verbs=patch
+// The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
+// objects.
 // +rsop:rbac:groups=tls.example.com,resources=frontends/finalizers,verbs=update
 // +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +rsop:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;patch;delete
-// +rsop:rbac:groups=tls.example.com,resources=backends,verbs=get;list;watch;create;update;patch;delete
-// +rsop:rbac:groups=cert-manager.io,resources=issuers,verbs=get;list;watch
+// +rsop:rbac:groups=cert-manager.io,resources=certificates,verbs=list;watch
+// +rsop:rbac:groups=tls.example.com,resources=backends,verbs=list;watch
+// +rsop:rbac:groups=cert-manager.io,resources=issuers,verbs=list;watch
 
 /// Runs the controller until the manager shuts down.
 pub async fn run(ctx: Arc<Context>) {

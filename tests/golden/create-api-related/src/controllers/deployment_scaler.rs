@@ -76,14 +76,15 @@ impl State {
     }
 }
 
-// +rsop:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
-// +rsop:rbac:groups=apps,resources=deployments/status,verbs=get;update;patch
+// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
+// in the code and names the marker a new one needs.
+// +rsop:rbac:groups=apps,resources=deployments,verbs=list;watch
 // The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
 // objects.
 // +rsop:rbac:groups=apps,resources=deployments/finalizers,verbs=update
-// +rsop:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
-// +rsop:rbac:groups=core,resources=pods,verbs=get;list;watch
-// +rsop:rbac:groups=core,resources=nodes,verbs=get;list;watch
+// +rsop:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=list;watch
+// +rsop:rbac:groups=core,resources=pods,verbs=list;watch
+// +rsop:rbac:groups=core,resources=nodes,verbs=list;watch
 
 /// Runs the controller until the manager shuts down.
 pub async fn run(ctx: Arc<Context>) {

@@ -82,9 +82,10 @@ impl State {
     }
 }
 
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=get;list;watch;create;update;patch;delete
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=get;update;patch
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds/finalizers,verbs=update
+// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
+// in the code and names the marker a new one needs.
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=list;watch;patch
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=patch
 // +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 /// Runs the controller until the manager shuts down.

@@ -79,9 +79,10 @@ impl State {
     }
 }
 
-// +rsop:rbac:groups=infra.example.com,resources=clusters,verbs=get;list;watch;create;update;patch;delete
-// +rsop:rbac:groups=infra.example.com,resources=clusters/status,verbs=get;update;patch
-// +rsop:rbac:groups=infra.example.com,resources=clusters/finalizers,verbs=update
+// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
+// in the code and names the marker a new one needs.
+// +rsop:rbac:groups=infra.example.com,resources=clusters,verbs=list;watch;patch
+// +rsop:rbac:groups=infra.example.com,resources=clusters/status,verbs=patch
 // +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 /// Runs the controller until the manager shuts down.
