@@ -957,3 +957,140 @@ fn webhook_manifests_follow_the_markers_and_check_covers_them() {
         written
     );
 }
+
+/// The call analysis on an operator written the way people write them
+/// (tests/fixtures/rbac-calls): the one call no marker grants is an error
+/// at its line with the marker to paste, the one marker no call needs a
+/// warning, the call whose kind the sources do not show a note; `warn`
+/// writes, `infer` writes the role the calls need.
+#[test]
+fn rbac_is_checked_against_the_calls_of_the_code() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-calls");
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, tmp.path(), None);
+    let dir = tmp.path();
+    let mut problems: Vec<String> = refusal_problems(
+        dir,
+        &["manifests", "--rbac=check"],
+        1,
+        &[
+            "error: `pods.evict` sends `create` on `pods/eviction`, which no RBAC rule grants",
+            "--> src/controller.rs:59:10",
+            "help: add the marker `// +rsop:rbac:groups=core,resources=pods/eviction,verbs=create`",
+            "warning: src/controller.rs:22:4: this RBAC marker grants `delete` on `secrets` that no call of the code needs",
+            "not checked against the role: 1 call whose kind the sources do not show: `anything.get` at src/controller.rs:72:22",
+        ],
+    )
+    .into_iter()
+    .collect();
+    // Nothing else: the leases are granted by the leader-election role bound
+    // to the manager, the kept marker is kept, and test code is not read.
+    let run = rsop(dir, &["manifests", "--rbac=warn"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let findings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:") || l.starts_with("error"))
+        .collect();
+    assert_eq!(findings.len(), 2, "{}", run.stderr);
+    assert!(
+        findings.iter().any(|l| l.contains("pods/eviction")),
+        "{}",
+        run.stderr
+    );
+
+    // With the marker added, only the stale marker is left to say.
+    let controller = dir.join("src/controller.rs");
+    let text = std::fs::read_to_string(&controller).unwrap();
+    std::fs::write(
+        &controller,
+        text.replace(
+            "// +rsop:rbac:groups=core,resources=pods/log,verbs=get\n",
+            "// +rsop:rbac:groups=core,resources=pods/log,verbs=get\n// +rsop:rbac:groups=core,resources=pods/eviction,verbs=create\n",
+        ),
+    )
+    .unwrap();
+    let run = rsop(dir, &["manifests", "--rbac=check"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr.matches("warning:").count(), 1, "{}", run.stderr);
+
+    // Without any marker, `infer` writes the role the calls need (the
+    // leases stay the leader-election role's).
+    let bare: String = text
+        .lines()
+        .filter(|l| !l.contains("+rsop:rbac"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&controller, bare).unwrap();
+    rsop(dir, &["manifests", "--rbac=infer"]).success();
+    let role: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap(),
+    )
+    .unwrap();
+    let rules: Vec<String> = role["rules"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let list = |key: &str| -> String {
+                r[key]
+                    .as_sequence()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap().to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            format!(
+                "{} {} {}",
+                list("apiGroups"),
+                list("resources"),
+                list("verbs")
+            )
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            " configmaps list,watch",
+            " nodes list",
+            " pods/eviction create",
+            " pods/log,secrets get",
+            "apps deployments create,list,patch,watch",
+            "events.k8s.io events create,patch",
+            "example.com widgets list,patch,watch",
+            "example.com widgets/finalizers update",
+            "example.com widgets/status patch",
+            "gateway.networking.k8s.io gateways delete",
+        ],
+        "{rules:#?}"
+    );
+    let yaml = std::fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    validate(dir, &yaml);
+
+    // Bad markers next to the calls: a verb's typo and a marker that does
+    // not parse are refused where they are, and nothing is written.
+    for (marker, needles) in [
+        (
+            "// +rsop:rbac:groups=core,resources=pods/log,verbs=gte\n",
+            &["unknown verb `gte` in RBAC marker", "did you mean `get`?"][..],
+        ),
+        (
+            "// +rsop:rbac:groups=core,resources=pods/log,verbs\n",
+            &["src/controller.rs:1:4"][..],
+        ),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        copy_tree(&fixture, tmp.path(), None);
+        let controller = tmp.path().join("src/controller.rs");
+        let text = std::fs::read_to_string(&controller).unwrap();
+        std::fs::write(&controller, format!("{marker}{text}")).unwrap();
+        problems.extend(refusal_problems(
+            tmp.path(),
+            &["manifests", "--rbac=check"],
+            1,
+            needles,
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
