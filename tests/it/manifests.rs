@@ -1017,9 +1017,8 @@ fn rbac_is_checked_against_the_calls_of_the_code() {
     // Without any marker, `infer` writes the role the calls need (the
     // leases stay the leader-election role's).
     let bare: String = text
-        .lines()
+        .split_inclusive('\n')
         .filter(|l| !l.contains("+rsop:rbac"))
-        .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(&controller, bare).unwrap();
     rsop(dir, &["manifests", "--rbac=infer"]).success();
