@@ -451,10 +451,85 @@ fn report(name: &str, sorted: &[Duration]) -> Duration {
 }
 
 /// `rsop manifests` in `dir` as a whole process.
+/// The call check's cost where it has calls to read: a project `rsop init`
+/// and ten `rsop create api` made (one of them `--image`), derived with the
+/// markers alone and with the calls checked.
+fn scaffolded_project_check(dir: &Path) {
+    use clap::Parser;
+    std::fs::create_dir_all(dir).unwrap();
+    let run = |args: &[&str], cwd: &Path| {
+        let cli = rsop::cli::Cli::parse_from(std::iter::once("rsop").chain(args.iter().copied()));
+        rsop::run(cli, cwd, &mut std::io::sink()).expect("the scaffolding command succeeds");
+    };
+    run(
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "bench",
+            "--vcs",
+            "none",
+        ],
+        dir,
+    );
+    for i in 0..10 {
+        let kind = format!("Kind{i}");
+        let mut args = vec![
+            "create",
+            "api",
+            "--group",
+            "bench",
+            "--version",
+            "v1",
+            "--kind",
+            &kind,
+        ];
+        if i == 0 {
+            args.extend(["--image", "memcached:1.6.26-alpine"]);
+        }
+        run(&args, dir);
+    }
+    let opts = |rbac| ManifestsOptions {
+        rbac,
+        ..options(dir, false)
+    };
+    let markers = opts(rsop::manifests::rbac_check::Mode::Markers);
+    let checked = opts(rsop::manifests::rbac_check::Mode::Check);
+    let plain = report(
+        "scaffolded, 10 kinds, markers only",
+        &measure(100, || {
+            manifests::generate(&markers, &mut std::io::sink()).expect("derives");
+        }),
+    );
+    let with_check = report(
+        "scaffolded, 10 kinds, --rbac=check",
+        &measure(100, || {
+            let mut notes = Vec::new();
+            manifests::generate(&checked, &mut notes).expect("derives and checks cleanly");
+            assert!(
+                !String::from_utf8_lossy(&notes).contains("warning"),
+                "the scaffold's markers and calls disagree"
+            );
+        }),
+    );
+    println!(
+        "{:<36} {:>10.2?}",
+        "  added by the call check",
+        with_check.saturating_sub(plain)
+    );
+}
+
 fn run_process(dir: &Path) {
+    run_process_with(dir, &[]);
+}
+
+fn run_process_with(dir: &Path, args: &[&str]) {
     let status = Command::new(env!("CARGO_BIN_EXE_rsop"))
         .arg("manifests")
+        .args(args)
         .current_dir(dir)
+        .stderr(Stdio::null())
         .stdout(Stdio::null())
         .status()
         .expect("rsop runs");
@@ -502,9 +577,21 @@ fn main() {
                 .join(", ")
         );
         times.sort_unstable();
-        report(
+        let plain = report(
             &format!("manifests, {kopium_kinds} kopium kinds, process"),
             &times,
+        );
+        // The same with the code's calls checked against the role.
+        let mut checked = measure(3, || run_process_with(&dir, &["--rbac=check"]));
+        checked.sort_unstable();
+        let with_check = report(
+            &format!("  with --rbac=check, {kopium_kinds} kopium kinds"),
+            &checked,
+        );
+        println!(
+            "{:<36} {:>+9.1} %",
+            "  added by the call check",
+            (with_check.as_secs_f64() / plain.as_secs_f64() - 1.0) * 100.0
         );
         println!(
             "{:<36} {:>10} MB",
@@ -528,8 +615,24 @@ fn main() {
                 .expect("the synthetic crate derives cleanly");
             assert_eq!(generated.files.len(), kinds + 1);
         });
-        report(&format!("manifests, {kinds} kinds, in-process"), &times);
+        let plain = report(&format!("manifests, {kinds} kinds, in-process"), &times);
+        let checked = ManifestsOptions {
+            rbac: rsop::manifests::rbac_check::Mode::Check,
+            ..opts.clone()
+        };
+        let times = measure(runs, || {
+            manifests::generate(&checked, &mut std::io::sink())
+                .expect("the synthetic crate derives and checks cleanly");
+        });
+        let with_check = report(&format!("  with --rbac=check, {kinds} kinds"), &times);
+        println!(
+            "{:<36} {:>10.2?}",
+            "  added by the call check",
+            with_check.saturating_sub(plain)
+        );
     }
+
+    scaffolded_project_check(&base.join("scaffolded-10"));
 
     if std::env::var_os("RSOP_BENCH_SKIP_CRDGEN").is_some() {
         println!("crdgen rebuild: skipped (RSOP_BENCH_SKIP_CRDGEN)");
