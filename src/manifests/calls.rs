@@ -121,27 +121,44 @@ const WATCH: &[&str] = &["list", "watch"];
 /// The requests of the crate in `files` (path relative to the project root,
 /// text); `own` are the crate's kinds.
 pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
-    let parsed: Vec<(&Path, syn::File)> = files
+    fn parse<'p>(path: &'p Path, text: &str) -> Option<(&'p Path, syn::File)> {
+        syn::parse_file(text).ok().map(|f| (path, f))
+    }
+    let mut parsed: Vec<(&Path, syn::File)> = files
         .iter()
         .filter(|(_, text)| mentions_kube(text))
-        .filter_map(|(path, text)| syn::parse_file(text).ok().map(|f| (*path, f)))
+        .filter_map(|(path, text)| parse(path, text))
         .collect();
     let mut index = Index::default();
     for (_, file) in &parsed {
         index.collect(file);
     }
+    // A file that names no `Api` can still call the crate's functions that
+    // return one (`let nodes = helpers::nodes(client); nodes.list(..)`).
+    let helpers: Vec<String> = index
+        .returns
+        .keys()
+        .map(|name| format!("{name}("))
+        .collect();
+    let more: Vec<(&Path, syn::File)> = files
+        .iter()
+        .filter(|(path, text)| {
+            !parsed.iter().any(|(p, _)| p == path)
+                && helpers.iter().any(|call| text.contains(call.as_str()))
+        })
+        .filter_map(|(path, text)| parse(path, text))
+        .collect();
+    parsed.extend(more);
     // Kinds the crate uses but does not own (`src/external/`, kopium's) are
     // declared with `#[kube(..)]` too; the CRD derivation's own come first.
     let mut own = own.to_vec();
-    for (_, text) in files.iter().filter(|(_, t)| t.contains("CustomResource")) {
-        if let Ok(file) = syn::parse_file(text) {
-            for kind in declared_kinds(&file) {
-                if !own
-                    .iter()
-                    .any(|o| o.kind == kind.kind && o.group == kind.group)
-                {
-                    own.push(kind);
-                }
+    for (_, text) in files.iter().filter(|(_, t)| t.contains("#[kube(")) {
+        for kind in declared_kinds(text) {
+            if !own
+                .iter()
+                .any(|o| o.kind == kind.kind && o.group == kind.group)
+            {
+                own.push(kind);
             }
         }
     }
@@ -163,64 +180,86 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     analysis
 }
 
-/// The kinds a file declares with `#[derive(CustomResource)]` and
-/// `#[kube(group, kind, plural, namespaced)]`; the plural defaults as
+/// The kinds a file declares with `#[kube(group, kind, plural,
+/// namespaced)]`, read from each attribute alone (a kopium file can run to
+/// megabytes: it is not parsed whole for this); the plural defaults as
 /// kube-derive's does.
-fn declared_kinds(file: &syn::File) -> Vec<OwnKind> {
-    struct Kinds(Vec<OwnKind>);
-    impl<'ast> Visit<'ast> for Kinds {
-        fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
-            let (mut group, mut kind, mut plural, mut namespaced) = (None, None, None, false);
-            for attr in item.attrs.iter().filter(|a| a.path().is_ident("kube")) {
-                let _ = attr.parse_nested_meta(|meta| {
-                    let key = meta.path.get_ident().map(ToString::to_string);
-                    match key.as_deref() {
-                        Some("group" | "kind" | "plural") => {
-                            let value: syn::LitStr = meta.value()?.parse()?;
-                            match key.as_deref() {
-                                Some("group") => group = Some(value.value()),
-                                Some("kind") => kind = Some(value.value()),
-                                _ => plural = Some(value.value()),
-                            }
-                        }
-                        Some("namespaced") => namespaced = true,
-                        _ => {
-                            // Skip the value of any other key.
-                            if meta.input.peek(syn::Token![=]) {
-                                let _: syn::Expr = meta.value()?.parse()?;
-                            } else if meta.input.peek(syn::token::Paren) {
-                                let _content;
-                                syn::parenthesized!(_content in meta.input);
-                            }
-                        }
+fn declared_kinds(text: &str) -> Vec<OwnKind> {
+    let mut kinds = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("#[kube(") {
+        let tail = &rest[start + 2..];
+        // The attribute is `kube(..)`, up to the parenthesis that closes it.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, c) in tail.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
                     }
-                    Ok(())
-                });
-            }
-            if let (Some(group), Some(kind)) = (group, kind) {
-                self.0.push(OwnKind {
-                    plural: plural.unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
-                    kind,
-                    group,
-                    namespaced,
-                });
+                }
+                _ => {}
             }
         }
+        let Some(end) = end else { break };
+        let attribute = &tail[..end];
+        rest = &tail[end..];
+        let Ok(syn::Meta::List(list)) = syn::parse_str::<syn::Meta>(attribute) else {
+            continue;
+        };
+        let (mut group, mut kind, mut plural, mut namespaced) = (None, None, None, false);
+        let _ = list.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().map(ToString::to_string);
+            match key.as_deref() {
+                Some("group" | "kind" | "plural") => {
+                    let value: syn::LitStr = meta.value()?.parse()?;
+                    match key.as_deref() {
+                        Some("group") => group = Some(value.value()),
+                        Some("kind") => kind = Some(value.value()),
+                        _ => plural = Some(value.value()),
+                    }
+                }
+                Some("namespaced") => namespaced = true,
+                _ => {
+                    // Skip the value of any other key.
+                    if meta.input.peek(syn::Token![=]) {
+                        let _: syn::Expr = meta.value()?.parse()?;
+                    } else if meta.input.peek(syn::token::Paren) {
+                        let _content;
+                        syn::parenthesized!(_content in meta.input);
+                    }
+                }
+            }
+            Ok(())
+        });
+        if let (Some(group), Some(kind)) = (group, kind) {
+            kinds.push(OwnKind {
+                plural: plural.unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
+                kind,
+                group,
+                namespaced,
+            });
+        }
     }
-    let mut kinds = Kinds(Vec::new());
-    kinds.visit_file(file);
-    kinds.0
+    kinds
 }
 
-/// Whether a file can make a request at all: it names kube's API types.
+/// Whether a file can make a request at all: it names kube's API types or
+/// the functions that take them.
 fn mentions_kube(text: &str) -> bool {
     [
-        "Api",
-        "Controller",
-        "watcher",
-        "Recorder",
-        "finalizer",
-        "owner_ref",
+        "Api<",
+        "Api::",
+        "api::<",
+        "Controller::new",
+        "watcher(",
+        "Recorder::new",
+        "finalizer(",
+        "controller_owner_ref(",
     ]
     .iter()
     .any(|needle| text.contains(needle))
