@@ -122,7 +122,7 @@ const WATCH: &[&str] = &["list", "watch"];
 /// text); `own` are the crate's kinds.
 pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     fn parse<'p>(path: &'p Path, text: &str) -> Option<(&'p Path, syn::File)> {
-        syn::parse_file(text).ok().map(|f| (path, f))
+        without_tests(text).map(|f| (path, f))
     }
     let mut parsed: Vec<(&Path, syn::File)> = files
         .iter()
@@ -246,6 +246,53 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
         }
     }
     kinds
+}
+
+/// The file parsed without its `#[cfg(test)] mod ..` modules: they make no
+/// request of the operator's, and in a scaffolded controller they are half
+/// the text. The tokens are read once; only the others are parsed.
+fn without_tests(text: &str) -> Option<syn::File> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A shebang or inner attributes would need syn's file parser as is.
+    if text.starts_with("#!") {
+        return syn::parse_file(text).ok();
+    }
+    let tokens: Vec<TokenTree> = text
+        .parse::<proc_macro2::TokenStream>()
+        .ok()?
+        .into_iter()
+        .collect();
+    let is_cfg_test = |tree: &TokenTree| match tree {
+        TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
+            let inner = g.stream().to_string().replace(' ', "");
+            inner == "cfg(test)"
+        }
+        _ => false,
+    };
+    let mut kept = proc_macro2::TokenStream::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        // `# [cfg(test)] (pub)? mod name { .. }`
+        if matches!(&tokens[i], TokenTree::Punct(p) if p.as_char() == '#')
+            && tokens.get(i + 1).is_some_and(is_cfg_test)
+        {
+            let mut j = i + 2;
+            if matches!(tokens.get(j), Some(TokenTree::Ident(id)) if id == "pub") {
+                j += 1;
+            }
+            if matches!(tokens.get(j), Some(TokenTree::Ident(id)) if id == "mod")
+                && matches!(tokens.get(j + 1), Some(TokenTree::Ident(_)))
+                && matches!(tokens.get(j + 2), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace)
+            {
+                i = j + 3;
+                continue;
+            }
+        }
+        kept.extend(std::iter::once(tokens[i].clone()));
+        i += 1;
+    }
+    syn::parse2(kept).ok()
 }
 
 /// Whether a file can make a request at all: it names kube's API types or
