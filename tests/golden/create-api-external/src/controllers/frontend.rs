@@ -107,14 +107,12 @@ impl State {
     }
 }
 
-// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
-// in the code and names the marker a new one needs.
-// +rsop:rbac:groups=tls.example.com,resources=frontends,verbs=list;watch;patch
-// +rsop:rbac:groups=tls.example.com,resources=frontends/status,verbs=patch
+// The requests this controller sends, and no more, each marker next to its calls: `rsop manifests
+// --rbac=check` finds every call in the code and names the marker a new one needs.
+// +rsop:rbac:groups=tls.example.com,resources=frontends,verbs=list;watch
 // The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
 // objects.
 // +rsop:rbac:groups=tls.example.com,resources=frontends/finalizers,verbs=update
-// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +rsop:rbac:groups=cert-manager.io,resources=certificates,verbs=list;watch
 // +rsop:rbac:groups=tls.example.com,resources=backends,verbs=list;watch
 // +rsop:rbac:groups=cert-manager.io,resources=issuers,verbs=list;watch
@@ -211,6 +209,8 @@ async fn reconcile(obj: Arc<Frontend>, state: Arc<State>) -> Result<Action, Erro
     result
 }
 
+// `finalizer` adds and removes the finalizer with a patch.
+// +rsop:rbac:groups=tls.example.com,resources=frontends,verbs=patch
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
 async fn apply_or_cleanup(obj: Arc<Frontend>, state: &State) -> Result<Action, Error> {
     let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
@@ -360,6 +360,8 @@ fn event_type(condition: &Condition) -> EventType {
     }
 }
 
+// +rsop:rbac:groups=tls.example.com,resources=frontends/status,verbs=patch
+// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 /// Writes `status` to `obj` unless it is already there, then publishes one event per condition
 /// transition.
 async fn write_status(

@@ -120,15 +120,10 @@ impl State {
     }
 }
 
-// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
-// in the code and names the marker a new one needs.
+// The requests this controller sends, and no more, each marker next to its calls: `rsop manifests
+// --rbac=check` finds every call in the code and names the marker a new one needs.
 // +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=list;watch
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=patch
-// The API server asks for this to set `blockOwnerDeletion` in the Deployment's owner reference.
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds/finalizers,verbs=update
-// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// Server-side apply creates the Deployment it does not find: `create` as well as `patch`.
-// +rsop:rbac:groups=apps,resources=deployments,verbs=list;watch;create;patch
+// +rsop:rbac:groups=apps,resources=deployments,verbs=list;watch
 // +rsop:rbac:groups=core,resources=pods,verbs=list;watch
 
 /// Runs the controller until the manager shuts down.
@@ -220,6 +215,8 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
     result
 }
 
+// The API server asks for this to set `blockOwnerDeletion` in the Deployment's owner reference.
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds/finalizers,verbs=update
 /// Brings the Deployment of `obj` in line with its spec and reports its state in the status.
 async fn apply(obj: &Memcached, state: &State) -> Result<Action, Error> {
     let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
@@ -261,6 +258,8 @@ async fn apply(obj: &Memcached, state: &State) -> Result<Action, Error> {
     failure.map_or(Ok(Action::await_change()), Err)
 }
 
+// Server-side apply creates the Deployment it does not find: `create` as well as `patch`.
+// +rsop:rbac:groups=apps,resources=deployments,verbs=create;patch
 /// The Deployment of `obj` as it is once it matches [`desired_deployment`]: the cached one when it
 /// already does, else the one server-side apply returns.
 ///
@@ -568,6 +567,8 @@ fn event_type(condition: &Condition) -> EventType {
     }
 }
 
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=patch
+// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 /// Writes `status` to `obj` unless it is already there, then publishes one event per condition
 /// transition.
 async fn write_status(

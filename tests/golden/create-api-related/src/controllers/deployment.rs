@@ -57,7 +57,7 @@ impl State {
     }
 }
 
-// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
+// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds every call
 // in the code and names the marker a new one needs.
 // +rsop:rbac:groups=apps,resources=deployments,verbs=list;watch
 

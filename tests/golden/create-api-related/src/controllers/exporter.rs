@@ -107,14 +107,12 @@ impl State {
     }
 }
 
-// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
-// in the code and names the marker a new one needs.
-// +rsop:rbac:groups=monitoring.example.com,resources=exporters,verbs=list;watch;patch
-// +rsop:rbac:groups=monitoring.example.com,resources=exporters/status,verbs=patch
+// The requests this controller sends, and no more, each marker next to its calls: `rsop manifests
+// --rbac=check` finds every call in the code and names the marker a new one needs.
+// +rsop:rbac:groups=monitoring.example.com,resources=exporters,verbs=list;watch
 // The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
 // objects.
 // +rsop:rbac:groups=monitoring.example.com,resources=exporters/finalizers,verbs=update
-// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +rsop:rbac:groups=apps,resources=deployments,verbs=list;watch
 // +rsop:rbac:groups=core,resources=configmaps,verbs=list;watch
 // +rsop:rbac:groups=core,resources=pods,verbs=list;watch
@@ -209,6 +207,8 @@ async fn reconcile(obj: Arc<Exporter>, state: Arc<State>) -> Result<Action, Erro
     result
 }
 
+// `finalizer` adds and removes the finalizer with a patch.
+// +rsop:rbac:groups=monitoring.example.com,resources=exporters,verbs=patch
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
 async fn apply_or_cleanup(obj: Arc<Exporter>, state: &State) -> Result<Action, Error> {
     let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
@@ -357,6 +357,8 @@ fn event_type(condition: &Condition) -> EventType {
     }
 }
 
+// +rsop:rbac:groups=monitoring.example.com,resources=exporters/status,verbs=patch
+// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 /// Writes `status` to `obj` unless it is already there, then publishes one event per condition
 /// transition.
 async fn write_status(

@@ -82,11 +82,9 @@ impl State {
     }
 }
 
-// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
-// in the code and names the marker a new one needs.
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=list;watch;patch
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=patch
-// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// The requests this controller sends, and no more, each marker next to its calls: `rsop manifests
+// --rbac=check` finds every call in the code and names the marker a new one needs.
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=list;watch
 
 /// Runs the controller until the manager shuts down.
 pub async fn run(ctx: Arc<Context>) {
@@ -135,6 +133,8 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
     result
 }
 
+// `finalizer` adds and removes the finalizer with a patch.
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=patch
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
 async fn apply_or_cleanup(obj: Arc<Memcached>, state: &State) -> Result<Action, Error> {
     let ns = obj.namespace().ok_or(Error::MissingMetadata("namespace"))?;
@@ -205,6 +205,8 @@ fn event_type(condition: &Condition) -> EventType {
     }
 }
 
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=patch
+// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 /// Writes `status` to `obj` unless it is already there, then publishes one event per condition
 /// transition.
 async fn write_status(

@@ -79,11 +79,9 @@ impl State {
     }
 }
 
-// The requests this controller sends, and no more: `rsop manifests --rbac=check` finds each call
-// in the code and names the marker a new one needs.
-// +rsop:rbac:groups=infra.example.com,resources=clusters,verbs=list;watch;patch
-// +rsop:rbac:groups=infra.example.com,resources=clusters/status,verbs=patch
-// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// The requests this controller sends, and no more, each marker next to its calls: `rsop manifests
+// --rbac=check` finds every call in the code and names the marker a new one needs.
+// +rsop:rbac:groups=infra.example.com,resources=clusters,verbs=list;watch
 
 /// Runs the controller until the manager shuts down.
 pub async fn run(ctx: Arc<Context>) {
@@ -133,6 +131,8 @@ async fn reconcile(obj: Arc<Cluster>, state: Arc<State>) -> Result<Action, Error
     result
 }
 
+// `finalizer` adds and removes the finalizer with a patch.
+// +rsop:rbac:groups=infra.example.com,resources=clusters,verbs=patch
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
 async fn apply_or_cleanup(obj: Arc<Cluster>, state: &State) -> Result<Action, Error> {
     let api = Api::all(state.client.clone());
@@ -202,6 +202,8 @@ fn event_type(condition: &Condition) -> EventType {
     }
 }
 
+// +rsop:rbac:groups=infra.example.com,resources=clusters/status,verbs=patch
+// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 /// Writes `status` to `obj` unless it is already there, then publishes one event per condition
 /// transition.
 async fn write_status(
