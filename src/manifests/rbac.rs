@@ -571,7 +571,7 @@ fn write_role(out: &mut String, name: &str, namespace: Option<&str>, policies: &
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::manifests::diagnostics::Location;
 
@@ -620,7 +620,8 @@ mod tests {
         values.iter().map(ToString::to_string).collect()
     }
 
-    fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> RbacRule {
+    /// A rule of resources, for tests here and in the call check's.
+    pub(crate) fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> RbacRule {
         RbacRule {
             groups: strings(groups),
             resources: strings(resources),

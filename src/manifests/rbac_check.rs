@@ -351,17 +351,7 @@ pub fn bound_rules(root: &Path, dir: &Path) -> Vec<RbacRule> {
 mod tests {
     use super::*;
 
-    fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> RbacRule {
-        let strings = |l: &[&str]| l.iter().map(ToString::to_string).collect();
-        RbacRule {
-            groups: strings(groups),
-            resources: strings(resources),
-            resource_names: Vec::new(),
-            urls: Vec::new(),
-            verbs: strings(verbs),
-            namespace: None,
-        }
-    }
+    use crate::manifests::rbac::tests::rule;
 
     fn call(group: &str, resource: &str, verb: &'static str, line: usize) -> Call {
         Call {
