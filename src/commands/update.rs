@@ -42,7 +42,12 @@ pub fn run(args: &UpdateArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome
         ));
     }
     let (base_name, base_commit) = base(&repo, args.base.as_deref())?;
-    let base = texts(repo.read_tree(&base_commit)?, &base_name)?;
+    let tree = if args.base.is_some() {
+        repo.read_tree(&base_commit)?
+    } else {
+        repo.read_scaffold(&base_commit)?
+    };
+    let base = texts(tree, &base_name)?;
     let base_project = base_project(&base, &base_name)?;
     let mut target = project.clone();
     let inferred = infer::complete(&mut target, &base)?;
@@ -620,7 +625,7 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
                 ),
             );
         };
-        let recorded = repo.read_tree(commit)?;
+        let recorded = repo.read_scaffold(commit)?;
         // The same rsop's scaffold of the same PROJECT is the recorded one;
         // anything else is compared whole.
         let same_rsop = repo.message(commit)?.lines().any(|l| l == fingerprint)

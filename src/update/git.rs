@@ -155,15 +155,26 @@ impl Repo {
         Ok(text(&run(cmd, "read a commit")?))
     }
 
-    /// The project's files in `commit` (its directory's part of the tree).
+    /// The files of a scaffold rsop recorded: its whole tree, which holds
+    /// the project's files alone.
+    pub fn read_scaffold(&self, commit: &str) -> Result<Tree> {
+        self.read(&format!("{commit}^{{tree}}"))
+    }
+
+    /// The project's files in `commit` of the user's history (its
+    /// directory's part of the tree).
     pub fn read_tree(&self, commit: &str) -> Result<Tree> {
         let spec = if self.prefix.is_empty() {
             format!("{commit}^{{tree}}")
         } else {
             format!("{commit}:{}", self.prefix)
         };
+        self.read(&spec)
+    }
+
+    fn read(&self, spec: &str) -> Result<Tree> {
         let mut cmd = git(&self.root);
-        cmd.args(["ls-tree", "-r", "-z", "--full-tree", &spec]);
+        cmd.args(["ls-tree", "-r", "-z", "--full-tree", spec]);
         let listing = run(cmd, "list a commit's files")?;
         let mut entries: Vec<(PathBuf, String)> = Vec::new();
         for entry in listing.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {

@@ -567,3 +567,43 @@ fn autoupdate_workflow_passes_actionlint() {
     rsop(&dir, &["update"]).success();
     assert_eq!(snapshot(&dir), before);
 }
+
+/// A project below the top of its repository (a monorepo) keeps its own
+/// scaffold ref, named after its directory, and updates from it.
+#[test]
+fn a_project_in_a_subdirectory_of_a_repository_updates_from_its_own_ref() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path();
+    git(repo, &["init", "--quiet"]);
+    rsop(
+        repo,
+        &["init", "--domain", "example.com", "--dir", "ops/demo"],
+    )
+    .success();
+    let dir = repo.join("ops/demo");
+    assert!(
+        !dir.join(".git").exists(),
+        "init made a repository inside the repository"
+    );
+    rsop(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+        ],
+    )
+    .success();
+    let refs = git(repo, &["for-each-ref", "--format=%(refname)", "refs/rsop"]);
+    assert_eq!(refs, "refs/rsop/ops-demo/scaffold");
+    commit_all(repo, "Scaffold");
+    let before = snapshot(&dir);
+    let update = rsop(&dir, &["update"]).success();
+    assert!(update.stdout.contains("up to date"), "{}", update.stdout);
+    assert_eq!(snapshot(&dir), before);
+}
