@@ -45,6 +45,22 @@ pub fn complete(project: &mut Project, scaffold: &Texts) -> Result<Vec<String>> 
     if project.cli_version.is_some() {
         return Ok(notes);
     }
+    let domain = project.domain.clone();
+    // The kinds of PROJECT an `--owns` or `--watches` can name: (group,
+    // plural, reference).
+    let kinds: Vec<(String, String, String)> = project
+        .resources
+        .iter()
+        .filter(|r| r.api || r.external)
+        .map(|r| {
+            let group = r.full_group(&domain);
+            (
+                group.clone(),
+                r.plural.clone(),
+                format!("{group}/{}/{}", r.version, r.kind),
+            )
+        })
+        .collect();
     for resource in &mut project.resources {
         if resource.external && resource.external_api_crd.is_none() {
             return Err(missing(
@@ -77,17 +93,91 @@ pub fn complete(project: &mut Project, scaffold: &Texts) -> Result<Vec<String>> 
                 .iter()
                 .any(|call| text.contains(call))
         {
-            return Err(missing(
-                &format!(
-                    "the `--owns` and `--watches` of the controller `{}`, which `{}` shows",
-                    resource.controller_name(),
-                    path.display()
-                ),
-                "owns: [apps/v1/Deployment, ...] and watches: [v1/Pod, ...] under its entry",
+            let Some((owns, watches)) = related_from_markers(resource, &domain, &kinds, path, text)
+            else {
+                return Err(Error::user_with_help(
+                    format!(
+                        "`{PROJECT_FILE}` does not record the `--owns` and `--watches` of the controller `{}`, \
+                         and rsop cannot read them back from `{}`",
+                        resource.controller_name(),
+                        path.display()
+                    ),
+                    format!(
+                        "add them to its entry in `{PROJECT_FILE}` by hand (`owns: [apps/v1/Deployment, ...]`, \
+                         `watches: [v1/Pod, ...]`), then run `rsop update` again"
+                    ),
+                ));
+            };
+            notes.push(format!(
+                "the `--owns {}` and `--watches {}` of the controller `{}`",
+                owns.join(","),
+                watches.join(","),
+                resource.controller_name()
             ));
+            resource.owns = owns;
+            resource.watches = watches;
         }
     }
     Ok(notes)
+}
+
+/// The `--owns` and `--watches` of a controller scaffolded before PROJECT
+/// recorded them, read back from its RBAC markers as that scaffold wrote
+/// them: after the markers of the controller's own kind and its events,
+/// one marker per owned kind with every verb (`create` among them), then
+/// one per watched kind with the read verbs. `None` when a marker names a
+/// kind rsop cannot name back.
+fn related_from_markers(
+    resource: &Resource,
+    domain: &str,
+    kinds: &[(String, String, String)],
+    path: &Path,
+    text: &str,
+) -> Option<(Vec<String>, Vec<String>)> {
+    let mut problems = Vec::new();
+    let rules = crate::manifests::rbac::parse_markers(path, text, &mut problems);
+    if !problems.is_empty() {
+        return None;
+    }
+    let own_group = resource.full_group(domain);
+    let own_group = if resource.path.is_some() && resource.group == "core" {
+        String::new()
+    } else {
+        own_group
+    };
+    let (mut owns, mut watches) = (Vec::new(), Vec::new());
+    for rule in rules {
+        let [group] = rule.groups.as_slice() else {
+            return None;
+        };
+        let [plural] = rule.resources.as_slice() else {
+            return None;
+        };
+        let base = plural.split('/').next().unwrap_or(plural);
+        if (*group == own_group && base == resource.plural)
+            || (group == "events.k8s.io" && plural == "events")
+        {
+            continue;
+        }
+        let reference = crate::project::k8s_kinds::KINDS
+            .iter()
+            .find(|k| {
+                k.plural == plural && (k.group == group || (k.group == "core" && group.is_empty()))
+            })
+            .map(crate::project::k8s_kinds::K8sKind::reference)
+            .or_else(|| {
+                kinds
+                    .iter()
+                    .find(|(g, p, _)| g == group && p == plural)
+                    .map(|(_, _, reference)| reference.clone())
+            })?;
+        if rule.verbs.iter().any(|v| v == "create") {
+            owns.push(reference);
+        } else {
+            watches.push(reference);
+        }
+    }
+    (!owns.is_empty() || !watches.is_empty()).then_some((owns, watches))
 }
 
 /// The options of `create api --image` that made the kind, when its
@@ -304,10 +394,28 @@ mod tests {
         .into_iter()
         .map(|(p, t)| (PathBuf::from(p), t.to_string()))
         .collect();
-        let err = complete(&mut project, &scaffold).unwrap_err().to_string();
+        let err = complete(&mut project.clone(), &scaffold)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("`--owns` and `--watches` of the controller `exporter`"),
             "{err}"
         );
+
+        // The markers that scaffold wrote name them.
+        let mut scaffold = scaffold;
+        scaffold.insert(
+            PathBuf::from("src/controllers/exporter.rs"),
+            "// +rsop:rbac:groups=monitoring.example.com,resources=exporters,verbs=get;list;watch;create;update;patch;delete\n\
+             // +rsop:rbac:groups=monitoring.example.com,resources=exporters/status,verbs=get;update;patch\n\
+             // +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch\n\
+             // +rsop:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete\n\
+             // +rsop:rbac:groups=core,resources=pods,verbs=get;list;watch\n\
+             fn run() { Controller::new(api, wc).owns_stream(deployment_events); }\n"
+                .to_string(),
+        );
+        complete(&mut project, &scaffold).unwrap();
+        assert_eq!(project.resources[0].owns, ["apps/v1/Deployment"]);
+        assert_eq!(project.resources[0].watches, ["v1/Pod"]);
     }
 }

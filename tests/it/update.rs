@@ -607,3 +607,32 @@ fn a_project_in_a_subdirectory_of_a_repository_updates_from_its_own_ref() {
     assert!(update.stdout.contains("up to date"), "{}", update.stdout);
     assert_eq!(snapshot(&dir), before);
 }
+
+/// An old scaffold with `--owns` and `--watches` its PROJECT did not record
+/// yet: they are read back from its RBAC markers, and the update of the
+/// unedited project is exactly this rsop's scaffold of the same commands.
+#[test]
+fn owns_and_watches_are_read_back_from_an_old_scaffold() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, scaffold) = old_project(tmp.path(), "d50fe38-create-api-related");
+    let update = rsop(&dir, &["update", "--base", &scaffold]).success();
+    assert!(
+        update.stdout.contains(
+            "inferred from the old scaffold: the `--owns apps/v1/Deployment,v1/ConfigMap` and `--watches v1/Pod` of the controller `exporter`"
+        ),
+        "{}",
+        update.stdout
+    );
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/create-api-related");
+    let expected = files(&golden);
+    let actual = files(&dir);
+    let differ: Vec<&PathBuf> = expected
+        .keys()
+        .chain(actual.keys())
+        .filter(|p| expected.get(*p) != actual.get(*p))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "the updated project differs from this rsop's scaffold: {differ:?}"
+    );
+}
