@@ -164,6 +164,7 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     }
     let own = own.as_slice();
     let mut analysis = Analysis::default();
+    let mut deferred = Vec::new();
     for (path, file) in &parsed {
         let imports = imports(file);
         let mut walker = FileWalker {
@@ -172,8 +173,53 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
             own,
             imports: &imports,
             analysis: &mut analysis,
+            function: String::new(),
+            generics: Vec::new(),
+            deferred: &mut deferred,
+            instantiate: None,
         };
         walker.visit_file(file);
+    }
+    // The requests of generic functions, with the kinds their callers give
+    // (one level: a generic caller's own callers are not followed).
+    if !deferred.is_empty() {
+        let mut by_function: HashMap<String, Vec<Deferred>> = HashMap::new();
+        for d in &deferred {
+            by_function
+                .entry(d.function.clone())
+                .or_default()
+                .push(d.clone());
+        }
+        let calls_before = analysis.calls.len();
+        let mut unused = Vec::new();
+        for (path, file) in &parsed {
+            let imports = imports(file);
+            let mut walker = FileWalker {
+                path,
+                index: &index,
+                own,
+                imports: &imports,
+                analysis: &mut analysis,
+                function: String::new(),
+                generics: Vec::new(),
+                deferred: &mut unused,
+                instantiate: Some(&by_function),
+            };
+            walker.visit_file(file);
+        }
+        // A generic function no caller gives a kind is not checked.
+        let instantiated: Vec<Location> = analysis.calls[calls_before..]
+            .iter()
+            .map(|c| c.location.clone())
+            .collect();
+        for d in deferred {
+            if !instantiated.contains(&d.location) {
+                analysis.unchecked.push(Unchecked {
+                    location: d.location,
+                    via: d.via,
+                });
+            }
+        }
     }
     analysis.calls.sort();
     analysis.calls.dedup();
@@ -537,6 +583,28 @@ struct FileWalker<'a> {
     own: &'a [OwnKind],
     imports: &'a HashMap<String, Vec<String>>,
     analysis: &'a mut Analysis,
+    /// The function being walked, and its type parameters.
+    function: String,
+    generics: Vec<String>,
+    /// Requests on an `Api<K>` whose `K` is a type parameter, found in the
+    /// first walk; the second walk gives them the kinds the crate calls
+    /// their functions with.
+    deferred: &'a mut Vec<Deferred>,
+    /// In the second walk: the deferred requests by function.
+    instantiate: Option<&'a HashMap<String, Vec<Deferred>>>,
+}
+
+/// A request of a generic function, on the `Api` of its type parameter
+/// `generic`, waiting for the kinds its callers give it.
+#[derive(Debug, Clone)]
+struct Deferred {
+    function: String,
+    generic: String,
+    verbs: Vec<&'static str>,
+    subresource: Option<String>,
+    location: Location,
+    via: String,
+    optional: bool,
 }
 
 impl<'ast> Visit<'ast> for FileWalker<'_> {
@@ -559,6 +627,12 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
 
 impl FileWalker<'_> {
     fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        self.function = sig.ident.to_string();
+        self.generics = sig
+            .generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
         let mut scope = Scope::default();
         for arg in &sig.inputs {
             if let syn::FnArg::Typed(t) = arg
@@ -585,11 +659,20 @@ impl FileWalker<'_> {
             scope: &mut scope,
         };
         settle.visit_block(block);
-        let mut requests = Requests {
-            walker: self,
-            scope: &scope,
-        };
-        requests.visit_block(block);
+        if let Some(deferred) = self.instantiate {
+            let mut calls = Instantiations {
+                walker: self,
+                scope: &scope,
+                deferred,
+            };
+            calls.visit_block(block);
+        } else {
+            let mut requests = Requests {
+                walker: self,
+                scope: &scope,
+            };
+            requests.visit_block(block);
+        }
     }
 
     /// The kind of an `Api` expression.
@@ -713,6 +796,23 @@ impl FileWalker<'_> {
         via: String,
     ) {
         let location = self.location(at);
+        // A request on the `Api` of a type parameter waits for its callers.
+        if let ApiKind::Known(ty, _) = kind
+            && let syn::Type::Path(p) = &**ty
+            && let Some(ident) = p.path.get_ident()
+            && self.generics.iter().any(|g| ident == g)
+        {
+            self.deferred.push(Deferred {
+                function: self.function.clone(),
+                generic: ident.to_string(),
+                verbs: verbs.to_vec(),
+                subresource: subresource.map(str::to_string),
+                location,
+                via,
+                optional: false,
+            });
+            return;
+        }
         let (target, cluster) = match kind {
             ApiKind::Known(ty, cluster) => (self.target(ty), *cluster),
             ApiKind::Dynamic(group, kind, plural, cluster) => (
@@ -1010,10 +1110,14 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             // the API server then authorizes as a `create` too. (A
             // subresource's apply never creates its object.)
             if method == "patch" && applies(&call.args) {
-                let before = self.walker.analysis.calls.len();
+                let (calls, deferred) =
+                    (self.walker.analysis.calls.len(), self.walker.deferred.len());
                 self.walker
                     .push(&kind, &["create"], None, &call.method, via);
-                for call in &mut self.walker.analysis.calls[before..] {
+                for call in &mut self.walker.analysis.calls[calls..] {
+                    call.optional = true;
+                }
+                for call in &mut self.walker.deferred[deferred..] {
                     call.optional = true;
                 }
             }
@@ -1139,6 +1243,80 @@ fn applies(args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>) -> boo
         finder.visit_expr(arg);
     }
     finder.0
+}
+
+/// The second walk: each call of a generic function whose requests wait
+/// for a kind, with the kinds of the `Api`s passed to it.
+struct Instantiations<'w, 'a> {
+    walker: &'w mut FileWalker<'a>,
+    scope: &'w Scope,
+    deferred: &'w HashMap<String, Vec<Deferred>>,
+}
+
+impl Instantiations<'_, '_> {
+    fn instantiate(
+        &mut self,
+        callee: &str,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+        at: &impl Spanned,
+    ) {
+        let (Some(requests), Some(params)) = (
+            self.deferred.get(callee),
+            self.walker.index.params.get(callee),
+        ) else {
+            return;
+        };
+        let line = self.walker.location(at).line;
+        for (arg, param) in args.iter().zip(params) {
+            let Some(syn::Type::Path(p)) = param else {
+                continue;
+            };
+            let Some(generic) = p.path.get_ident().map(ToString::to_string) else {
+                continue;
+            };
+            let Some(ApiKind::Known(ty, cluster)) = self.walker.kind_of(arg, self.scope) else {
+                continue;
+            };
+            let Some(target) = self.walker.target(&ty) else {
+                continue;
+            };
+            for d in requests.iter().filter(|d| d.generic == generic) {
+                for verb in &d.verbs {
+                    self.walker.analysis.calls.push(Call {
+                        group: target.group.clone(),
+                        resource: match &d.subresource {
+                            Some(sub) => format!("{}/{sub}", target.plural),
+                            None => target.plural.clone(),
+                        },
+                        verb,
+                        cluster: !target.namespaced || cluster.unwrap_or(false),
+                        location: d.location.clone(),
+                        via: format!(
+                            "{} (from `{callee}` at {}:{line})",
+                            d.via,
+                            self.walker.path.display()
+                        ),
+                        optional: d.optional,
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*call.func
+            && let Some(last) = p.path.segments.last()
+        {
+            self.instantiate(&last.ident.to_string(), &call.args, &last.ident);
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        self.instantiate(&call.method.to_string(), &call.args, &call.method);
+        syn::visit::visit_expr_method_call(self, call);
+    }
 }
 
 /// `&K`, `Arc<K>`, `&Arc<K>`: `K`.

@@ -81,6 +81,15 @@ async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>, clients: &Clients) {
 
 async fn apply(deployments: &Api<Deployment>) {
     deployments.patch("web", &PatchParams::apply("widget"), &Patch::Apply(())).await;
+    clear(deployments).await;
+}
+
+async fn clear<K: kube::Resource>(api: &Api<K>) {
+    api.delete_collection(&Default::default(), &Default::default()).await;
+}
+
+async fn never_called<K: kube::Resource>(api: &Api<K>) {
+    api.get("x").await;
 }
 
 #[cfg(test)]
@@ -150,6 +159,7 @@ fn every_call_is_found_with_its_verb_and_line() {
         "src/controller.rs:47 delete gateway.networking.k8s.io/gateways",
         "src/controller.rs:53 create apps/deployments",
         "src/controller.rs:53 patch apps/deployments",
+        "src/controller.rs:58 deletecollection apps/deployments",
     ];
     let mut table = table;
     table.sort();
@@ -173,5 +183,11 @@ fn a_kind_the_sources_do_not_show_is_not_checked() {
             )
         })
         .collect();
-    assert_eq!(unchecked, vec!["src/controller.rs:49 anything.get"]);
+    assert_eq!(
+        unchecked,
+        vec![
+            "src/controller.rs:49 anything.get",
+            "src/controller.rs:62 api.get"
+        ]
+    );
 }
