@@ -19,6 +19,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use super::diagnostics::Location;
+use super::schema::generic_args;
 use crate::project::{k8s_kinds, names};
 
 /// One request the code makes.
@@ -445,8 +446,7 @@ fn unwrap_result(ty: &syn::Type) -> &syn::Type {
     if let syn::Type::Path(p) = ty
         && let Some(last) = p.path.segments.last()
         && matches!(last.ident.to_string().as_str(), "Result" | "Option")
-        && let syn::PathArguments::AngleBracketed(args) = &last.arguments
-        && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+        && let Some(inner) = generic_args(&last.arguments).first()
     {
         return inner;
     }
@@ -462,13 +462,7 @@ fn api_type(ty: &syn::Type) -> Option<syn::Type> {
             if last.ident != "Api" {
                 return None;
             }
-            match &last.arguments {
-                syn::PathArguments::AngleBracketed(args) => match args.args.first()? {
-                    syn::GenericArgument::Type(t) => Some(t.clone()),
-                    _ => None,
-                },
-                _ => None,
-            }
+            generic_args(&last.arguments).first().map(|t| (*t).clone())
         }
         _ => None,
     }
@@ -519,13 +513,7 @@ fn api_constructor(func: &syn::Expr) -> Option<(Option<syn::Type>, bool)> {
         }
         _ => return None,
     };
-    let kind = match &api.arguments {
-        syn::PathArguments::AngleBracketed(args) => match args.args.first() {
-            Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
-            _ => None,
-        },
-        _ => None,
-    };
+    let kind = generic_args(&api.arguments).first().map(|t| (*t).clone());
     Some((kind, cluster))
 }
 
@@ -720,13 +708,9 @@ impl FileWalker<'_> {
                 };
                 let last = p.path.segments.last()?;
                 let (kind, cluster) = self.index.returns.get(&last.ident.to_string())?;
-                let kind = kind.clone().or_else(|| match &last.arguments {
-                    syn::PathArguments::AngleBracketed(args) => match args.args.first() {
-                        Some(syn::GenericArgument::Type(t)) => Some(t.clone()),
-                        _ => None,
-                    },
-                    _ => None,
-                })?;
+                let kind = kind
+                    .clone()
+                    .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))?;
                 Some(ApiKind::Known(Box::new(kind), *cluster))
             }
             _ => None,
@@ -742,8 +726,7 @@ impl FileWalker<'_> {
         let name = last.ident.to_string();
         // Metadata-only objects are requests on the kind they wrap.
         if name == "PartialObjectMeta"
-            && let syn::PathArguments::AngleBracketed(args) = &last.arguments
-            && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+            && let Some(inner) = generic_args(&last.arguments).first()
         {
             return self.target(inner);
         }
@@ -1326,8 +1309,7 @@ fn strip_wrappers(ty: &syn::Type) -> syn::Type {
         syn::Type::Path(p) => {
             if let Some(last) = p.path.segments.last()
                 && matches!(last.ident.to_string().as_str(), "Arc" | "Box" | "Rc")
-                && let syn::PathArguments::AngleBracketed(args) = &last.arguments
-                && let Some(syn::GenericArgument::Type(inner)) = args.args.first()
+                && let Some(inner) = generic_args(&last.arguments).first()
             {
                 return strip_wrappers(inner);
             }

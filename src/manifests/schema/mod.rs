@@ -1427,8 +1427,8 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// A field's declared generic arguments (`Vec<T>` gives `[T]`).
-fn generic_args(args: &syn::PathArguments) -> Vec<&syn::Type> {
+/// A type's declared generic arguments (`Vec<T>` gives `[T]`).
+pub(crate) fn generic_args(args: &syn::PathArguments) -> Vec<&syn::Type> {
     match args {
         syn::PathArguments::AngleBracketed(a) => a
             .args
