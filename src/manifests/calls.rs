@@ -227,10 +227,9 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     analysis
 }
 
-/// The kinds a file declares with `#[kube(group, kind, plural,
-/// namespaced)]`, read from each attribute alone (a kopium file can run to
-/// megabytes: it is not parsed whole for this); the plural defaults as
-/// kube-derive's does.
+/// The kinds a file declares with `#[kube(..)]`, each attribute read alone
+/// (a kopium file can run to megabytes: it is not parsed whole for this) by
+/// the CRD derivation's own attribute parser; the plural defaults as there.
 fn declared_kinds(text: &str) -> Vec<OwnKind> {
     let mut kinds = Vec::new();
     let mut rest = text;
@@ -255,40 +254,30 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
         let Some(end) = end else { break };
         let attribute = &tail[..end];
         rest = &tail[end..];
-        let Ok(syn::Meta::List(list)) = syn::parse_str::<syn::Meta>(attribute) else {
+        // The attribute read as the CRD derivation reads it.
+        let Ok(attrs) =
+            syn::parse::Parser::parse_str(syn::Attribute::parse_outer, &format!("#[{attribute}]"))
+        else {
             continue;
         };
-        let (mut group, mut kind, mut plural, mut namespaced) = (None, None, None, false);
-        let _ = list.parse_nested_meta(|meta| {
-            let key = meta.path.get_ident().map(ToString::to_string);
-            match key.as_deref() {
-                Some("group" | "kind" | "plural") => {
-                    let value: syn::LitStr = meta.value()?.parse()?;
-                    match key.as_deref() {
-                        Some("group") => group = Some(value.value()),
-                        Some("kind") => kind = Some(value.value()),
-                        _ => plural = Some(value.value()),
-                    }
-                }
-                Some("namespaced") => namespaced = true,
-                _ => {
-                    // Skip the value of any other key.
-                    if meta.input.peek(syn::Token![=]) {
-                        let _: syn::Expr = meta.value()?.parse()?;
-                    } else if meta.input.peek(syn::token::Paren) {
-                        let _content;
-                        syn::parenthesized!(_content in meta.input);
-                    }
-                }
-            }
-            Ok(())
-        });
-        if let (Some(group), Some(kind)) = (group, kind) {
+        let mut errors = Vec::new();
+        if let Some((kube, _)) = super::attrs::kube::parse(
+            &attrs,
+            proc_macro2::Span::call_site(),
+            super::schema::DEFAULT_KUBE_DERIVE,
+            &mut errors,
+        ) {
             kinds.push(OwnKind {
-                plural: plural.unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
-                kind,
-                group,
-                namespaced,
+                plural: kube.plural.unwrap_or_else(|| {
+                    names::to_plural(
+                        &kube
+                            .singular
+                            .unwrap_or_else(|| kube.kind.to_ascii_lowercase()),
+                    )
+                }),
+                kind: kube.kind,
+                group: kube.group,
+                namespaced: kube.namespaced,
             });
         }
     }
