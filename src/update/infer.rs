@@ -270,6 +270,14 @@ fn first_literal(file: &syn::File, name: &str) -> Option<String> {
     finder.found
 }
 
+/// The comma-separated expressions of a macro call such as `vec![..]`,
+/// whose body syn leaves as tokens; none when it holds something else.
+fn macro_args(mac: &syn::Macro) -> Vec<syn::Expr> {
+    mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
+        .map(|exprs| exprs.into_iter().collect())
+        .unwrap_or_default()
+}
+
 /// The words of the container's `command: Some(vec![..])`, as the one
 /// string `--image-container-command` took.
 fn container_command(file: &syn::File) -> Option<String> {
@@ -293,12 +301,8 @@ fn container_command(file: &syn::File) -> Option<String> {
         // The container is built inside `vec![..]`, whose body syn leaves
         // as tokens.
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            if let Ok(exprs) = mac.parse_body_with(
-                syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
-            ) {
-                for expr in &exprs {
-                    self.visit_expr(expr);
-                }
+            for expr in &macro_args(mac) {
+                self.visit_expr(expr);
             }
         }
     }
@@ -308,13 +312,8 @@ fn container_command(file: &syn::File) -> Option<String> {
             self.0.push(s.value());
         }
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            let parsed = mac.parse_body_with(
-                syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
-            );
-            if let Ok(exprs) = parsed {
-                for expr in &exprs {
-                    self.visit_expr(expr);
-                }
+            for expr in &macro_args(mac) {
+                self.visit_expr(expr);
             }
         }
     }
