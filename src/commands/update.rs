@@ -625,13 +625,12 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
                 ),
             );
         };
-        let recorded = repo.read_scaffold(commit)?;
         // The same rsop's scaffold of the same PROJECT is the recorded one;
         // anything else is compared whole.
         let same_rsop = repo.message(commit)?.lines().any(|l| l == fingerprint)
-            && recorded.get(Path::new(PROJECT_FILE)).map(Vec::as_slice)
+            && repo.read_scaffold_file(commit, PROJECT_FILE)?.as_deref()
                 == Some(before.to_yaml().as_bytes());
-        if !same_rsop && bytes(&scaffold_of(before, root)?) != recorded {
+        if !same_rsop && bytes(&scaffold_of(before, root)?) != repo.read_scaffold(commit)? {
             return say(
                 out,
                 "note: the scaffold rsop recorded is older than this rsop's, so this change was not \

@@ -161,6 +161,16 @@ impl Repo {
         self.read(&format!("{commit}^{{tree}}"))
     }
 
+    /// One file of a scaffold rsop recorded, if it holds it.
+    pub fn read_scaffold_file(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        let mut cmd = git(&self.root);
+        cmd.args(["cat-file", "blob", &format!("{commit}:{path}")]);
+        let output = cmd
+            .output()
+            .map_err(|e| missing_git("read a file of the scaffold", &e))?;
+        Ok(output.status.success().then_some(output.stdout))
+    }
+
     /// The project's files in `commit` of the user's history (its
     /// directory's part of the tree).
     pub fn read_tree(&self, commit: &str) -> Result<Tree> {
