@@ -79,6 +79,13 @@ pub fn strip_keep(text: &str) -> (std::borrow::Cow<'_, str>, BTreeSet<usize>) {
     (std::borrow::Cow::Owned(out), kept)
 }
 
+/// Whether `rule` grants `call`: a rule of a `Role` (one with a namespace)
+/// grants requests in a namespace only, never one across the cluster.
+fn grants_call(rule: &RbacRule, call: &Call) -> bool {
+    (!call.cluster || rule.namespace.is_none())
+        && grants(rule, &call.group, &call.resource, call.verb)
+}
+
 /// Whether `rule` grants `verb` on `resource` of `group`.
 fn grants(rule: &RbacRule, group: &str, resource: &str, verb: &str) -> bool {
     let any = |list: &[String], value: &str| list.iter().any(|v| v == "*" || v == value);
@@ -107,19 +114,31 @@ fn marker_for(call: &Call) -> String {
 }
 
 /// Checks the calls against the rules of the markers and of `bound`, the
-/// static roles given to the manager.
-pub fn check(analysis: &Analysis, marked: &[Marked], bound: &[RbacRule], mode: Mode) -> Findings {
+/// static roles given to the manager. In a namespaced project
+/// (`namespaced`), the markers make a `Role`: no marker can grant a request
+/// across the cluster, and `infer` cannot either.
+pub fn check(
+    analysis: &Analysis,
+    marked: &[Marked],
+    bound: &[RbacRule],
+    mode: Mode,
+    namespaced: bool,
+) -> Findings {
     let mut findings = Findings::default();
     let granted = |call: &Call| {
         marked
             .iter()
             .map(|m| &m.rule)
             .chain(bound)
-            .any(|rule| grants(rule, &call.group, &call.resource, call.verb))
+            .any(|rule| grants_call(rule, call))
     };
     let mut reported = BTreeSet::new();
     for call in &analysis.calls {
+        // In a namespaced project, neither a marker nor `infer` can grant a
+        // request across the cluster: only a ClusterRole can.
+        let beyond_role = namespaced && call.cluster;
         if call.optional
+            || (mode == Mode::Infer && !beyond_role)
             || granted(call)
             || !reported.insert((&call.group, &call.resource, call.verb, &call.location))
         {
@@ -130,21 +149,35 @@ pub fn check(analysis: &Analysis, marked: &[Marked], bound: &[RbacRule], mode: M
         } else {
             format!("`{}` of `{}`", call.resource, call.group)
         };
-        let message = format!(
-            "`{}` sends `{}` on {resource}, which no RBAC rule grants",
-            call.via, call.verb
-        );
+        let (message, help) = if beyond_role {
+            (
+                format!(
+                    "`{}` sends `{}` on {resource} across the cluster, which the Role of a \
+                     namespaced project cannot grant",
+                    call.via, call.verb
+                ),
+                "make the `Api` with `Api::namespaced` (the manager's `ctx.api()`), or, for a \
+                 cluster-scoped kind, bind a ClusterRole to the manager's ServiceAccount under \
+                 config/rbac/"
+                    .to_string(),
+            )
+        } else {
+            (
+                format!(
+                    "`{}` sends `{}` on {resource}, which no RBAC rule grants",
+                    call.via, call.verb
+                ),
+                format!("add the marker `{}`", marker_for(call)),
+            )
+        };
         match mode {
-            Mode::Check => findings.ungranted.push(
-                Diagnostic::new(call.location.clone(), message)
-                    .with_help(format!("add the marker `{}`", marker_for(call))),
-            ),
-            Mode::Warn => findings.warnings.push(format!(
-                "{}: {message}; add `{}`",
-                call.location,
-                marker_for(call)
-            )),
-            Mode::Markers | Mode::Infer => {}
+            Mode::Check | Mode::Infer => findings
+                .ungranted
+                .push(Diagnostic::new(call.location.clone(), message).with_help(help)),
+            Mode::Warn => findings
+                .warnings
+                .push(format!("{}: {message}; {help}", call.location)),
+            Mode::Markers => {}
         }
     }
     if matches!(mode, Mode::Check | Mode::Warn) {
@@ -222,10 +255,7 @@ pub fn inferred_rules(calls: &[Call], bound: &[RbacRule]) -> Vec<RbacRule> {
         std::collections::BTreeMap::new();
     for call in calls {
         // What the static roles grant stays theirs.
-        if bound
-            .iter()
-            .any(|rule| grants(rule, &call.group, &call.resource, call.verb))
-        {
+        if bound.iter().any(|rule| grants_call(rule, call)) {
             continue;
         }
         by_resource
@@ -261,6 +291,7 @@ struct Object {
 #[derive(Deserialize)]
 struct Metadata {
     name: Option<String>,
+    namespace: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -302,7 +333,8 @@ pub fn bound_rules(root: &Path, dir: &Path) -> Vec<RbacRule> {
         })
         .collect();
     paths.sort();
-    let mut roles: Vec<(String, Vec<YamlRule>)> = Vec::new();
+    // Each role's name, namespace (`Some` for a `Role`) and rules.
+    let mut roles: Vec<(String, Option<String>, Vec<YamlRule>)> = Vec::new();
     let mut bound: BTreeSet<String> = BTreeSet::new();
     for path in paths {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -313,9 +345,15 @@ pub fn bound_rules(root: &Path, dir: &Path) -> Vec<RbacRule> {
                 continue;
             };
             match object.kind.as_deref() {
-                Some("Role" | "ClusterRole") => {
-                    if let Some(name) = object.metadata.and_then(|m| m.name) {
-                        roles.push((name, object.rules));
+                Some(kind @ ("Role" | "ClusterRole")) => {
+                    let namespaced = kind == "Role";
+                    if let Some(Metadata {
+                        name: Some(name),
+                        namespace,
+                    }) = object.metadata
+                    {
+                        let namespace = namespaced.then(|| namespace.unwrap_or_default());
+                        roles.push((name, namespace, object.rules));
                     }
                 }
                 Some("RoleBinding" | "ClusterRoleBinding") => {
@@ -334,15 +372,16 @@ pub fn bound_rules(root: &Path, dir: &Path) -> Vec<RbacRule> {
     }
     roles
         .into_iter()
-        .filter(|(name, _)| bound.contains(name))
-        .flat_map(|(_, rules)| rules)
-        .map(|r| RbacRule {
-            groups: r.api_groups,
-            resources: r.resources,
-            resource_names: r.resource_names,
-            urls: Vec::new(),
-            verbs: r.verbs,
-            namespace: None,
+        .filter(|(name, _, _)| bound.contains(name))
+        .flat_map(|(_, namespace, rules)| {
+            rules.into_iter().map(move |r| RbacRule {
+                groups: r.api_groups,
+                resources: r.resources,
+                resource_names: r.resource_names,
+                urls: Vec::new(),
+                verbs: r.verbs,
+                namespace: namespace.clone(),
+            })
         })
         .collect()
 }
@@ -384,6 +423,7 @@ mod tests {
             &marked,
             &[rule(&[""], &["pods"], &["list"])],
             Mode::Check,
+            false,
         );
         assert!(findings.ungranted.is_empty(), "{:?}", findings.ungranted);
         assert_eq!(
@@ -392,12 +432,62 @@ mod tests {
                 "src/controller.rs:3:4: this RBAC marker grants `get` on `deployments`, `delete` on `deployments` that no call of the code needs; narrow it, or end it with `// rsop:keep` if the code needs it another way"
             ]
         );
-        let findings = check(&analysis, &[], &[], Mode::Check);
+        let findings = check(&analysis, &[], &[], Mode::Check, false);
         assert_eq!(findings.ungranted.len(), 2);
         assert_eq!(
             findings.ungranted[0].help.as_deref(),
             Some("add the marker `// +rsop:rbac:groups=apps,resources=deployments,verbs=patch`")
         );
+    }
+
+    #[test]
+    fn a_role_grants_no_request_across_the_cluster() {
+        let nodes = Call {
+            cluster: true,
+            ..call("", "nodes", "list", 7)
+        };
+        let pods = call("", "pods", "list", 9);
+        let analysis = Analysis {
+            calls: vec![nodes.clone(), pods],
+            unchecked: Vec::new(),
+        };
+        let marker = |namespace: Option<&str>| Marked {
+            location: Location::new("src/controller.rs", 3, 4),
+            rule: RbacRule {
+                namespace: namespace.map(str::to_string),
+                ..rule(&[""], &["nodes", "pods"], &["list"])
+            },
+            keep: false,
+        };
+        // A ClusterRole's rule grants both.
+        let findings = check(&analysis, &[marker(None)], &[], Mode::Check, false);
+        assert!(findings.ungranted.is_empty(), "{:?}", findings.ungranted);
+        // A Role's rule grants the namespaced list only; a namespaced
+        // project says why no marker can help, in `infer` too.
+        for mode in [Mode::Check, Mode::Infer] {
+            let findings = check(&analysis, &[marker(Some("system"))], &[], mode, true);
+            let [problem] = findings.ungranted.as_slice() else {
+                panic!("{:?}", findings.ungranted);
+            };
+            assert_eq!(problem.location.line, 7);
+            assert!(
+                problem.message.contains("across the cluster"),
+                "{}",
+                problem.message
+            );
+            assert!(
+                problem.help.as_deref().unwrap().contains("Api::namespaced"),
+                "{problem:?}"
+            );
+        }
+        // The inferred rules leave what a bound Role grants to it only for
+        // namespaced requests.
+        let bound = RbacRule {
+            namespace: Some("system".into()),
+            ..rule(&[""], &["nodes"], &["list"])
+        };
+        let inferred = inferred_rules(&[nodes], &[bound]);
+        assert_eq!(inferred.len(), 1, "{inferred:?}");
     }
 
     #[test]

@@ -1093,3 +1093,45 @@ fn rbac_is_checked_against_the_calls_of_the_code() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
+
+/// A namespaced project's markers make a Role, which cannot grant a request
+/// across the cluster: such a call is refused at its line, with what to do
+/// instead, in `check` and in `infer` alike, and nothing is written.
+#[test]
+fn a_namespaced_project_refuses_requests_across_the_cluster() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/init-namespaced-mit");
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&golden, tmp.path(), None);
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("src/nodes.rs"),
+        "use k8s_openapi::api::core::v1::{ConfigMap, Node};\n\
+         use kube::{Api, Client};\n\
+         \n\
+         // +rsop:rbac:groups=core,resources=nodes;configmaps,verbs=list\n\
+         pub async fn count(client: Client) -> usize {\n\
+         \x20   let maps: Api<ConfigMap> = Api::namespaced(client.clone(), \"system\");\n\
+         \x20   let _ = maps.list(&Default::default()).await;\n\
+         \x20   let nodes: Api<Node> = Api::all(client);\n\
+         \x20   nodes.list(&Default::default()).await.map_or(0, |l| l.items.len())\n\
+         }\n",
+    )
+    .unwrap();
+    let lib = dir.join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, format!("{text}pub mod nodes;\n")).unwrap();
+    let mut problems = Vec::new();
+    for mode in ["--rbac=check", "--rbac=infer"] {
+        problems.extend(refusal_problems(
+            dir,
+            &["manifests", mode],
+            1,
+            &[
+                "error: `nodes.list` sends `list` on `nodes` across the cluster, which the Role of a namespaced project cannot grant",
+                "--> src/nodes.rs:9:11",
+                "help: make the `Api` with `Api::namespaced`",
+            ],
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
