@@ -34,6 +34,7 @@ const CRATES: &[(&str, &str)] = &[
     ("schemars", SCHEMARS),
     ("serde", "1.0"),
     ("serde_json", "1.0"),
+    ("serde_yaml_ng", "0.10"),
     ("thiserror", "2.0"),
     ("tokio", "1.48"),
     ("tokio-rustls", "0.26"),

@@ -33,6 +33,10 @@ pub struct Call {
     /// Made through `Api::all` on a namespaced kind, or on a cluster-scoped
     /// kind: it needs a `ClusterRole`.
     pub cluster: bool,
+    /// Made in the namespace of each object it is about (a `Recorder`'s
+    /// events): in a project that watches the whole cluster, any
+    /// namespace, which a `Role` in the manager's own cannot grant.
+    pub objects_namespace: bool,
     pub location: Location,
     /// What the source calls (`api.patch_status`), for messages.
     pub via: String,
@@ -812,6 +816,7 @@ impl FileWalker<'_> {
                 },
                 verb,
                 cluster: !target.namespaced || cluster.unwrap_or(false),
+                objects_namespace: false,
                 location: location.clone(),
                 via: via.clone(),
                 optional: false,
@@ -1178,6 +1183,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             resource: "events".into(),
                             verb,
                             cluster: false,
+                            objects_namespace: true,
                             location: location.clone(),
                             via: "Recorder::new".into(),
                             optional: false,
@@ -1262,6 +1268,7 @@ impl Instantiations<'_, '_> {
                         },
                         verb,
                         cluster: !target.namespaced || cluster.unwrap_or(false),
+                        objects_namespace: false,
                         location: d.location.clone(),
                         via: format!(
                             "{} (from `{callee}` at {}:{line})",

@@ -341,8 +341,7 @@ fn generate_rest(
         } else {
             &marked
         };
-        let findings =
-            rbac_check::check(&analysis, checked, &bound, opts.rbac, opts.namespaced);
+        let findings = rbac_check::check(&analysis, checked, &bound, opts.rbac, opts.namespaced);
         found.extend(findings.ungranted);
         for warning in &findings.warnings {
             let _ = writeln!(notes, "warning: {warning}");
@@ -351,7 +350,11 @@ fn generate_rest(
             let _ = writeln!(notes, "{note}");
         }
         if opts.rbac == rbac_check::Mode::Infer {
-            rules.extend(rbac_check::inferred_rules(&analysis.calls, &bound));
+            rules.extend(rbac_check::inferred_rules(
+                &analysis.calls,
+                &bound,
+                opts.namespaced,
+            ));
         }
     }
     let webhook_yaml = webhook::render_manifests_yaml(&webhooks, &mut found);

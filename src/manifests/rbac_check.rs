@@ -79,11 +79,13 @@ pub fn strip_keep(text: &str) -> (std::borrow::Cow<'_, str>, BTreeSet<usize>) {
     (std::borrow::Cow::Owned(out), kept)
 }
 
-/// Whether `rule` grants `call`: a rule of a `Role` (one with a namespace)
-/// grants requests in a namespace only, never one across the cluster.
-fn grants_call(rule: &RbacRule, call: &Call) -> bool {
-    (!call.cluster || rule.namespace.is_none())
-        && grants(rule, &call.group, &call.resource, call.verb)
+/// Whether `rule` grants `call`. A rule of a `Role` (one with a namespace)
+/// grants requests in its namespace only: never one across the cluster, and
+/// in a project that watches the whole cluster (`!namespaced`) not one made
+/// in the namespace of whichever object it is about.
+fn grants_call(rule: &RbacRule, call: &Call, namespaced: bool) -> bool {
+    let in_role = !call.cluster && (namespaced || !call.objects_namespace);
+    (in_role || rule.namespace.is_none()) && grants(rule, &call.group, &call.resource, call.verb)
 }
 
 /// Whether `rule` grants `verb` on `resource` of `group`.
@@ -130,7 +132,7 @@ pub fn check(
             .iter()
             .map(|m| &m.rule)
             .chain(bound)
-            .any(|rule| grants_call(rule, call))
+            .any(|rule| grants_call(rule, call, namespaced))
     };
     let mut reported = BTreeSet::new();
     for call in &analysis.calls {
@@ -250,12 +252,12 @@ fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
 
 /// The rules a call analysis infers: one per (group, resource), with the
 /// verbs the calls send, less what `bound` grants already.
-pub fn inferred_rules(calls: &[Call], bound: &[RbacRule]) -> Vec<RbacRule> {
+pub fn inferred_rules(calls: &[Call], bound: &[RbacRule], namespaced: bool) -> Vec<RbacRule> {
     let mut by_resource: std::collections::BTreeMap<(String, String), BTreeSet<&str>> =
         std::collections::BTreeMap::new();
     for call in calls {
         // What the static roles grant stays theirs.
-        if bound.iter().any(|rule| grants_call(rule, call)) {
+        if bound.iter().any(|rule| grants_call(rule, call, namespaced)) {
             continue;
         }
         by_resource
@@ -398,6 +400,7 @@ mod tests {
             resource: resource.into(),
             verb,
             cluster: false,
+            objects_namespace: false,
             location: Location::new("src/controller.rs", line, 5),
             via: "api.patch".into(),
             optional: false,
@@ -486,8 +489,26 @@ mod tests {
             namespace: Some("system".into()),
             ..rule(&[""], &["nodes"], &["list"])
         };
-        let inferred = inferred_rules(&[nodes], &[bound]);
+        let inferred = inferred_rules(&[nodes], &[bound.clone()], false);
         assert_eq!(inferred.len(), 1, "{inferred:?}");
+        // A Recorder's events go to each object's namespace: a Role in the
+        // manager's grants them only in a namespaced project.
+        let events = Call {
+            objects_namespace: true,
+            ..call("events.k8s.io", "events", "create", 11)
+        };
+        let role_events = RbacRule {
+            namespace: Some("system".into()),
+            ..rule(&["events.k8s.io"], &["events"], &["create"])
+        };
+        for (namespaced, inferred) in [(false, 1), (true, 0)] {
+            let rules = inferred_rules(
+                std::slice::from_ref(&events),
+                std::slice::from_ref(&role_events),
+                namespaced,
+            );
+            assert_eq!(rules.len(), inferred, "{rules:?}");
+        }
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::generated::cargo_gates;
 use crate::support::{
-    assert_golden, assert_no_rbac_findings, refusal_problems, render_and_validate, rsop, snapshot,
+    assert_golden, assert_no_rbac_findings, generated_cargo_env, refusal_problems,
+    render_and_validate, rsop, snapshot,
 };
 
 /// Runs `rsop` with `args` in `dir`, which must succeed.
@@ -44,7 +45,36 @@ fn gates(dir: &Path) {
     assert_no_rbac_findings(&check.stderr);
     render_and_validate(dir, "config/default");
     render_and_validate(dir, "config/samples");
+    // The tests of `cargo_gates` run every reconcile against a mock API
+    // server that authorizes each request by the roles config/rbac/ binds to
+    // the manager: the role is enough for the code.
     cargo_gates(dir);
+    assert_inferred_role_is_the_markers(dir);
+}
+
+/// With every marker removed, `rsop manifests --rbac=infer` writes the role
+/// the markers wrote: the role the calls need, which the reconcile tests
+/// have just run under.
+fn assert_inferred_role_is_the_markers(dir: &Path) {
+    let role = dir.join("config/rbac/role.yaml");
+    let marked = std::fs::read_to_string(&role).unwrap();
+    for entry in walkdir::WalkDir::new(dir.join("src")) {
+        let path = entry.unwrap().into_path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let bare: String = text
+                .split_inclusive('\n')
+                .filter(|l| {
+                    let marker = l.trim_start().starts_with("// +rsop:rbac");
+                    !marker || l.contains("rsop:keep")
+                })
+                .collect();
+            std::fs::write(&path, bare).unwrap();
+        }
+    }
+    std::fs::remove_file(&role).unwrap();
+    rsop(dir, &["manifests", "--rbac=infer"]).success();
+    assert_eq!(std::fs::read_to_string(&role).unwrap(), marked);
 }
 
 const MEMCACHED: &[&str] = &[
@@ -90,6 +120,35 @@ fn deploy_image_kind() {
     );
     assert_golden(&dir, "create-api-image");
     gates(&dir);
+
+    // The mock API server of the reconcile tests refuses what the role does
+    // not grant: without `patch` on the status, the status tests fail and
+    // say which marker to add.
+    let role = dir.join("config/rbac/role.yaml");
+    let text = std::fs::read_to_string(&role).unwrap();
+    let status = "  - memcacheds/status\n  verbs:\n  - patch\n";
+    assert!(text.contains(status), "{text}");
+    std::fs::write(
+        &role,
+        text.replace(status, "  - memcacheds/status\n  verbs:\n  - get\n"),
+    )
+    .unwrap();
+    let mut test = std::process::Command::new("cargo");
+    test.args(["test", "--quiet", "--offline"])
+        .current_dir(&dir);
+    test.envs(generated_cargo_env());
+    let output = test.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(
+            "is `patch` on `memcacheds/status` in API group `cache.example.com`, which no role \
+             bound to the manager's ServiceAccount in config/rbac/ grants; add \
+             `// +rsop:rbac:groups=cache.example.com,resources=memcacheds/status,verbs=patch`"
+        ),
+        "{stdout}\n{stderr}"
+    );
 }
 
 #[test]

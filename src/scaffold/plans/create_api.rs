@@ -642,6 +642,7 @@ fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
         edits.push(dep("futures", false, &["std"]));
         edits.push(dep("thiserror", true, &[]));
         edits.push(dev("http"));
+        edits.push(dev("serde_yaml_ng"));
         edits.push(dev("tower-test"));
     }
     edits

@@ -5,13 +5,24 @@
 //! [`ApiServer::expect`] and [`Request::respond`], checking method, URL and body on the way. Running
 //! out of the script hangs nothing: `expect` gives up after half a minute, and
 //! [`ApiServer::assert_no_more_requests`] checks that nothing was left unanswered.
+//!
+//! The server also authorizes every request as the cluster would: against the roles that
+//! `config/rbac/` binds to the manager's ServiceAccount, read when the test runs. A request the
+//! role does not grant fails the test with the marker to add, so the reconcile tests prove that
+//! the role `rsop manifests` writes is enough for the code.
 
+use std::path::Path;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use http::{Method, StatusCode};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use kube::Client;
 use kube::client::Body;
-use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tower_test::mock::{self, Handle, SendResponse};
 
@@ -22,10 +33,20 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 type MockHandle = Handle<http::Request<Body>, http::Response<Body>>;
 
-/// A client whose requests reach the returned [`ApiServer`], with `default` as its namespace.
+/// A client whose requests reach the returned [`ApiServer`], with `default` as its namespace,
+/// authorized as the manager's ServiceAccount.
 pub(crate) fn mock_client() -> (Client, ApiServer) {
+    let (client, mut server) = mock_client_without_rbac();
+    server.role = Some(&MANAGER_ROLE);
+    (client, server)
+}
+
+/// A [`mock_client`] that authorizes nothing, for tests of machinery the manager uses on kinds
+/// of the test's choosing.
+pub(crate) fn mock_client_without_rbac() -> (Client, ApiServer) {
     let (service, handle) = mock::pair::<http::Request<Body>, http::Response<Body>>();
-    (Client::new(service, "default"), ApiServer(handle))
+    let server = ApiServer { handle, role: None };
+    (Client::new(service, "default"), server)
 }
 
 /// The output of `task`, failing the test if it does not finish in time, which is what a
@@ -38,7 +59,11 @@ pub(crate) async fn finished<T>(task: tokio::task::JoinHandle<T>) -> T {
 }
 
 /// The server side of [`mock_client`].
-pub(crate) struct ApiServer(MockHandle);
+pub(crate) struct ApiServer {
+    handle: MockHandle,
+    /// The role requests are authorized against, if any.
+    role: Option<&'static ManagerRole>,
+}
 
 /// One request the client sent, waiting for its response.
 pub(crate) struct Request {
@@ -62,10 +87,13 @@ impl ApiServer {
     /// The next request, or `None` once every client is gone; fails the test if neither comes in
     /// time.
     pub async fn next_request_if_any(&mut self) -> Option<Request> {
-        let (request, send) = tokio::time::timeout(TIMEOUT, self.0.next_request())
+        let (request, send) = tokio::time::timeout(TIMEOUT, self.handle.next_request())
             .await
             .expect("timed out waiting for a request")?;
         let (parts, body) = request.into_parts();
+        if let Some(role) = self.role {
+            role.authorize(&parts.method, &parts.uri);
+        }
         let bytes = body.collect_bytes().await.expect("request body");
         let body = if bytes.is_empty() {
             Value::Null
@@ -97,7 +125,7 @@ impl ApiServer {
 
     /// Fails unless every client is gone without sending anything else.
     pub async fn assert_no_more_requests(mut self) {
-        let next = tokio::time::timeout(TIMEOUT, self.0.next_request())
+        let next = tokio::time::timeout(TIMEOUT, self.handle.next_request())
             .await
             .expect("a client is still alive; drop it before checking");
         if let Some((request, _)) = next {
@@ -134,5 +162,187 @@ impl Request {
             "message": message,
         });
         self.respond(status, &body);
+    }
+}
+
+/// What `config/rbac/` grants the manager's ServiceAccount (`controller-manager`).
+static MANAGER_ROLE: LazyLock<ManagerRole> =
+    LazyLock::new(|| ManagerRole::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("config/rbac")));
+
+/// The rules of every Role and ClusterRole that a binding gives to the manager's ServiceAccount.
+struct ManagerRole {
+    /// Each rule, with whether it comes from a ClusterRole: a Role's rules grant requests in a
+    /// namespace only.
+    rules: Vec<(PolicyRule, bool)>,
+}
+
+impl ManagerRole {
+    fn read(dir: &Path) -> Self {
+        fn typed<T: DeserializeOwned>(value: Value) -> T {
+            serde_json::from_value(value).expect("RBAC object")
+        }
+        fn to_manager(subjects: Option<&Vec<Subject>>) -> bool {
+            subjects
+                .into_iter()
+                .flatten()
+                .any(|s| s.kind == "ServiceAccount" && s.name == "controller-manager")
+        }
+        let mut roles: Vec<(String, String, Vec<PolicyRule>)> = Vec::new();
+        let mut bound: Vec<RoleRef> = Vec::new();
+        for entry in std::fs::read_dir(dir).expect("config/rbac/") {
+            let path = entry.expect("config/rbac/ entry").path();
+            if path.extension().is_none_or(|e| e != "yaml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("RBAC file");
+            for document in serde_yaml_ng::Deserializer::from_str(&text) {
+                let value = Value::deserialize(document)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                match value["kind"].as_str() {
+                    Some("ClusterRole") => {
+                        let role: ClusterRole = typed(value);
+                        let name = role.metadata.name.unwrap_or_default();
+                        roles.push(("ClusterRole".into(), name, role.rules.unwrap_or_default()));
+                    }
+                    Some("Role") => {
+                        let role: Role = typed(value);
+                        let name = role.metadata.name.unwrap_or_default();
+                        roles.push(("Role".into(), name, role.rules.unwrap_or_default()));
+                    }
+                    Some("ClusterRoleBinding") => {
+                        let binding: ClusterRoleBinding = typed(value);
+                        if to_manager(binding.subjects.as_ref()) {
+                            bound.push(binding.role_ref);
+                        }
+                    }
+                    Some("RoleBinding") => {
+                        let binding: RoleBinding = typed(value);
+                        if to_manager(binding.subjects.as_ref()) {
+                            bound.push(binding.role_ref);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let rules = roles
+            .into_iter()
+            .filter(|(kind, name, _)| bound.iter().any(|r| r.kind == *kind && r.name == *name))
+            .flat_map(|(kind, _, rules)| {
+                let cluster = kind == "ClusterRole";
+                rules.into_iter().map(move |rule| (rule, cluster))
+            })
+            .collect();
+        ManagerRole { rules }
+    }
+
+    /// Fails the test unless a rule grants the request, as the API server's RBAC authorizer
+    /// would answer `403 Forbidden`.
+    fn authorize(&self, method: &Method, uri: &http::Uri) {
+        let Some(request) = Attributes::of(method, uri) else {
+            panic!("not a Kubernetes API request: {method} {uri}");
+        };
+        if !self
+            .rules
+            .iter()
+            .any(|(rule, cluster)| request.granted_by(rule, *cluster))
+        {
+            let group = if request.group.is_empty() {
+                "core"
+            } else {
+                request.group
+            };
+            panic!(
+                "forbidden: {method} {uri} is `{}` on `{}` in API group `{group}`{}, which no role \
+                 bound to the manager's ServiceAccount in config/rbac/ grants; add \
+                 `// +rsop:rbac:groups={group},resources={},verbs={}` next to the call and run \
+                 `rsop manifests`",
+                request.verb,
+                request.resource,
+                if request.namespaced {
+                    ""
+                } else {
+                    " across the cluster"
+                },
+                request.resource,
+                request.verb,
+            );
+        }
+    }
+}
+
+/// A request as the API server's authorizer sees it.
+struct Attributes<'a> {
+    verb: &'static str,
+    group: &'a str,
+    /// The resource, with its subresource (`pods/eviction`).
+    resource: String,
+    name: Option<&'a str>,
+    namespaced: bool,
+}
+
+impl<'a> Attributes<'a> {
+    /// Reads `/api/v1/...` and `/apis/<group>/<version>/...` paths.
+    fn of(method: &Method, uri: &'a http::Uri) -> Option<Self> {
+        let segments: Vec<&str> = uri.path().trim_start_matches('/').split('/').collect();
+        let (group, rest) = match segments.as_slice() {
+            ["api", _, rest @ ..] => ("", rest),
+            ["apis", group, _, rest @ ..] => (*group, rest),
+            _ => return None,
+        };
+        let (namespaced, rest) = match rest {
+            ["namespaces", _, rest @ ..] if !rest.is_empty() => (true, rest),
+            _ => (false, rest),
+        };
+        let (resource, name) = match rest {
+            [resource] => ((*resource).to_owned(), None),
+            [resource, name] => ((*resource).to_owned(), Some(*name)),
+            [resource, name, subresource] => (format!("{resource}/{subresource}"), Some(*name)),
+            _ => return None,
+        };
+        let watch = uri
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+        let verb = match (method, name) {
+            (&Method::GET, Some(_)) => "get",
+            (&Method::GET, None) if watch => "watch",
+            (&Method::GET, None) => "list",
+            (&Method::POST, _) => "create",
+            (&Method::PUT, _) => "update",
+            (&Method::PATCH, _) => "patch",
+            (&Method::DELETE, Some(_)) => "delete",
+            (&Method::DELETE, None) => "deletecollection",
+            _ => return None,
+        };
+        Some(Attributes {
+            verb,
+            group,
+            resource,
+            name,
+            namespaced,
+        })
+    }
+
+    /// Whether `rule` grants this request, by Kubernetes' RBAC rules: `*` matches any group,
+    /// resource or verb, `*/<subresource>` that subresource of any resource, and resource names
+    /// limit the rule to the objects they name.
+    fn granted_by(&self, rule: &PolicyRule, cluster_role: bool) -> bool {
+        let has = |list: &Option<Vec<String>>, value: &str| {
+            list.iter().flatten().any(|v| v == "*" || v == value)
+        };
+        let resource = rule.resources.iter().flatten().any(|r| {
+            r == "*"
+                || *r == self.resource
+                || self
+                    .resource
+                    .split_once('/')
+                    .is_some_and(|(_, sub)| r.strip_prefix("*/") == Some(sub))
+        });
+        let names = rule.resource_names.as_deref().unwrap_or_default();
+        (cluster_role || self.namespaced)
+            && rule.verbs.iter().any(|v| v == "*" || v == self.verb)
+            && has(&rule.api_groups, self.group)
+            && resource
+            && (names.is_empty() || self.name.is_some_and(|n| names.iter().any(|m| m == n)))
     }
 }

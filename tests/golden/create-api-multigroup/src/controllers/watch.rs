@@ -159,7 +159,7 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::controllers::testing::{ApiServer, Request, mock_client};
+    use crate::controllers::testing::{ApiServer, Request, mock_client_without_rbac};
 
     /// `n` tasks that wait on `ready` together, as reconciliations of objects listed at start-up do.
     fn waiters(ready: &CachesReady, n: usize) -> Vec<tokio::task::JoinHandle<bool>> {
@@ -251,7 +251,7 @@ mod tests {
 
     /// Runs a resilient watch of ConfigMaps, sending the name of every object it yields.
     fn watch_config_maps() -> (ApiServer, mpsc::UnboundedReceiver<String>) {
-        let (client, server) = mock_client();
+        let (client, server) = mock_client_without_rbac();
         let api: Api<ConfigMap> = Api::namespaced(client, "default");
         let (tx, rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
