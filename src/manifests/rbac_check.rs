@@ -489,7 +489,7 @@ mod tests {
             namespace: Some("system".into()),
             ..rule(&[""], &["nodes"], &["list"])
         };
-        let inferred = inferred_rules(&[nodes], &[bound.clone()], false);
+        let inferred = inferred_rules(&[nodes], std::slice::from_ref(&bound), false);
         assert_eq!(inferred.len(), 1, "{inferred:?}");
         // A Recorder's events go to each object's namespace: a Role in the
         // manager's grants them only in a namespaced project.

@@ -65,8 +65,8 @@ fn assert_inferred_role_is_the_markers(dir: &Path) {
             let bare: String = text
                 .split_inclusive('\n')
                 .filter(|l| {
-                    let marker = l.trim_start().starts_with("// +rsop:rbac");
-                    !marker || l.contains("rsop:keep")
+                    let is_marker = l.trim_start().starts_with("// +rsop:rbac");
+                    !is_marker || l.contains("rsop:keep")
                 })
                 .collect();
             std::fs::write(&path, bare).unwrap();
@@ -133,11 +133,12 @@ fn deploy_image_kind() {
         text.replace(status, "  - memcacheds/status\n  verbs:\n  - get\n"),
     )
     .unwrap();
-    let mut test = std::process::Command::new("cargo");
-    test.args(["test", "--quiet", "--offline"])
-        .current_dir(&dir);
-    test.envs(generated_cargo_env());
-    let output = test.output().unwrap();
+    let output = std::process::Command::new("cargo")
+        .args(["test", "--quiet", "--offline"])
+        .current_dir(&dir)
+        .envs(generated_cargo_env())
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stdout}\n{stderr}");
