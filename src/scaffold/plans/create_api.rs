@@ -275,6 +275,7 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
         &(r.plural == names::to_plural(&r.kind.to_ascii_lowercase())),
     );
     ctx.insert("namespaced", &r.namespaced);
+    ctx.insert("project_namespaced", &project.namespaced);
     ctx.insert("storage", &!opts.additional_version);
     ctx.insert("api_module", &layout.api_module);
     ctx.insert("controller_module", &layout.controller_module);
@@ -525,9 +526,17 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             render("src/controllers/mod.rs")?,
             IfExists::Keep,
         );
-        for shared in ["backoff", "conditions", "testing", "watch"] {
+        for shared in ["backoff", "cache", "conditions", "testing", "watch"] {
             let path = format!("src/controllers/{shared}.rs");
             plan.create(&path, render(&path)?, IfExists::Keep);
+            // A project from an rsop before the module declares it here.
+            if shared != "testing" {
+                plan.insert_sorted(
+                    "src/controllers/mod.rs",
+                    CONTROLLER_MODULES,
+                    format!("pub mod {shared};"),
+                );
+            }
         }
         if opts.project.multigroup {
             let group = r.group_module();

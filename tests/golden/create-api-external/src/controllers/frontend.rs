@@ -31,6 +31,7 @@ use crate::api::v1alpha1::Backend;
 use crate::api::v1alpha1::Frontend;
 use crate::api::v1alpha1::FrontendStatus;
 use crate::controllers::backoff::Backoff;
+use crate::controllers::cache::{self, Index};
 use crate::controllers::conditions::{self, Change};
 use crate::controllers::watch::{self, CachesReady, first_list};
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
@@ -80,10 +81,24 @@ struct Caches {
     ready: CachesReady,
     /// The Certificates that Frontends may own, as their watch last saw them.
     certificates: Store<Certificate>,
+    /// The same Certificates by the UID of their controller.
+    certificates_by_owner: Index<Certificate, String>,
     /// The Backends that Frontends may own, as their watch last saw them.
     backends: Store<Backend>,
+    /// The same Backends by the UID of their controller.
+    backends_by_owner: Index<Backend, String>,
     /// The Issuers that Frontends may relate to, as their watch last saw them.
     issuers: Store<Issuer>,
+    /// The same Issuers by [`relation_of_issuer`].
+    issuers_by_relation: Index<Issuer, String>,
+}
+
+/// The controller's cache of Frontends, and the index the changes of Issuers are mapped
+/// through.
+#[derive(Clone)]
+struct Objects {
+    store: Store<Frontend>,
+    by_name: Index<Frontend, String>,
 }
 
 /// What every reconciliation of this controller shares.
@@ -110,9 +125,6 @@ impl State {
 // The requests this controller sends, and no more, each marker next to its calls: `rsop manifests
 // --rbac=check` finds every call in the code and names the marker a new one needs.
 // +rsop:rbac:groups=tls.example.com,resources=frontends,verbs=list;watch
-// The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
-// objects.
-// +rsop:rbac:groups=tls.example.com,resources=frontends/finalizers,verbs=update
 // +rsop:rbac:groups=cert-manager.io,resources=certificates,verbs=list;watch
 // +rsop:rbac:groups=tls.example.com,resources=backends,verbs=list;watch
 // +rsop:rbac:groups=cert-manager.io,resources=issuers,verbs=list;watch
@@ -129,26 +141,33 @@ pub async fn run(ctx: Arc<Context>) {
         return;
     }
     let (objects, objects_writer) = reflector::store();
+    let objects_by_name = Index::new(|obj: &Frontend| Some(obj.name_any()));
     let (certificates, certificates_writer) = reflector::store();
+    let certificates_by_owner = Index::new(cache::controller_uid);
     let (backends, backends_writer) = reflector::store();
+    let backends_by_owner = Index::new(cache::controller_uid);
     let (issuers, issuers_writer) = reflector::store();
+    let issuers_by_relation = Index::new(relation_of_issuer);
     // Owner references route the changes of owned Certificates to their Frontend.
     let certificate_events = watch::resilient(watcher(
         ctx.api::<Certificate>(),
         watcher::Config::default(),
-    ))
-    .reflect(certificates_writer)
-    .touched_objects();
+    ));
+    let certificate_events = certificates_by_owner
+        .follow(cache::fill(certificate_events, certificates_writer))
+        .touched_objects();
     // Owner references route the changes of owned Backends to their Frontend.
     let backend_events =
-        watch::resilient(watcher(ctx.api::<Backend>(), watcher::Config::default()))
-            .reflect(backends_writer)
-            .touched_objects();
+        watch::resilient(watcher(ctx.api::<Backend>(), watcher::Config::default()));
+    let backend_events = backends_by_owner
+        .follow(cache::fill(backend_events, backends_writer))
+        .touched_objects();
     // Issuers are not owned: `objects_for_issuer` maps each change to the Frontends to reconcile.
     // TODO(user): watch only the Issuers that can matter, with a label selector in
     // `watcher::Config`: the cache holds every one the manager may see.
-    let issuer_events = watch::resilient(watcher(ctx.api::<Issuer>(), watcher::Config::default()))
-        .reflect(issuers_writer)
+    let issuer_events = watch::resilient(watcher(ctx.api::<Issuer>(), watcher::Config::default()));
+    let issuer_events = issuers_by_relation
+        .follow(cache::fill(issuer_events, issuers_writer))
         .touched_objects();
     let ready = CachesReady::new(
         [
@@ -158,7 +177,10 @@ pub async fn run(ctx: Arc<Context>) {
         ],
         ctx.shutdown_signal(),
     );
-    let objects_for_issuers = objects.clone();
+    let objects_for_issuers = Objects {
+        store: objects.clone(),
+        by_name: objects_by_name.clone(),
+    };
 
     let metrics = ctx.controller_metrics(CONTROLLER_NAME);
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
@@ -168,12 +190,16 @@ pub async fn run(ctx: Arc<Context>) {
         Caches {
             ready,
             certificates,
+            certificates_by_owner,
             backends,
+            backends_by_owner,
             issuers,
+            issuers_by_relation,
         },
     ));
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
-        .reflect(objects_writer)
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = objects_by_name
+        .follow(cache::fill(object_events, objects_writer))
         .touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(certificate_events)
@@ -250,13 +276,14 @@ async fn apply(obj: &Frontend, ns: &str, state: &State) -> Result<Action, Error>
 /// [`FIELD_MANAGER`] so that every reconciliation converges, and add the RBAC markers above `run`
 /// for what it touches. An error is reported in the `Ready` condition and retried with backoff.
 async fn sync(obj: &Frontend, state: &State) -> Result<(), Error> {
-    let certificates = owned_certificates(obj, &state.caches.certificates);
-    let backends = owned_backends(obj, &state.caches.backends);
-    let issuers = selected_issuers(obj, &state.caches.issuers);
+    let certificates = owned_certificates(obj, &state.caches);
+    let backends = owned_backends(obj, &state.caches);
+    let issuers = selected_issuers(obj, &state.caches);
     // TODO(user): bring the related objects in line with `obj`.
     // Give what it creates `obj.controller_owner_ref(&())` in `metadata.ownerReferences`: its
     // changes then come back here, `owned_certificates` and the like find it, and the
-    // garbage collector deletes it with `obj`.
+    // garbage collector deletes it with `obj`. Setting `blockOwnerDeletion`, as that reference
+    // does, takes `update` on the Frontend's `finalizers`: `rsop manifests` names the marker.
     debug!(
         certificates = certificates.len(),
         backends = backends.len(),
@@ -266,29 +293,31 @@ async fn sync(obj: &Frontend, state: &State) -> Result<(), Error> {
     Ok(())
 }
 
-/// The Certificates in the cache that `obj` controls: those whose owner references hold
-/// `obj.controller_owner_ref(&())`, as the ones it creates must.
-fn owned_certificates(obj: &Frontend, cache: &Store<Certificate>) -> Vec<Arc<Certificate>> {
-    let Some(owner) = obj.controller_owner_ref(&()) else {
+/// The Certificates in the cache that `obj` controls: those whose controller owner reference is
+/// `obj.controller_owner_ref(&())`, as the ones it creates must have.
+fn owned_certificates(obj: &Frontend, caches: &Caches) -> Vec<Arc<Certificate>> {
+    let Some(uid) = obj.uid() else {
         return Vec::new();
     };
-    cache
-        .state()
-        .into_iter()
-        .filter(|certificate| certificate.owner_references().contains(&owner))
+    caches
+        .certificates_by_owner
+        .get(&uid)
+        .iter()
+        .filter_map(|certificate| caches.certificates.get(certificate))
         .collect()
 }
 
-/// The Backends in the cache that `obj` controls: those whose owner references hold
-/// `obj.controller_owner_ref(&())`, as the ones it creates must.
-fn owned_backends(obj: &Frontend, cache: &Store<Backend>) -> Vec<Arc<Backend>> {
-    let Some(owner) = obj.controller_owner_ref(&()) else {
+/// The Backends in the cache that `obj` controls: those whose controller owner reference is
+/// `obj.controller_owner_ref(&())`, as the ones it creates must have.
+fn owned_backends(obj: &Frontend, caches: &Caches) -> Vec<Arc<Backend>> {
+    let Some(uid) = obj.uid() else {
         return Vec::new();
     };
-    cache
-        .state()
-        .into_iter()
-        .filter(|backend| backend.owner_references().contains(&owner))
+    caches
+        .backends_by_owner
+        .get(&uid)
+        .iter()
+        .filter_map(|backend| caches.backends.get(backend))
         .collect()
 }
 
@@ -296,33 +325,47 @@ fn owned_backends(obj: &Frontend, cache: &Store<Backend>) -> Vec<Arc<Backend>> {
 /// the name of the Frontend.
 const RELATION_LABEL: &str = "tls.example.com/frontend";
 
-/// Whether `obj` relates to `issuer`: a change of the Issuer then reconciles `obj`, and
-/// [`selected_issuers`] hands the Issuer to its reconciliation.
+/// The name of the Frontends `issuer` may relate to: what both caches are indexed by, so that
+/// a change of either finds the other without a scan. [`selects_issuer`] then decides.
 ///
-/// TODO(user): say which Issuers relate to which Frontends, for example by a label
-/// selector in the Frontend. The scaffold relates those labelled [`RELATION_LABEL`] with its name, in
-/// its namespace.
+/// TODO(user): say which Issuers relate to which Frontends, here and in
+/// [`selects_issuer`]. The scaffold relates those labelled [`RELATION_LABEL`] with the name
+/// of the Frontend, in its namespace.
+fn relation_of_issuer(issuer: &Issuer) -> Option<String> {
+    issuer.labels().get(RELATION_LABEL).cloned()
+}
+
+/// Whether `obj` relates to `issuer`, one of the Issuers whose relation names it: a change
+/// of the Issuer then reconciles `obj`, and [`selected_issuers`] hands the Issuer to its
+/// reconciliation.
 fn selects_issuer(obj: &Frontend, issuer: &Issuer) -> bool {
     issuer.namespace() == obj.namespace()
-        && issuer.labels().get(RELATION_LABEL) == Some(&obj.name_any())
+        && relation_of_issuer(issuer).is_some_and(|name| name == obj.name_any())
 }
 
 /// The Frontends to reconcile when `issuer` changes: those in the controller's cache that
 /// select it.
-fn objects_for_issuer(objects: &Store<Frontend>, issuer: &Issuer) -> Vec<ObjectRef<Frontend>> {
+fn objects_for_issuer(objects: &Objects, issuer: &Issuer) -> Vec<ObjectRef<Frontend>> {
+    let Some(name) = relation_of_issuer(issuer) else {
+        return Vec::new();
+    };
     objects
-        .state()
+        .by_name
+        .get(&name)
         .iter()
+        .filter_map(|obj| objects.store.get(obj))
         .filter(|obj| selects_issuer(obj, issuer))
-        .map(|obj| ObjectRef::from(&**obj))
+        .map(|obj| ObjectRef::from(&*obj))
         .collect()
 }
 
 /// The Issuers in the cache that `obj` selects.
-fn selected_issuers(obj: &Frontend, cache: &Store<Issuer>) -> Vec<Arc<Issuer>> {
-    cache
-        .state()
-        .into_iter()
+fn selected_issuers(obj: &Frontend, caches: &Caches) -> Vec<Arc<Issuer>> {
+    caches
+        .issuers_by_relation
+        .get(&obj.name_any())
+        .iter()
+        .filter_map(|issuer| caches.issuers.get(issuer))
         .filter(|issuer| selects_issuer(obj, issuer))
         .collect()
 }
@@ -520,9 +563,28 @@ mod tests {
         Caches {
             ready: CachesReady::new([], std::future::pending()),
             certificates: reflector::store().0,
+            certificates_by_owner: Index::new(cache::controller_uid),
             backends: reflector::store().0,
+            backends_by_owner: Index::new(cache::controller_uid),
             issuers: reflector::store().0,
+            issuers_by_relation: Index::new(relation_of_issuer),
         }
+    }
+
+    /// A cache holding `objects`, taken into `index` too, as their watch fills both.
+    fn cached<K, Key>(objects: &[&K], index: &Index<K, Key>) -> Store<K>
+    where
+        K: kube::Resource + Clone,
+        K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+        Key: Eq + std::hash::Hash + Clone,
+    {
+        let (store, mut writer) = reflector::store();
+        for object in objects {
+            let event = watcher::Event::Apply((*object).clone());
+            writer.apply_watcher_event(&event);
+            index.apply(&event);
+        }
+        store
     }
 
     #[test]
@@ -535,11 +597,9 @@ mod tests {
         let mut stranger = owned.clone();
         stranger.metadata.name = Some("stranger".into());
         stranger.metadata.owner_references = None;
-        let (cache, mut writer) = reflector::store();
-        for certificate in [&owned, &stranger] {
-            writer.apply_watcher_event(&watcher::Event::Apply(certificate.clone()));
-        }
-        assert_eq!(names(&owned_certificates(&obj, &cache)), ["owned"]);
+        let mut caches = caches();
+        caches.certificates = cached(&[&owned, &stranger], &caches.certificates_by_owner);
+        assert_eq!(names(&owned_certificates(&obj, &caches)), ["owned"]);
     }
 
     #[test]
@@ -552,11 +612,9 @@ mod tests {
         let mut stranger = owned.clone();
         stranger.metadata.name = Some("stranger".into());
         stranger.metadata.owner_references = None;
-        let (cache, mut writer) = reflector::store();
-        for backend in [&owned, &stranger] {
-            writer.apply_watcher_event(&watcher::Event::Apply(backend.clone()));
-        }
-        assert_eq!(names(&owned_backends(&obj, &cache)), ["owned"]);
+        let mut caches = caches();
+        caches.backends = cached(&[&owned, &stranger], &caches.backends_by_owner);
+        assert_eq!(names(&owned_backends(&obj, &caches)), ["owned"]);
     }
 
     #[test]
@@ -564,10 +622,11 @@ mod tests {
         let obj = object();
         let mut other = object();
         other.metadata.name = Some("other".into());
-        let (objects, mut writer) = reflector::store();
-        for o in [&obj, &other] {
-            writer.apply_watcher_event(&watcher::Event::Apply(o.clone()));
-        }
+        let by_name = Index::new(|obj: &Frontend| Some(obj.name_any()));
+        let objects = Objects {
+            store: cached(&[&obj, &other], &by_name),
+            by_name,
+        };
         let mut issuer = Issuer::default();
         issuer.metadata.name = Some("related".into());
         issuer.metadata.namespace = Some("default".into());
@@ -582,10 +641,10 @@ mod tests {
         elsewhere.metadata.namespace = Some("elsewhere".into());
         assert!(objects_for_issuer(&objects, &elsewhere).is_empty());
 
-        let (cache, mut writer) = reflector::store();
-        writer.apply_watcher_event(&watcher::Event::Apply(issuer.clone()));
-        assert_eq!(names(&selected_issuers(&obj, &cache)), ["related"]);
-        assert!(selected_issuers(&other, &cache).is_empty());
+        let mut caches = caches();
+        caches.issuers = cached(&[&issuer], &caches.issuers_by_relation);
+        assert_eq!(names(&selected_issuers(&obj, &caches)), ["related"]);
+        assert!(selected_issuers(&other, &caches).is_empty());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! what they share.
 
 pub mod backoff;
+pub mod cache;
 pub mod certificate;
 pub mod conditions;
 pub mod frontend;

@@ -35,6 +35,7 @@ use tracing::{error, instrument, warn};
 use crate::api::v1alpha1::Memcached;
 use crate::api::v1alpha1::MemcachedStatus;
 use crate::controllers::backoff::Backoff;
+use crate::controllers::cache::{self, Index};
 use crate::controllers::conditions::{self, Change};
 use crate::controllers::watch::{self, CachesReady, first_list};
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
@@ -91,20 +92,28 @@ struct State {
     backoff: Backoff<Memcached>,
     /// The Deployments this operator manages, as the watch last saw them.
     deployments: Store<Deployment>,
-    /// The metadata of the pods of those Deployments, for the pod names in the status.
-    pods: Store<PartialObjectMeta<Pod>>,
+    /// The pods of those Deployments by [`Instance`], for the pod names in the status.
+    pods_by_instance: PodIndex,
     /// Whether both caches have had their first list.
     caches_ready: CachesReady,
 }
 
+/// A namespace and an instance label: what relates pods to their Memcached, since their owner is a
+/// ReplicaSet.
+type Instance = (String, String);
+
+/// The metadata of pods by [`Instance`].
+type PodIndex = Index<PartialObjectMeta<Pod>, Instance>;
+
 impl State {
-    /// The state of a controller that reads `deployments` and `pods`, and stops waiting for their
-    /// first list when `stop` fires.
+    /// The state of a controller that reads `deployments` and `pods_by_instance` (the index kept
+    /// beside the cache `pods`), and stops waiting for their first list when `stop` fires.
     fn new(
         client: Client,
         metrics: ControllerMetrics,
         deployments: Store<Deployment>,
         pods: Store<PartialObjectMeta<Pod>>,
+        pods_by_instance: PodIndex,
         stop: impl Future<Output = ()> + Send + 'static,
     ) -> Self {
         let caches_ready = CachesReady::new([first_list(&deployments), first_list(&pods)], stop);
@@ -114,7 +123,7 @@ impl State {
             metrics,
             backoff: Backoff::default(),
             deployments,
-            pods,
+            pods_by_instance,
             caches_ready,
         }
     }
@@ -137,12 +146,14 @@ pub async fn run(ctx: Arc<Context>) {
         );
         return;
     }
-    // Only the Deployments and pods this operator manages are watched, which keeps the caches
-    // small on clusters with many of them.
-    let managed = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={FIELD_MANAGER}"));
+    let managed = managed_by_this_operator();
     let (objects, objects_writer) = reflector::store();
     let (deployments, deployments_writer) = reflector::store();
     let (pods, pods_writer) = reflector::store();
+    // A pod event finds its Memcached through `owners`, and a reconciliation the pods of its
+    // Memcached through `pods_by_instance`: lookups that cost the same with 10 objects or 10,000.
+    let owners = Index::new(object_instance);
+    let pods_by_instance = Index::new(pod_instance);
     let metrics = ctx.controller_metrics(CONTROLLER_NAME);
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
     let state = Arc::new(State::new(
@@ -150,22 +161,28 @@ pub async fn run(ctx: Arc<Context>) {
         metrics,
         deployments,
         pods,
+        pods_by_instance.clone(),
         ctx.shutdown_signal(),
     ));
 
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
-        .reflect(objects_writer)
+    // Every cache is filled by pages of a list (kube's watcher asks for 500 objects at a time), so
+    // a start-up with thousands of objects never holds them all in one response, and holds them
+    // lean (see `cache::fill`). The Memcacheds are kept whole otherwise: the reconciliation reads
+    // their spec, status and metadata.
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = owners
+        .follow(cache::fill(object_events, objects_writer))
         .touched_objects();
-    // Owner references route a Deployment's changes to its Memcached.
-    let deployment_events = watch::resilient(watcher(ctx.api::<Deployment>(), managed.clone()))
-        .reflect(deployments_writer)
-        .touched_objects();
+    // Owner references route a Deployment's changes to its Memcached. Its spec is compared with the
+    // desired one and its status read, so the cache keeps both.
+    let deployment_events = watch::resilient(watcher(ctx.api::<Deployment>(), managed.clone()));
+    let deployment_events = cache::fill(deployment_events, deployments_writer).touched_objects();
     // Names are all the status needs from a pod, so only their metadata is watched. A pod is
     // owned by a ReplicaSet, not by the Memcached: its instance label leads back to it.
-    let pod_events = watch::resilient(watcher(ctx.api::<PartialObjectMeta<Pod>>(), managed))
-        .reflect(pods_writer)
+    let pod_events = watch::resilient(watcher(ctx.api::<PartialObjectMeta<Pod>>(), managed));
+    let pod_events = pods_by_instance
+        .follow(cache::fill(pod_events, pods_writer))
         .touched_objects();
-    let owners = objects.clone();
     Controller::for_stream(object_events, objects)
         .owns_stream(deployment_events)
         .watches_stream(pod_events, move |pod| owner_of_pod(&owners, &pod))
@@ -180,16 +197,32 @@ pub async fn run(ctx: Arc<Context>) {
         .await;
 }
 
+/// The watch of the Deployments and pods this operator manages, and no others, which keeps the
+/// caches small on clusters with many of them.
+fn managed_by_this_operator() -> watcher::Config {
+    watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={FIELD_MANAGER}"))
+}
+
 /// The Memcached whose pods carry the instance label of `pod`, if it is still there.
 fn owner_of_pod(
-    object_cache: &Store<Memcached>,
+    owners: &Index<Memcached, Instance>,
     pod_metadata: &PartialObjectMeta<Pod>,
 ) -> Option<ObjectRef<Memcached>> {
-    let namespace = pod_metadata.namespace();
-    let instance = pod_metadata.labels().get(INSTANCE_LABEL)?;
-    object_cache
-        .find(|obj| obj.namespace() == namespace && instance_label(obj) == *instance)
-        .map(|obj| ObjectRef::from(&*obj))
+    owners.get(&pod_instance(pod_metadata)?).pop()
+}
+
+/// The [`Instance`] of the pods of `obj`.
+fn object_instance(obj: &Memcached) -> Option<Instance> {
+    Some((obj.namespace()?, instance_label(obj)))
+}
+
+/// The [`Instance`] of `pod`, if it is a pod of this controller's application.
+fn pod_instance(pod: &PartialObjectMeta<Pod>) -> Option<Instance> {
+    let labels = pod.labels();
+    if labels.get(NAME_LABEL).map(String::as_str) != Some(APP_NAME) {
+        return None;
+    }
+    Some((pod.namespace()?, labels.get(INSTANCE_LABEL)?.clone()))
 }
 
 /// Reconciles one Memcached, recording the outcome in the controller metrics.
@@ -234,7 +267,7 @@ async fn apply(obj: &Memcached, state: &State) -> Result<Action, Error> {
             let status = MemcachedStatus {
                 conditions: deployment_conditions(obj, &deployment),
                 ready_replicas: ready_replicas(&deployment),
-                pod_names: pod_names(obj, &state.pods),
+                pod_names: pod_names(obj, &state.pods_by_instance),
                 observed_generation: obj.metadata.generation,
             };
             (status, None)
@@ -440,16 +473,14 @@ fn labels(obj: &Memcached) -> BTreeMap<String, String> {
 }
 
 /// The names of the pods of `obj` in the cache, sorted so that the status changes only when they do.
-fn pod_names(obj: &Memcached, pods: &Store<PartialObjectMeta<Pod>>) -> Vec<String> {
-    let selector = selector_labels(obj);
-    let mut names: Vec<String> = pods
-        .state_filter(|pod| {
-            let labels = pod.labels();
-            pod.namespace() == obj.namespace()
-                && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
-        })
-        .iter()
-        .map(|pod| pod.name_any())
+fn pod_names(obj: &Memcached, pods_by_instance: &PodIndex) -> Vec<String> {
+    let Some(instance) = object_instance(obj) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = pods_by_instance
+        .get(&instance)
+        .into_iter()
+        .map(|pod| pod.name)
         .collect();
     names.sort();
     names
@@ -640,7 +671,7 @@ mod tests {
 
     use http::{Method, StatusCode};
     use k8s_openapi::api::apps::v1::{DeploymentCondition, DeploymentStatus};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, Time};
     use k8s_openapi::jiff::Timestamp;
     use kube::core::PartialObjectMetaExt;
     use kube::runtime::reflector::store::Writer;
@@ -672,6 +703,8 @@ mod tests {
     const DEPLOYMENT_URL: &str = "/apis/apps/v1/namespaces/default/deployments/test";
     const EVENTS_URL: &str = "/apis/events.k8s.io/v1/namespaces/default/events?";
     const UID: &str = "6ac0d01a-8fda-4b94-a8ec-6b8e0e4a39f2";
+    /// The namespace the manager watches: all of them.
+    const WATCH_NAMESPACE: Option<&str> = None;
 
     /// A new Memcached of 3 pods as the API server returns it: no status yet.
     fn object() -> Memcached {
@@ -753,6 +786,7 @@ mod tests {
             metrics,
             deployments_reader,
             pods_reader,
+            Index::new(pod_instance),
             std::future::pending(),
         );
         Fixture {
@@ -779,7 +813,9 @@ mod tests {
                 ..ObjectMeta::default()
             }
             .into_response_partial();
-            self.pods.apply_watcher_event(&Event::Apply(pod));
+            let event = Event::Apply(pod);
+            self.pods.apply_watcher_event(&event);
+            self.state.pods_by_instance.apply(&event);
         }
 
         /// Runs `reconcile` on its own task, so the test can play the API server meanwhile.
@@ -1270,14 +1306,84 @@ mod tests {
         assert!(!is_applied(&desired, &running));
     }
 
+    /// A start-up with 10,000 Deployments reads them in pages of 500, each continuing the last, so
+    /// no response holds them all, and the cache holds every one, without its managed fields, once
+    /// the last page is in.
+    #[tokio::test]
+    async fn a_start_up_list_of_ten_thousand_deployments_is_paged_into_a_lean_cache() {
+        const OBJECTS: usize = 10_000;
+        const PAGE: usize = 500;
+        let (client, mut server) = mock_client();
+        let api = match WATCH_NAMESPACE {
+            Some(namespace) => Api::namespaced(client, namespace),
+            None => Api::all(client),
+        };
+        let (store, writer) = reflector::store::<Deployment>();
+        let events = cache::fill(watcher(api, managed_by_this_operator()), writer);
+        let listed = tokio::spawn(async move {
+            let mut events = std::pin::pin!(events);
+            while let Some(event) = events.next().await {
+                if matches!(event, Ok(Event::InitDone)) {
+                    break;
+                }
+            }
+        });
+        let path = Deployment::url_path(&(), WATCH_NAMESPACE);
+        for page in 0..OBJECTS / PAGE {
+            let request = server.next_request().await;
+            let (request_path, query) = request.uri.split_once('?').unwrap();
+            let params: Vec<&str> = query.split('&').collect();
+            assert_eq!(request_path, path);
+            assert!(params.contains(&"limit=500"), "{}", request.uri);
+            let continued = params.iter().any(|p| p.starts_with("continue="));
+            if page == 0 {
+                assert!(!continued, "{}", request.uri);
+            } else {
+                assert!(
+                    params.contains(&format!("continue=page-{page}").as_str()),
+                    "{}",
+                    request.uri
+                );
+            }
+            let items: Vec<Value> = (page * PAGE..(page + 1) * PAGE)
+                .map(|i| {
+                    let mut deployment = deployment(&object(), rolled_out(1));
+                    deployment.metadata.name = Some(format!("deployment-{i}"));
+                    deployment.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+                        manager: Some("kube-controller-manager".into()),
+                        operation: Some("Update".into()),
+                        ..ManagedFieldsEntry::default()
+                    }]);
+                    serde_json::to_value(deployment).unwrap()
+                })
+                .collect();
+            let next = if page + 1 < OBJECTS / PAGE {
+                format!("page-{}", page + 1)
+            } else {
+                String::new()
+            };
+            let list = json!({
+                "apiVersion": "apps/v1",
+                "kind": "DeploymentList",
+                "metadata": {"resourceVersion": "1", "continue": next},
+                "items": items,
+            });
+            request.respond(StatusCode::OK, &list);
+        }
+        finished(listed).await;
+        let cached = store.state();
+        assert_eq!(cached.len(), OBJECTS);
+        assert!(cached.iter().all(|d| d.metadata.managed_fields.is_none()));
+    }
+
     #[test]
     fn pods_are_mapped_to_their_object_by_the_instance_label() {
-        let (reader, mut writer) = reflector::store();
+        let owners = Index::new(object_instance);
         let obj = object();
         let mut long = object();
         long.metadata.name = Some("a".repeat(253));
         for o in [&obj, &long] {
-            writer.apply_watcher_event(&Event::Apply(o.clone()));
+            owners.apply(&Event::Apply(o.clone()));
         }
         let pod = |obj: &Memcached| {
             ObjectMeta {
@@ -1288,14 +1394,14 @@ mod tests {
             .into_response_partial::<Pod>()
         };
         assert_eq!(
-            owner_of_pod(&reader, &pod(&obj)),
+            owner_of_pod(&owners, &pod(&obj)),
             Some(ObjectRef::from(&obj))
         );
         assert_eq!(
-            owner_of_pod(&reader, &pod(&long)),
+            owner_of_pod(&owners, &pod(&long)),
             Some(ObjectRef::from(&long))
         );
-        assert_eq!(owner_of_pod(&reader, &PartialObjectMeta::default()), None);
+        assert_eq!(owner_of_pod(&owners, &PartialObjectMeta::default()), None);
     }
 
     #[test]
@@ -1406,7 +1512,14 @@ mod tests {
         fn start() -> (Self, JoinHandle<anyhow::Result<()>>) {
             let (client, server) = mock_client();
             let shutdown = Shutdown::new();
-            let ctx = Context::new(client, Arc::new(Metrics::new()), None, 10, shutdown.clone());
+            let namespace = WATCH_NAMESPACE.map(str::to_owned);
+            let ctx = Context::new(
+                client,
+                Arc::new(Metrics::new()),
+                namespace,
+                10,
+                shutdown.clone(),
+            );
             let stop = shutdown.clone();
             let supervisor = tokio::spawn(async move {
                 let mut controllers = Controllers::new(Arc::new(ctx));
@@ -1441,10 +1554,14 @@ mod tests {
         /// first list, which is returned unanswered: the reconciliations of the listed objects then
         /// start before the caches are filled, as they do when the object list comes back first.
         async fn list_objects_before_the_caches(&mut self) -> Vec<Request> {
-            let objects = Memcached::url_path(&(), None);
-            let mut caches = Vec::new();
+            let objects = Memcached::url_path(&(), WATCH_NAMESPACE);
+            let caches = [
+                Deployment::url_path(&(), WATCH_NAMESPACE),
+                Pod::url_path(&(), WATCH_NAMESPACE),
+            ];
+            let mut first_lists = Vec::new();
             let mut listed = false;
-            while !listed || caches.len() < 2 {
+            while !listed || first_lists.len() < 2 {
                 let request = self.server.next_request().await;
                 let (path, query) = request.uri.split_once('?').unwrap_or((&request.uri, ""));
                 let params: Vec<&str> = query.split('&').collect();
@@ -1459,13 +1576,13 @@ mod tests {
                     let api_version = Memcached::api_version(&());
                     request.respond(StatusCode::OK, &list(&api_version, items));
                     listed = true;
-                } else if ["/apis/apps/v1/deployments", "/api/v1/pods"].contains(&path) {
-                    caches.push(request);
+                } else if caches.iter().any(|cache| cache == path) {
+                    first_lists.push(request);
                 } else {
                     panic!("unexpected request: {} {}", request.method, request.uri);
                 }
             }
-            caches
+            first_lists
         }
 
         /// Lets the reconciliations of the listed objects reach their wait for the caches, then

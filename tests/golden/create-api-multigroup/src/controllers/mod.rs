@@ -3,6 +3,7 @@
 
 pub mod apps;
 pub mod backoff;
+pub mod cache;
 pub mod conditions;
 pub mod infra;
 pub mod watch;

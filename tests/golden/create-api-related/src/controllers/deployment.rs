@@ -17,6 +17,7 @@ use kube::{Client, ResourceExt};
 use tracing::{error, instrument};
 
 use crate::controllers::backoff::Backoff;
+use crate::controllers::cache;
 use crate::controllers::watch;
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
@@ -79,9 +80,8 @@ pub async fn run(ctx: Arc<Context>) {
     let metrics = ctx.controller_metrics(CONTROLLER_NAME);
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
     let state = Arc::new(State::new(ctx.client.clone(), metrics));
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
-        .reflect(objects_writer)
-        .touched_objects();
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = cache::fill(object_events, objects_writer).touched_objects();
     Controller::for_stream(object_events, objects)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())

@@ -17,10 +17,11 @@ use kube::api::ListParams;
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use tracing::{debug, error, instrument};
 
 use crate::controllers::backoff::Backoff;
+use crate::controllers::cache::{self, Index};
 use crate::controllers::watch::{self, CachesReady, first_list};
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
@@ -47,10 +48,24 @@ struct Caches {
     ready: CachesReady,
     /// The HorizontalPodAutoscalers that Deployments may own, as their watch last saw them.
     horizontal_pod_autoscalers: Store<HorizontalPodAutoscaler>,
+    /// The same HorizontalPodAutoscalers by the UID of their controller.
+    horizontal_pod_autoscalers_by_owner: Index<HorizontalPodAutoscaler, String>,
     /// The Pods that Deployments may relate to, as their watch last saw them.
     pods: Store<Pod>,
+    /// The same Pods by [`relation_of_pod`].
+    pods_by_relation: Index<Pod, String>,
     /// The Nodes that Deployments may relate to, as their watch last saw them.
     nodes: Store<Node>,
+    /// The same Nodes by [`relation_of_node`].
+    nodes_by_relation: Index<Node, String>,
+}
+
+/// The controller's cache of Deployments, and the index the changes of Pods and Nodes are mapped
+/// through.
+#[derive(Clone)]
+struct Objects {
+    store: Store<Deployment>,
+    by_name: Index<Deployment, String>,
 }
 
 /// What every reconciliation of this controller shares.
@@ -79,9 +94,6 @@ impl State {
 // The requests this controller sends, and no more: `rsop manifests --rbac=check` finds every call
 // in the code and names the marker a new one needs.
 // +rsop:rbac:groups=apps,resources=deployments,verbs=list;watch
-// The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
-// objects.
-// +rsop:rbac:groups=apps,resources=deployments/finalizers,verbs=update
 // +rsop:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=list;watch
 // +rsop:rbac:groups=core,resources=pods,verbs=list;watch
 // +rsop:rbac:groups=core,resources=nodes,verbs=list;watch
@@ -100,21 +112,30 @@ pub async fn run(ctx: Arc<Context>) {
     // TODO(user): watch only the Deployment objects this controller is for, with a label or field
     // selector in `watcher::Config`: on a large cluster the cache of every one of them is big.
     let (objects, objects_writer) = reflector::store();
+    let objects_by_name = Index::new(|obj: &Deployment| Some(obj.name_any()));
     let (horizontal_pod_autoscalers, horizontal_pod_autoscalers_writer) = reflector::store();
+    let horizontal_pod_autoscalers_by_owner = Index::new(cache::controller_uid);
     let (pods, pods_writer) = reflector::store();
+    let pods_by_relation = Index::new(relation_of_pod);
     let (nodes, nodes_writer) = reflector::store();
+    let nodes_by_relation = Index::new(relation_of_node);
     // Owner references route the changes of owned HorizontalPodAutoscalers to their Deployment.
     let horizontal_pod_autoscaler_events = watch::resilient(watcher(
         ctx.api::<HorizontalPodAutoscaler>(),
         watcher::Config::default(),
-    ))
-    .reflect(horizontal_pod_autoscalers_writer)
-    .touched_objects();
+    ));
+    let horizontal_pod_autoscaler_events = horizontal_pod_autoscalers_by_owner
+        .follow(cache::fill(
+            horizontal_pod_autoscaler_events,
+            horizontal_pod_autoscalers_writer,
+        ))
+        .touched_objects();
     // Pods are not owned: `objects_for_pod` maps each change to the Deployments to reconcile.
     // TODO(user): watch only the Pods that can matter, with a label selector in
     // `watcher::Config`: the cache holds every one the manager may see.
-    let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()))
-        .reflect(pods_writer)
+    let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()));
+    let pod_events = pods_by_relation
+        .follow(cache::fill(pod_events, pods_writer))
         .touched_objects();
     // Nodes are not owned: `objects_for_node` maps each change to the Deployments to reconcile.
     // TODO(user): watch only the Nodes that can matter, with a label selector in
@@ -122,9 +143,10 @@ pub async fn run(ctx: Arc<Context>) {
     let node_events = watch::resilient(watcher(
         Api::<Node>::all(ctx.client.clone()),
         watcher::Config::default(),
-    ))
-    .reflect(nodes_writer)
-    .touched_objects();
+    ));
+    let node_events = nodes_by_relation
+        .follow(cache::fill(node_events, nodes_writer))
+        .touched_objects();
     let ready = CachesReady::new(
         [
             first_list(&horizontal_pod_autoscalers),
@@ -133,8 +155,14 @@ pub async fn run(ctx: Arc<Context>) {
         ],
         ctx.shutdown_signal(),
     );
-    let objects_for_pods = objects.clone();
-    let objects_for_nodes = objects.clone();
+    let objects_for_pods = Objects {
+        store: objects.clone(),
+        by_name: objects_by_name.clone(),
+    };
+    let objects_for_nodes = Objects {
+        store: objects.clone(),
+        by_name: objects_by_name.clone(),
+    };
 
     let metrics = ctx.controller_metrics(CONTROLLER_NAME);
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
@@ -144,12 +172,16 @@ pub async fn run(ctx: Arc<Context>) {
         Caches {
             ready,
             horizontal_pod_autoscalers,
+            horizontal_pod_autoscalers_by_owner,
             pods,
+            pods_by_relation,
             nodes,
+            nodes_by_relation,
         },
     ));
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
-        .reflect(objects_writer)
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = objects_by_name
+        .follow(cache::fill(object_events, objects_writer))
         .touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(horizontal_pod_autoscaler_events)
@@ -204,14 +236,14 @@ async fn apply(obj: &Deployment, state: &State) -> Result<Action, Error> {
     if !state.caches.ready.wait().await {
         return Ok(Action::await_change());
     }
-    let horizontal_pod_autoscalers =
-        owned_horizontal_pod_autoscalers(obj, &state.caches.horizontal_pod_autoscalers);
-    let pods = selected_pods(obj, &state.caches.pods);
-    let nodes = selected_nodes(obj, &state.caches.nodes);
+    let horizontal_pod_autoscalers = owned_horizontal_pod_autoscalers(obj, &state.caches);
+    let pods = selected_pods(obj, &state.caches);
+    let nodes = selected_nodes(obj, &state.caches);
     // TODO(user): bring the related objects in line with `obj`.
     // Give what it creates `obj.controller_owner_ref(&())` in `metadata.ownerReferences`: its
     // changes then come back here, `owned_horizontal_pod_autoscalers` and the like find it, and the
-    // garbage collector deletes it with `obj`.
+    // garbage collector deletes it with `obj`. Setting `blockOwnerDeletion`, as that reference
+    // does, takes `update` on the Deployment's `finalizers`: `rsop manifests` names the marker.
     debug!(
         horizontal_pod_autoscalers = horizontal_pod_autoscalers.len(),
         pods = pods.len(),
@@ -223,22 +255,23 @@ async fn apply(obj: &Deployment, state: &State) -> Result<Action, Error> {
     Ok(Action::await_change())
 }
 
-/// The HorizontalPodAutoscalers in the cache that `obj` controls: those whose owner references hold
-/// `obj.controller_owner_ref(&())`, as the ones it creates must.
+/// The HorizontalPodAutoscalers in the cache that `obj` controls: those whose controller owner reference is
+/// `obj.controller_owner_ref(&())`, as the ones it creates must have.
 fn owned_horizontal_pod_autoscalers(
     obj: &Deployment,
-    cache: &Store<HorizontalPodAutoscaler>,
+    caches: &Caches,
 ) -> Vec<Arc<HorizontalPodAutoscaler>> {
-    let Some(owner) = obj.controller_owner_ref(&()) else {
+    let Some(uid) = obj.uid() else {
         return Vec::new();
     };
-    cache
-        .state()
-        .into_iter()
-        .filter(|horizontal_pod_autoscaler| {
-            horizontal_pod_autoscaler
-                .owner_references()
-                .contains(&owner)
+    caches
+        .horizontal_pod_autoscalers_by_owner
+        .get(&uid)
+        .iter()
+        .filter_map(|horizontal_pod_autoscaler| {
+            caches
+                .horizontal_pod_autoscalers
+                .get(horizontal_pod_autoscaler)
         })
         .collect()
 }
@@ -247,61 +280,91 @@ fn owned_horizontal_pod_autoscalers(
 /// the name of the Deployment.
 const RELATION_LABEL: &str = "example.com/deployment-scaler";
 
-/// Whether `obj` relates to `pod`: a change of the Pod then reconciles `obj`, and
-/// [`selected_pods`] hands the Pod to its reconciliation.
+/// The name of the Deployments `pod` may relate to: what both caches are indexed by, so that
+/// a change of either finds the other without a scan. [`selects_pod`] then decides.
 ///
-/// TODO(user): say which Pods relate to which Deployments, for example by a label
-/// selector in the Deployment. The scaffold relates those labelled [`RELATION_LABEL`] with its name, in
-/// its namespace.
+/// TODO(user): say which Pods relate to which Deployments, here and in
+/// [`selects_pod`]. The scaffold relates those labelled [`RELATION_LABEL`] with the name
+/// of the Deployment, in its namespace.
+fn relation_of_pod(pod: &Pod) -> Option<String> {
+    pod.labels().get(RELATION_LABEL).cloned()
+}
+
+/// Whether `obj` relates to `pod`, one of the Pods whose relation names it: a change
+/// of the Pod then reconciles `obj`, and [`selected_pods`] hands the Pod to its
+/// reconciliation.
 fn selects_pod(obj: &Deployment, pod: &Pod) -> bool {
-    pod.namespace() == obj.namespace() && pod.labels().get(RELATION_LABEL) == Some(&obj.name_any())
+    pod.namespace() == obj.namespace()
+        && relation_of_pod(pod).is_some_and(|name| name == obj.name_any())
 }
 
 /// The Deployments to reconcile when `pod` changes: those in the controller's cache that
 /// select it.
-fn objects_for_pod(objects: &Store<Deployment>, pod: &Pod) -> Vec<ObjectRef<Deployment>> {
+fn objects_for_pod(objects: &Objects, pod: &Pod) -> Vec<ObjectRef<Deployment>> {
+    let Some(name) = relation_of_pod(pod) else {
+        return Vec::new();
+    };
     objects
-        .state()
+        .by_name
+        .get(&name)
         .iter()
+        .filter_map(|obj| objects.store.get(obj))
         .filter(|obj| selects_pod(obj, pod))
-        .map(|obj| ObjectRef::from(&**obj))
+        .map(|obj| ObjectRef::from(&*obj))
         .collect()
 }
 
 /// The Pods in the cache that `obj` selects.
-fn selected_pods(obj: &Deployment, cache: &Store<Pod>) -> Vec<Arc<Pod>> {
-    cache
-        .state()
-        .into_iter()
+fn selected_pods(obj: &Deployment, caches: &Caches) -> Vec<Arc<Pod>> {
+    caches
+        .pods_by_relation
+        .get(&obj.name_any())
+        .iter()
+        .filter_map(|pod| caches.pods.get(pod))
         .filter(|pod| selects_pod(obj, pod))
         .collect()
 }
 
-/// Whether `obj` relates to `node`: a change of the Node then reconciles `obj`, and
-/// [`selected_nodes`] hands the Node to its reconciliation.
+/// The name of the Deployments `node` may relate to: what both caches are indexed by, so that
+/// a change of either finds the other without a scan. [`selects_node`] then decides.
 ///
-/// TODO(user): say which Nodes relate to which Deployments, for example by a label
-/// selector in the Deployment. The scaffold relates those labelled [`RELATION_LABEL`] with its name.
+/// TODO(user): say which Nodes relate to which Deployments, here and in
+/// [`selects_node`]. The scaffold relates those labelled [`RELATION_LABEL`] with the name
+/// of the Deployment.
+fn relation_of_node(node: &Node) -> Option<String> {
+    node.labels().get(RELATION_LABEL).cloned()
+}
+
+/// Whether `obj` relates to `node`, one of the Nodes whose relation names it: a change
+/// of the Node then reconciles `obj`, and [`selected_nodes`] hands the Node to its
+/// reconciliation.
 fn selects_node(obj: &Deployment, node: &Node) -> bool {
-    node.labels().get(RELATION_LABEL) == Some(&obj.name_any())
+    relation_of_node(node).is_some_and(|name| name == obj.name_any())
 }
 
 /// The Deployments to reconcile when `node` changes: those in the controller's cache that
 /// select it.
-fn objects_for_node(objects: &Store<Deployment>, node: &Node) -> Vec<ObjectRef<Deployment>> {
+fn objects_for_node(objects: &Objects, node: &Node) -> Vec<ObjectRef<Deployment>> {
+    let Some(name) = relation_of_node(node) else {
+        return Vec::new();
+    };
     objects
-        .state()
+        .by_name
+        .get(&name)
         .iter()
+        .filter_map(|obj| objects.store.get(obj))
         .filter(|obj| selects_node(obj, node))
-        .map(|obj| ObjectRef::from(&**obj))
+        .map(|obj| ObjectRef::from(&*obj))
         .collect()
 }
 
 /// The Nodes in the cache that `obj` selects.
-fn selected_nodes(obj: &Deployment, cache: &Store<Node>) -> Vec<Arc<Node>> {
-    cache
-        .state()
-        .into_iter()
+fn selected_nodes(obj: &Deployment, caches: &Caches) -> Vec<Arc<Node>> {
+    caches
+        .nodes_by_relation
+        .get(&obj.name_any())
+        .iter()
+        .filter_map(|node| caches.nodes.get(node))
         .filter(|node| selects_node(obj, node))
         .collect()
 }
@@ -315,6 +378,7 @@ fn error_policy(obj: Arc<Deployment>, _err: &Error, state: Arc<State>) -> Action
 mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
+    use kube::Resource;
 
     use super::*;
     use crate::controllers::testing::{ApiServer, finished, mock_client};
@@ -353,9 +417,28 @@ mod tests {
         Caches {
             ready: CachesReady::new([], std::future::pending()),
             horizontal_pod_autoscalers: reflector::store().0,
+            horizontal_pod_autoscalers_by_owner: Index::new(cache::controller_uid),
             pods: reflector::store().0,
+            pods_by_relation: Index::new(relation_of_pod),
             nodes: reflector::store().0,
+            nodes_by_relation: Index::new(relation_of_node),
         }
+    }
+
+    /// A cache holding `objects`, taken into `index` too, as their watch fills both.
+    fn cached<K, Key>(objects: &[&K], index: &Index<K, Key>) -> Store<K>
+    where
+        K: kube::Resource + Clone,
+        K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+        Key: Eq + std::hash::Hash + Clone,
+    {
+        let (store, mut writer) = reflector::store();
+        for object in objects {
+            let event = watcher::Event::Apply((*object).clone());
+            writer.apply_watcher_event(&event);
+            index.apply(&event);
+        }
+        store
     }
 
     #[test]
@@ -368,12 +451,13 @@ mod tests {
         let mut stranger = owned.clone();
         stranger.metadata.name = Some("stranger".into());
         stranger.metadata.owner_references = None;
-        let (cache, mut writer) = reflector::store();
-        for horizontal_pod_autoscaler in [&owned, &stranger] {
-            writer.apply_watcher_event(&watcher::Event::Apply(horizontal_pod_autoscaler.clone()));
-        }
+        let mut caches = caches();
+        caches.horizontal_pod_autoscalers = cached(
+            &[&owned, &stranger],
+            &caches.horizontal_pod_autoscalers_by_owner,
+        );
         assert_eq!(
-            names(&owned_horizontal_pod_autoscalers(&obj, &cache)),
+            names(&owned_horizontal_pod_autoscalers(&obj, &caches)),
             ["owned"]
         );
     }
@@ -383,10 +467,11 @@ mod tests {
         let obj = object();
         let mut other = object();
         other.metadata.name = Some("other".into());
-        let (objects, mut writer) = reflector::store();
-        for o in [&obj, &other] {
-            writer.apply_watcher_event(&watcher::Event::Apply(o.clone()));
-        }
+        let by_name = Index::new(|obj: &Deployment| Some(obj.name_any()));
+        let objects = Objects {
+            store: cached(&[&obj, &other], &by_name),
+            by_name,
+        };
         let mut pod = Pod::default();
         pod.metadata.name = Some("related".into());
         pod.metadata.namespace = Some("default".into());
@@ -398,10 +483,10 @@ mod tests {
         elsewhere.metadata.namespace = Some("elsewhere".into());
         assert!(objects_for_pod(&objects, &elsewhere).is_empty());
 
-        let (cache, mut writer) = reflector::store();
-        writer.apply_watcher_event(&watcher::Event::Apply(pod.clone()));
-        assert_eq!(names(&selected_pods(&obj, &cache)), ["related"]);
-        assert!(selected_pods(&other, &cache).is_empty());
+        let mut caches = caches();
+        caches.pods = cached(&[&pod], &caches.pods_by_relation);
+        assert_eq!(names(&selected_pods(&obj, &caches)), ["related"]);
+        assert!(selected_pods(&other, &caches).is_empty());
     }
 
     #[test]
@@ -409,10 +494,11 @@ mod tests {
         let obj = object();
         let mut other = object();
         other.metadata.name = Some("other".into());
-        let (objects, mut writer) = reflector::store();
-        for o in [&obj, &other] {
-            writer.apply_watcher_event(&watcher::Event::Apply(o.clone()));
-        }
+        let by_name = Index::new(|obj: &Deployment| Some(obj.name_any()));
+        let objects = Objects {
+            store: cached(&[&obj, &other], &by_name),
+            by_name,
+        };
         let mut node = Node::default();
         node.metadata.name = Some("related".into());
         assert!(objects_for_node(&objects, &node).is_empty());
@@ -423,10 +509,10 @@ mod tests {
             vec![ObjectRef::from(&obj)]
         );
 
-        let (cache, mut writer) = reflector::store();
-        writer.apply_watcher_event(&watcher::Event::Apply(node.clone()));
-        assert_eq!(names(&selected_nodes(&obj, &cache)), ["related"]);
-        assert!(selected_nodes(&other, &cache).is_empty());
+        let mut caches = caches();
+        caches.nodes = cached(&[&node], &caches.nodes_by_relation);
+        assert_eq!(names(&selected_nodes(&obj, &caches)), ["related"]);
+        assert!(selected_nodes(&other, &caches).is_empty());
     }
 
     #[tokio::test]

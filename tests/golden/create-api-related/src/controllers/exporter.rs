@@ -33,6 +33,7 @@ use tracing::{debug, error, info, instrument, warn};
 use crate::api::v1alpha1::Exporter;
 use crate::api::v1alpha1::ExporterStatus;
 use crate::controllers::backoff::Backoff;
+use crate::controllers::cache::{self, Index};
 use crate::controllers::conditions::{self, Change};
 use crate::controllers::watch::{self, CachesReady, first_list};
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
@@ -80,10 +81,24 @@ struct Caches {
     ready: CachesReady,
     /// The Deployments that Exporters may own, as their watch last saw them.
     deployments: Store<Deployment>,
+    /// The same Deployments by the UID of their controller.
+    deployments_by_owner: Index<Deployment, String>,
     /// The ConfigMaps that Exporters may own, as their watch last saw them.
     config_maps: Store<ConfigMap>,
+    /// The same ConfigMaps by the UID of their controller.
+    config_maps_by_owner: Index<ConfigMap, String>,
     /// The Pods that Exporters may relate to, as their watch last saw them.
     pods: Store<Pod>,
+    /// The same Pods by [`relation_of_pod`].
+    pods_by_relation: Index<Pod, String>,
+}
+
+/// The controller's cache of Exporters, and the index the changes of Pods are mapped
+/// through.
+#[derive(Clone)]
+struct Objects {
+    store: Store<Exporter>,
+    by_name: Index<Exporter, String>,
 }
 
 /// What every reconciliation of this controller shares.
@@ -110,9 +125,6 @@ impl State {
 // The requests this controller sends, and no more, each marker next to its calls: `rsop manifests
 // --rbac=check` finds every call in the code and names the marker a new one needs.
 // +rsop:rbac:groups=monitoring.example.com,resources=exporters,verbs=list;watch
-// The API server asks for this to set `blockOwnerDeletion` in the owner references of owned
-// objects.
-// +rsop:rbac:groups=monitoring.example.com,resources=exporters/finalizers,verbs=update
 // +rsop:rbac:groups=apps,resources=deployments,verbs=list;watch
 // +rsop:rbac:groups=core,resources=configmaps,verbs=list;watch
 // +rsop:rbac:groups=core,resources=pods,verbs=list;watch
@@ -129,24 +141,31 @@ pub async fn run(ctx: Arc<Context>) {
         return;
     }
     let (objects, objects_writer) = reflector::store();
+    let objects_by_name = Index::new(|obj: &Exporter| Some(obj.name_any()));
     let (deployments, deployments_writer) = reflector::store();
+    let deployments_by_owner = Index::new(cache::controller_uid);
     let (config_maps, config_maps_writer) = reflector::store();
+    let config_maps_by_owner = Index::new(cache::controller_uid);
     let (pods, pods_writer) = reflector::store();
+    let pods_by_relation = Index::new(relation_of_pod);
     // Owner references route the changes of owned Deployments to their Exporter.
     let deployment_events =
-        watch::resilient(watcher(ctx.api::<Deployment>(), watcher::Config::default()))
-            .reflect(deployments_writer)
-            .touched_objects();
+        watch::resilient(watcher(ctx.api::<Deployment>(), watcher::Config::default()));
+    let deployment_events = deployments_by_owner
+        .follow(cache::fill(deployment_events, deployments_writer))
+        .touched_objects();
     // Owner references route the changes of owned ConfigMaps to their Exporter.
     let config_map_events =
-        watch::resilient(watcher(ctx.api::<ConfigMap>(), watcher::Config::default()))
-            .reflect(config_maps_writer)
-            .touched_objects();
+        watch::resilient(watcher(ctx.api::<ConfigMap>(), watcher::Config::default()));
+    let config_map_events = config_maps_by_owner
+        .follow(cache::fill(config_map_events, config_maps_writer))
+        .touched_objects();
     // Pods are not owned: `objects_for_pod` maps each change to the Exporters to reconcile.
     // TODO(user): watch only the Pods that can matter, with a label selector in
     // `watcher::Config`: the cache holds every one the manager may see.
-    let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()))
-        .reflect(pods_writer)
+    let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()));
+    let pod_events = pods_by_relation
+        .follow(cache::fill(pod_events, pods_writer))
         .touched_objects();
     let ready = CachesReady::new(
         [
@@ -156,7 +175,10 @@ pub async fn run(ctx: Arc<Context>) {
         ],
         ctx.shutdown_signal(),
     );
-    let objects_for_pods = objects.clone();
+    let objects_for_pods = Objects {
+        store: objects.clone(),
+        by_name: objects_by_name.clone(),
+    };
 
     let metrics = ctx.controller_metrics(CONTROLLER_NAME);
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
@@ -166,12 +188,16 @@ pub async fn run(ctx: Arc<Context>) {
         Caches {
             ready,
             deployments,
+            deployments_by_owner,
             config_maps,
+            config_maps_by_owner,
             pods,
+            pods_by_relation,
         },
     ));
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()))
-        .reflect(objects_writer)
+    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = objects_by_name
+        .follow(cache::fill(object_events, objects_writer))
         .touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(deployment_events)
@@ -248,13 +274,14 @@ async fn apply(obj: &Exporter, ns: &str, state: &State) -> Result<Action, Error>
 /// [`FIELD_MANAGER`] so that every reconciliation converges, and add the RBAC markers above `run`
 /// for what it touches. An error is reported in the `Ready` condition and retried with backoff.
 async fn sync(obj: &Exporter, state: &State) -> Result<(), Error> {
-    let deployments = owned_deployments(obj, &state.caches.deployments);
-    let config_maps = owned_config_maps(obj, &state.caches.config_maps);
-    let pods = selected_pods(obj, &state.caches.pods);
+    let deployments = owned_deployments(obj, &state.caches);
+    let config_maps = owned_config_maps(obj, &state.caches);
+    let pods = selected_pods(obj, &state.caches);
     // TODO(user): bring the related objects in line with `obj`.
     // Give what it creates `obj.controller_owner_ref(&())` in `metadata.ownerReferences`: its
     // changes then come back here, `owned_deployments` and the like find it, and the
-    // garbage collector deletes it with `obj`.
+    // garbage collector deletes it with `obj`. Setting `blockOwnerDeletion`, as that reference
+    // does, takes `update` on the Exporter's `finalizers`: `rsop manifests` names the marker.
     debug!(
         deployments = deployments.len(),
         config_maps = config_maps.len(),
@@ -264,29 +291,31 @@ async fn sync(obj: &Exporter, state: &State) -> Result<(), Error> {
     Ok(())
 }
 
-/// The Deployments in the cache that `obj` controls: those whose owner references hold
-/// `obj.controller_owner_ref(&())`, as the ones it creates must.
-fn owned_deployments(obj: &Exporter, cache: &Store<Deployment>) -> Vec<Arc<Deployment>> {
-    let Some(owner) = obj.controller_owner_ref(&()) else {
+/// The Deployments in the cache that `obj` controls: those whose controller owner reference is
+/// `obj.controller_owner_ref(&())`, as the ones it creates must have.
+fn owned_deployments(obj: &Exporter, caches: &Caches) -> Vec<Arc<Deployment>> {
+    let Some(uid) = obj.uid() else {
         return Vec::new();
     };
-    cache
-        .state()
-        .into_iter()
-        .filter(|deployment| deployment.owner_references().contains(&owner))
+    caches
+        .deployments_by_owner
+        .get(&uid)
+        .iter()
+        .filter_map(|deployment| caches.deployments.get(deployment))
         .collect()
 }
 
-/// The ConfigMaps in the cache that `obj` controls: those whose owner references hold
-/// `obj.controller_owner_ref(&())`, as the ones it creates must.
-fn owned_config_maps(obj: &Exporter, cache: &Store<ConfigMap>) -> Vec<Arc<ConfigMap>> {
-    let Some(owner) = obj.controller_owner_ref(&()) else {
+/// The ConfigMaps in the cache that `obj` controls: those whose controller owner reference is
+/// `obj.controller_owner_ref(&())`, as the ones it creates must have.
+fn owned_config_maps(obj: &Exporter, caches: &Caches) -> Vec<Arc<ConfigMap>> {
+    let Some(uid) = obj.uid() else {
         return Vec::new();
     };
-    cache
-        .state()
-        .into_iter()
-        .filter(|config_map| config_map.owner_references().contains(&owner))
+    caches
+        .config_maps_by_owner
+        .get(&uid)
+        .iter()
+        .filter_map(|config_map| caches.config_maps.get(config_map))
         .collect()
 }
 
@@ -294,32 +323,47 @@ fn owned_config_maps(obj: &Exporter, cache: &Store<ConfigMap>) -> Vec<Arc<Config
 /// the name of the Exporter.
 const RELATION_LABEL: &str = "monitoring.example.com/exporter";
 
-/// Whether `obj` relates to `pod`: a change of the Pod then reconciles `obj`, and
-/// [`selected_pods`] hands the Pod to its reconciliation.
+/// The name of the Exporters `pod` may relate to: what both caches are indexed by, so that
+/// a change of either finds the other without a scan. [`selects_pod`] then decides.
 ///
-/// TODO(user): say which Pods relate to which Exporters, for example by a label
-/// selector in the Exporter. The scaffold relates those labelled [`RELATION_LABEL`] with its name, in
-/// its namespace.
+/// TODO(user): say which Pods relate to which Exporters, here and in
+/// [`selects_pod`]. The scaffold relates those labelled [`RELATION_LABEL`] with the name
+/// of the Exporter, in its namespace.
+fn relation_of_pod(pod: &Pod) -> Option<String> {
+    pod.labels().get(RELATION_LABEL).cloned()
+}
+
+/// Whether `obj` relates to `pod`, one of the Pods whose relation names it: a change
+/// of the Pod then reconciles `obj`, and [`selected_pods`] hands the Pod to its
+/// reconciliation.
 fn selects_pod(obj: &Exporter, pod: &Pod) -> bool {
-    pod.namespace() == obj.namespace() && pod.labels().get(RELATION_LABEL) == Some(&obj.name_any())
+    pod.namespace() == obj.namespace()
+        && relation_of_pod(pod).is_some_and(|name| name == obj.name_any())
 }
 
 /// The Exporters to reconcile when `pod` changes: those in the controller's cache that
 /// select it.
-fn objects_for_pod(objects: &Store<Exporter>, pod: &Pod) -> Vec<ObjectRef<Exporter>> {
+fn objects_for_pod(objects: &Objects, pod: &Pod) -> Vec<ObjectRef<Exporter>> {
+    let Some(name) = relation_of_pod(pod) else {
+        return Vec::new();
+    };
     objects
-        .state()
+        .by_name
+        .get(&name)
         .iter()
+        .filter_map(|obj| objects.store.get(obj))
         .filter(|obj| selects_pod(obj, pod))
-        .map(|obj| ObjectRef::from(&**obj))
+        .map(|obj| ObjectRef::from(&*obj))
         .collect()
 }
 
 /// The Pods in the cache that `obj` selects.
-fn selected_pods(obj: &Exporter, cache: &Store<Pod>) -> Vec<Arc<Pod>> {
-    cache
-        .state()
-        .into_iter()
+fn selected_pods(obj: &Exporter, caches: &Caches) -> Vec<Arc<Pod>> {
+    caches
+        .pods_by_relation
+        .get(&obj.name_any())
+        .iter()
+        .filter_map(|pod| caches.pods.get(pod))
         .filter(|pod| selects_pod(obj, pod))
         .collect()
 }
@@ -511,9 +555,28 @@ mod tests {
         Caches {
             ready: CachesReady::new([], std::future::pending()),
             deployments: reflector::store().0,
+            deployments_by_owner: Index::new(cache::controller_uid),
             config_maps: reflector::store().0,
+            config_maps_by_owner: Index::new(cache::controller_uid),
             pods: reflector::store().0,
+            pods_by_relation: Index::new(relation_of_pod),
         }
+    }
+
+    /// A cache holding `objects`, taken into `index` too, as their watch fills both.
+    fn cached<K, Key>(objects: &[&K], index: &Index<K, Key>) -> Store<K>
+    where
+        K: kube::Resource + Clone,
+        K::DynamicType: Default + Eq + std::hash::Hash + Clone,
+        Key: Eq + std::hash::Hash + Clone,
+    {
+        let (store, mut writer) = reflector::store();
+        for object in objects {
+            let event = watcher::Event::Apply((*object).clone());
+            writer.apply_watcher_event(&event);
+            index.apply(&event);
+        }
+        store
     }
 
     #[test]
@@ -526,11 +589,9 @@ mod tests {
         let mut stranger = owned.clone();
         stranger.metadata.name = Some("stranger".into());
         stranger.metadata.owner_references = None;
-        let (cache, mut writer) = reflector::store();
-        for deployment in [&owned, &stranger] {
-            writer.apply_watcher_event(&watcher::Event::Apply(deployment.clone()));
-        }
-        assert_eq!(names(&owned_deployments(&obj, &cache)), ["owned"]);
+        let mut caches = caches();
+        caches.deployments = cached(&[&owned, &stranger], &caches.deployments_by_owner);
+        assert_eq!(names(&owned_deployments(&obj, &caches)), ["owned"]);
     }
 
     #[test]
@@ -543,11 +604,9 @@ mod tests {
         let mut stranger = owned.clone();
         stranger.metadata.name = Some("stranger".into());
         stranger.metadata.owner_references = None;
-        let (cache, mut writer) = reflector::store();
-        for config_map in [&owned, &stranger] {
-            writer.apply_watcher_event(&watcher::Event::Apply(config_map.clone()));
-        }
-        assert_eq!(names(&owned_config_maps(&obj, &cache)), ["owned"]);
+        let mut caches = caches();
+        caches.config_maps = cached(&[&owned, &stranger], &caches.config_maps_by_owner);
+        assert_eq!(names(&owned_config_maps(&obj, &caches)), ["owned"]);
     }
 
     #[test]
@@ -555,10 +614,11 @@ mod tests {
         let obj = object();
         let mut other = object();
         other.metadata.name = Some("other".into());
-        let (objects, mut writer) = reflector::store();
-        for o in [&obj, &other] {
-            writer.apply_watcher_event(&watcher::Event::Apply(o.clone()));
-        }
+        let by_name = Index::new(|obj: &Exporter| Some(obj.name_any()));
+        let objects = Objects {
+            store: cached(&[&obj, &other], &by_name),
+            by_name,
+        };
         let mut pod = Pod::default();
         pod.metadata.name = Some("related".into());
         pod.metadata.namespace = Some("default".into());
@@ -570,10 +630,10 @@ mod tests {
         elsewhere.metadata.namespace = Some("elsewhere".into());
         assert!(objects_for_pod(&objects, &elsewhere).is_empty());
 
-        let (cache, mut writer) = reflector::store();
-        writer.apply_watcher_event(&watcher::Event::Apply(pod.clone()));
-        assert_eq!(names(&selected_pods(&obj, &cache)), ["related"]);
-        assert!(selected_pods(&other, &cache).is_empty());
+        let mut caches = caches();
+        caches.pods = cached(&[&pod], &caches.pods_by_relation);
+        assert_eq!(names(&selected_pods(&obj, &caches)), ["related"]);
+        assert!(selected_pods(&other, &caches).is_empty());
     }
 
     #[test]

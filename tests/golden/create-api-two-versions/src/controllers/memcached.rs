@@ -23,6 +23,7 @@ use tracing::{error, info, instrument, warn};
 use crate::api::v1alpha1::Memcached;
 use crate::api::v1alpha1::MemcachedStatus;
 use crate::controllers::backoff::Backoff;
+use crate::controllers::cache;
 use crate::controllers::conditions::{self, Change};
 use crate::controllers::watch;
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
@@ -101,9 +102,8 @@ pub async fn run(ctx: Arc<Context>) {
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
     let state = Arc::new(State::new(ctx.client.clone(), metrics));
     let (reader, writer) = reflector::store();
-    let objects = watch::resilient(watcher(api, watcher::Config::default()))
-        .reflect(writer)
-        .touched_objects();
+    let objects = watch::resilient(watcher(api, watcher::Config::default()));
+    let objects = cache::fill(objects, writer).touched_objects();
     Controller::for_stream(objects, reader)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
         .graceful_shutdown_on(ctx.shutdown_signal())

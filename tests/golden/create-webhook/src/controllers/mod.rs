@@ -2,6 +2,7 @@
 //! what they share.
 
 pub mod backoff;
+pub mod cache;
 pub mod conditions;
 pub mod cron_job;
 pub mod memcached;
