@@ -153,22 +153,19 @@ pub async fn run(ctx: Arc<Context>) {
         ctx.api::<Certificate>(),
         watcher::Config::default(),
     ));
-    let certificate_events = certificates_by_owner
-        .follow(cache::fill(certificate_events, certificates_writer))
-        .touched_objects();
+    let certificate_events = certificates_by_owner.follow(certificate_events);
+    let certificate_events = cache::fill(certificate_events, certificates_writer).touched_objects();
     // Owner references route the changes of owned Backends to their Frontend.
     let backend_events =
         watch::resilient(watcher(ctx.api::<Backend>(), watcher::Config::default()));
-    let backend_events = backends_by_owner
-        .follow(cache::fill(backend_events, backends_writer))
-        .touched_objects();
+    let backend_events = backends_by_owner.follow(backend_events);
+    let backend_events = cache::fill(backend_events, backends_writer).touched_objects();
     // Issuers are not owned: `objects_for_issuer` maps each change to the Frontends to reconcile.
     // TODO(user): watch only the Issuers that can matter, with a label selector in
     // `watcher::Config`: the cache holds every one the manager may see.
     let issuer_events = watch::resilient(watcher(ctx.api::<Issuer>(), watcher::Config::default()));
-    let issuer_events = issuers_by_relation
-        .follow(cache::fill(issuer_events, issuers_writer))
-        .touched_objects();
+    let issuer_events = issuers_by_relation.follow(issuer_events);
+    let issuer_events = cache::fill(issuer_events, issuers_writer).touched_objects();
     let ready = CachesReady::new(
         [
             first_list(&certificates),
@@ -198,9 +195,8 @@ pub async fn run(ctx: Arc<Context>) {
         },
     ));
     let object_events = watch::resilient(watcher(api, watcher::Config::default()));
-    let object_events = objects_by_name
-        .follow(cache::fill(object_events, objects_writer))
-        .touched_objects();
+    let object_events =
+        cache::fill(objects_by_name.follow(object_events), objects_writer).touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(certificate_events)
         .owns_stream(backend_events)

@@ -170,9 +170,7 @@ pub async fn run(ctx: Arc<Context>) {
     // lean (see `cache::fill`). The Memcacheds are kept whole otherwise: the reconciliation reads
     // their spec, status and metadata.
     let object_events = watch::resilient(watcher(api, watcher::Config::default()));
-    let object_events = owners
-        .follow(cache::fill(object_events, objects_writer))
-        .touched_objects();
+    let object_events = cache::fill(owners.follow(object_events), objects_writer).touched_objects();
     // Owner references route a Deployment's changes to its Memcached. Its spec is compared with the
     // desired one and its status read, so the cache keeps both.
     let deployment_events = watch::resilient(watcher(ctx.api::<Deployment>(), managed.clone()));
@@ -180,9 +178,8 @@ pub async fn run(ctx: Arc<Context>) {
     // Names are all the status needs from a pod, so only their metadata is watched. A pod is
     // owned by a ReplicaSet, not by the Memcached: its instance label leads back to it.
     let pod_events = watch::resilient(watcher(ctx.api::<PartialObjectMeta<Pod>>(), managed));
-    let pod_events = pods_by_instance
-        .follow(cache::fill(pod_events, pods_writer))
-        .touched_objects();
+    let pod_events =
+        cache::fill(pods_by_instance.follow(pod_events), pods_writer).touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(deployment_events)
         .watches_stream(pod_events, move |pod| owner_of_pod(&owners, &pod))

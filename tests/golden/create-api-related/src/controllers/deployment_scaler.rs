@@ -124,19 +124,19 @@ pub async fn run(ctx: Arc<Context>) {
         ctx.api::<HorizontalPodAutoscaler>(),
         watcher::Config::default(),
     ));
-    let horizontal_pod_autoscaler_events = horizontal_pod_autoscalers_by_owner
-        .follow(cache::fill(
-            horizontal_pod_autoscaler_events,
-            horizontal_pod_autoscalers_writer,
-        ))
-        .touched_objects();
+    let horizontal_pod_autoscaler_events =
+        horizontal_pod_autoscalers_by_owner.follow(horizontal_pod_autoscaler_events);
+    let horizontal_pod_autoscaler_events = cache::fill(
+        horizontal_pod_autoscaler_events,
+        horizontal_pod_autoscalers_writer,
+    )
+    .touched_objects();
     // Pods are not owned: `objects_for_pod` maps each change to the Deployments to reconcile.
     // TODO(user): watch only the Pods that can matter, with a label selector in
     // `watcher::Config`: the cache holds every one the manager may see.
     let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()));
-    let pod_events = pods_by_relation
-        .follow(cache::fill(pod_events, pods_writer))
-        .touched_objects();
+    let pod_events = pods_by_relation.follow(pod_events);
+    let pod_events = cache::fill(pod_events, pods_writer).touched_objects();
     // Nodes are not owned: `objects_for_node` maps each change to the Deployments to reconcile.
     // TODO(user): watch only the Nodes that can matter, with a label selector in
     // `watcher::Config`: the cache holds every one the manager may see.
@@ -144,9 +144,8 @@ pub async fn run(ctx: Arc<Context>) {
         Api::<Node>::all(ctx.client.clone()),
         watcher::Config::default(),
     ));
-    let node_events = nodes_by_relation
-        .follow(cache::fill(node_events, nodes_writer))
-        .touched_objects();
+    let node_events = nodes_by_relation.follow(node_events);
+    let node_events = cache::fill(node_events, nodes_writer).touched_objects();
     let ready = CachesReady::new(
         [
             first_list(&horizontal_pod_autoscalers),
@@ -180,9 +179,8 @@ pub async fn run(ctx: Arc<Context>) {
         },
     ));
     let object_events = watch::resilient(watcher(api, watcher::Config::default()));
-    let object_events = objects_by_name
-        .follow(cache::fill(object_events, objects_writer))
-        .touched_objects();
+    let object_events =
+        cache::fill(objects_by_name.follow(object_events), objects_writer).touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(horizontal_pod_autoscaler_events)
         .watches_stream(pod_events, move |pod| {

@@ -151,22 +151,19 @@ pub async fn run(ctx: Arc<Context>) {
     // Owner references route the changes of owned Deployments to their Exporter.
     let deployment_events =
         watch::resilient(watcher(ctx.api::<Deployment>(), watcher::Config::default()));
-    let deployment_events = deployments_by_owner
-        .follow(cache::fill(deployment_events, deployments_writer))
-        .touched_objects();
+    let deployment_events = deployments_by_owner.follow(deployment_events);
+    let deployment_events = cache::fill(deployment_events, deployments_writer).touched_objects();
     // Owner references route the changes of owned ConfigMaps to their Exporter.
     let config_map_events =
         watch::resilient(watcher(ctx.api::<ConfigMap>(), watcher::Config::default()));
-    let config_map_events = config_maps_by_owner
-        .follow(cache::fill(config_map_events, config_maps_writer))
-        .touched_objects();
+    let config_map_events = config_maps_by_owner.follow(config_map_events);
+    let config_map_events = cache::fill(config_map_events, config_maps_writer).touched_objects();
     // Pods are not owned: `objects_for_pod` maps each change to the Exporters to reconcile.
     // TODO(user): watch only the Pods that can matter, with a label selector in
     // `watcher::Config`: the cache holds every one the manager may see.
     let pod_events = watch::resilient(watcher(ctx.api::<Pod>(), watcher::Config::default()));
-    let pod_events = pods_by_relation
-        .follow(cache::fill(pod_events, pods_writer))
-        .touched_objects();
+    let pod_events = pods_by_relation.follow(pod_events);
+    let pod_events = cache::fill(pod_events, pods_writer).touched_objects();
     let ready = CachesReady::new(
         [
             first_list(&deployments),
@@ -196,9 +193,8 @@ pub async fn run(ctx: Arc<Context>) {
         },
     ));
     let object_events = watch::resilient(watcher(api, watcher::Config::default()));
-    let object_events = objects_by_name
-        .follow(cache::fill(object_events, objects_writer))
-        .touched_objects();
+    let object_events =
+        cache::fill(objects_by_name.follow(object_events), objects_writer).touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(deployment_events)
         .owns_stream(config_map_events)

@@ -138,7 +138,8 @@ where
         }
     }
 
-    /// `events` with each event taken into the index on its way to the store.
+    /// `events` with each event taken into the index on its way to the store. The index takes it
+    /// first, so that a reconciliation woken by the store's first list finds the index complete.
     pub fn follow<S>(
         &self,
         events: S,
