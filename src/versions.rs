@@ -29,6 +29,7 @@ const CRATES: &[(&str, &str)] = &[
     ("json-patch", "4.0"),
     ("k8s-openapi", K8S_OPENAPI),
     ("kube", KUBE),
+    ("procfs", "0.18"),
     ("prometheus-client", "0.25"),
     ("rcgen", "0.14"),
     ("schemars", SCHEMARS),

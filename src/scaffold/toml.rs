@@ -39,6 +39,14 @@ impl TomlEdit {
                 default_features,
                 features,
             } => {
+                // A normal dependency serves the tests too: a dev-dependency on it says nothing.
+                let normal = doc
+                    .get("dependencies")
+                    .and_then(Item::as_table_like)
+                    .is_some_and(|t| t.contains_key(name));
+                if *table == "dev-dependencies" && normal && features.is_empty() {
+                    return Ok(doc.to_string());
+                }
                 let deps = doc
                     .entry(table)
                     .or_insert_with(|| Item::Table(Table::new()))
@@ -146,6 +154,22 @@ mod tests {
             default_features: true,
             features: features.iter().map(|f| (*f).to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn a_dev_dependency_on_a_normal_dependency_is_not_added() {
+        let text = "[dependencies]\nhttp = \"1.3\"\n\n[dev-dependencies]\ntokio = \"1\"\n";
+        let dev = |name: &str| TomlEdit::Dependency {
+            table: "dev-dependencies",
+            name: name.into(),
+            version: "1.0".into(),
+            default_features: true,
+            features: Vec::new(),
+        };
+        let path = Path::new("Cargo.toml");
+        assert_eq!(dev("http").apply(path, text).unwrap(), text);
+        let added = dev("tower-test").apply(path, text).unwrap();
+        assert!(added.ends_with("tokio = \"1\"\ntower-test = \"1.0\"\n"), "{added}");
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub struct TimedOut(pub Duration);
 /// object, `controller_runtime_reconcile_timeouts_total` counts it, and the controller's error
 /// policy retries it with backoff. A reconciliation must therefore be safe to cut short at any
 /// `.await`, which one that converges with server-side apply is.
+///
+/// Every reconciliation it runs also counts as a worker in use until it ends or is cancelled, for
+/// `controller_runtime_active_workers` and the `workqueue_*` series of the work.
 #[derive(Clone, Debug)]
 pub struct Deadline {
     timeout: Option<Duration>,
@@ -63,6 +66,9 @@ impl Deadline {
     {
         let Self { timeout, metrics } = self.clone();
         async move {
+            // A worker is in use until the reconciliation ends, or is cancelled here or by the
+            // manager's shutdown.
+            let _work = metrics.start_work();
             let Some(timeout) = timeout else {
                 return reconciliation.await;
             };

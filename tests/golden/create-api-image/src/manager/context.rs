@@ -71,6 +71,8 @@ impl Context {
 
     /// The reconcile metrics of the controller called `name`.
     pub fn controller_metrics(&self, name: &str) -> ControllerMetrics {
+        self.metrics
+            .set_max_concurrent_reconciles(name, self.max_concurrent_reconciles);
         self.metrics.controller(name)
     }
 

@@ -32,6 +32,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, anyhow};
 use kube::Client;
+use kube::client::ClientBuilder;
 use tokio::task::{Id, JoinSet};
 use tracing::{error, info, warn};
 
@@ -57,10 +58,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let shutdown = Shutdown::new();
     tokio::spawn(handle_signals(shutdown.clone()));
 
-    let client = Client::try_default().await.context(
-        "failed to configure the Kubernetes client from KUBECONFIG, ~/.kube/config or the in-cluster service account",
-    )?;
     let metrics = Arc::new(Metrics::new());
+    let client = client(&metrics).await?;
     let readiness = Readiness::default();
     let stop_servers = Shutdown::new();
     let mut servers = start_servers(&cli, &client, &metrics, &readiness, &stop_servers).await?;
@@ -81,6 +80,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         warn!("servers did not stop in time");
     }
     result
+}
+
+/// The Kubernetes client, configured as kubectl would be, with its requests counted in `metrics`.
+async fn client(metrics: &Metrics) -> anyhow::Result<Client> {
+    let config = kube::Config::infer().await.context(
+        "failed to configure the Kubernetes client from KUBECONFIG, ~/.kube/config or the in-cluster service account",
+    )?;
+    let host = config
+        .cluster_url
+        .authority()
+        .map_or_else(String::new, ToString::to_string);
+    let client = ClientBuilder::try_from(config)
+        .context("failed to set up the Kubernetes client")?
+        .with_layer(&metrics.count_client_requests(&host))
+        .build();
+    Ok(client)
 }
 
 /// Takes the lead if configured to, then runs the controllers until shutdown.
