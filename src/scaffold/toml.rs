@@ -169,7 +169,10 @@ mod tests {
         let path = Path::new("Cargo.toml");
         assert_eq!(dev("http").apply(path, text).unwrap(), text);
         let added = dev("tower-test").apply(path, text).unwrap();
-        assert!(added.ends_with("tokio = \"1\"\ntower-test = \"1.0\"\n"), "{added}");
+        assert!(
+            added.ends_with("tokio = \"1\"\ntower-test = \"1.0\"\n"),
+            "{added}"
+        );
     }
 
     #[test]
