@@ -86,6 +86,11 @@ pub struct InitArgs {
     #[arg(long)]
     pub autoupdate: bool,
 
+    /// Write Grafana dashboards of the manager's metrics under grafana/
+    /// (`--grafana=false` to leave them out)
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true")]
+    pub grafana: bool,
+
     /// Create a git repository for the project unless its directory is in
     /// one already; it also keeps the scaffold `rsop update` merges from
     #[arg(long, value_enum, default_value_t = Vcs::Git)]
@@ -173,6 +178,12 @@ pub struct EditArgs {
     /// `rsop update` and opens a pull request
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub autoupdate: Option<bool>,
+
+    /// Write (or, with `=false`, remove) the Grafana dashboards under
+    /// grafana/; also makes the custom dashboard from
+    /// grafana/custom-metrics/config.yaml
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub grafana: Option<bool>,
 }
 
 /// Arguments of `rsop manifests`.

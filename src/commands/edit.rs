@@ -8,15 +8,15 @@ use crate::cli::EditArgs;
 use crate::output::{self, Disk, FileChange, Mode, Outcome};
 use crate::project::Project;
 use crate::scaffold::plans::init;
-use crate::scaffold::{self, IfExists, Plan};
+use crate::scaffold::{self, IfExists, Plan, grafana};
 use crate::templates::Templates;
 use crate::{Error, Result};
 
 pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
-    if args.multigroup.is_none() && args.autoupdate.is_none() {
+    if args.multigroup.is_none() && args.autoupdate.is_none() && args.grafana.is_none() {
         return Err(Error::user_with_help(
             "`rsop edit` needs a setting to change",
-            "pass `--multigroup`, `--autoupdate`, or either `=false`",
+            "pass `--multigroup`, `--autoupdate`, `--grafana`, or one of them `=false`",
         ));
     }
     let mut project = Project::load(cwd, "edit")?;
@@ -38,17 +38,38 @@ pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
             init::plan_autoupdate(&mut plan, &templates, &ctx, IfExists::Overwrite)?;
         }
     }
-    plan.save_project(project.clone());
     let disk = Disk::new(cwd);
+    if let Some(on) = args.grafana {
+        project.grafana = on;
+        if on {
+            let config = disk.read(Path::new(grafana::CUSTOM_CONFIG))?;
+            init::plan_grafana(&mut plan, &project, config.as_deref(), IfExists::Overwrite)?;
+        }
+    }
+    plan.save_project(project.clone());
     let mut changes = scaffold::resolve(&plan, &disk)?;
+    let mut removed: Vec<&str> = Vec::new();
     if args.autoupdate == Some(false) {
-        let path = Path::new(init::AUTOUPDATE_WORKFLOW);
-        changes.push(FileChange {
-            path: path.to_path_buf(),
-            before: disk.read(path)?,
-            after: String::new(),
-            remove: true,
-        });
+        removed.push(init::AUTOUPDATE_WORKFLOW);
+    }
+    if args.grafana == Some(false) {
+        // The dashboards rsop writes; the custom metrics' config is the user's and stays.
+        removed.extend([
+            grafana::RUNTIME,
+            grafana::RESOURCES,
+            grafana::WEBHOOKS,
+            grafana::CUSTOM,
+        ]);
+    }
+    for path in removed.into_iter().map(Path::new) {
+        if let Some(before) = disk.read(path)? {
+            changes.push(FileChange {
+                path: path.to_path_buf(),
+                before: Some(before),
+                after: String::new(),
+                remove: true,
+            });
+        }
     }
     output::apply(cwd, &changes, Mode::Write, out)
 }

@@ -96,6 +96,7 @@ fn options(args: &InitArgs, cwd: &Path) -> Result<InitOptions> {
     project.namespaced = args.namespaced;
     project.multigroup = args.multigroup;
     project.autoupdate = args.autoupdate;
+    project.grafana = args.grafana;
     project.owner = Some(owner.clone());
     project.license = Some(match args.license {
         cli::License::Apache2 => LicenseRecord::Apache2,

@@ -522,6 +522,7 @@ pub fn replay(project: &Project, source_root: &Path, dir: &Path) -> Result<()> {
         namespaced: project.namespaced,
         multigroup: project.multigroup,
         autoupdate: project.autoupdate,
+        grafana: project.grafana,
         vcs: Vcs::None,
         dir: ".".into(),
         force: false,

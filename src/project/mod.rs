@@ -72,6 +72,10 @@ pub struct Project {
     /// (`--autoupdate`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub autoupdate: bool,
+    /// Grafana dashboards under `grafana/` (`--grafana`). On unless turned off, so a project
+    /// from before the setting gets them with its next `rsop update`, like any new default.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub grafana: bool,
     /// The API kinds, in the order they were added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
@@ -226,6 +230,15 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn yes() -> bool {
+    true
+}
+
 /// Only the version, read first so an unknown schema is refused cleanly.
 #[derive(Deserialize)]
 struct Versioned {
@@ -247,6 +260,7 @@ impl Project {
             namespaced: false,
             multigroup: false,
             autoupdate: false,
+            grafana: true,
             resources: Vec::new(),
         }
     }

@@ -8,6 +8,7 @@
 //! marker found and every template rendered before the first byte lands.
 
 pub mod external;
+pub mod grafana;
 mod markers;
 pub mod plans;
 pub mod rustfmt;

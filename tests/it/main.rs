@@ -8,6 +8,7 @@ mod create_api;
 mod create_webhook;
 mod generate;
 mod generated;
+mod grafana;
 mod helm;
 mod hybrid;
 mod init;

@@ -9,7 +9,7 @@ use heck::ToSnakeCase;
 
 use crate::output::FileChange;
 use crate::project::{Project, Resource, Webhooks, names};
-use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
+use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, grafana};
 use crate::templates::Templates;
 use crate::{Result, versions};
 
@@ -261,6 +261,13 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     match project.resources.iter_mut().find(|x| x.same_entry(r)) {
         Some(existing) => existing.webhooks.clone_from(&r.webhooks),
         None => project.resources.push(r.clone()),
+    }
+    if project.grafana {
+        plan.create(
+            grafana::WEBHOOKS,
+            grafana::webhooks(&project.project_name),
+            IfExists::Keep,
+        );
     }
     plan.save_project(project);
     Ok(plan)

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::Result;
 use crate::output::Disk;
 use crate::project::Project;
-use crate::scaffold::{IfExists, Plan};
+use crate::scaffold::{IfExists, Plan, grafana};
 use crate::templates::Templates;
 use crate::versions;
 
@@ -81,6 +81,9 @@ pub fn plan(opts: &InitOptions, templates: &Templates) -> Result<Plan> {
     if opts.project.autoupdate {
         plan_autoupdate(&mut plan, templates, &ctx, if_exists)?;
     }
+    if opts.project.grafana {
+        plan_grafana(&mut plan, &opts.project, None, if_exists)?;
+    }
     plan.save_project(opts.project.clone());
     Ok(plan)
 }
@@ -94,6 +97,33 @@ pub fn plan_autoupdate(
 ) -> Result<()> {
     for (name, output) in templates.under("autoupdate/") {
         plan.create(output, templates.render(name, ctx)?, if_exists);
+    }
+    Ok(())
+}
+
+/// The dashboards of `--grafana`: the controllers' and the process's, the webhooks' when the
+/// project serves some, and the custom one when `config` (the text of the user's
+/// `grafana/custom-metrics/config.yaml`, `None` for a new one) lists metrics. The config itself
+/// is the user's: it is written only where there is none.
+pub fn plan_grafana(
+    plan: &mut Plan,
+    project: &Project,
+    config: Option<&str>,
+    if_exists: IfExists,
+) -> Result<()> {
+    let name = &project.project_name;
+    plan.create(grafana::RUNTIME, grafana::runtime(name), if_exists);
+    plan.create(grafana::RESOURCES, grafana::resources(name), if_exists);
+    if project.resources.iter().any(|r| r.webhooks.is_some()) {
+        plan.create(grafana::WEBHOOKS, grafana::webhooks(name), if_exists);
+    }
+    plan.create(
+        grafana::CUSTOM_CONFIG,
+        grafana::CUSTOM_CONFIG_TEXT.to_owned(),
+        IfExists::Keep,
+    );
+    if let Some(dashboard) = grafana::custom(name, config.unwrap_or(grafana::CUSTOM_CONFIG_TEXT))? {
+        plan.create(grafana::CUSTOM, dashboard, IfExists::Overwrite);
     }
     Ok(())
 }

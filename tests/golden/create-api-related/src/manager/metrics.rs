@@ -590,6 +590,54 @@ impl ControllerMetrics {
     }
 }
 
+/// What the tests of the dashboards under grafana/ share.
+#[cfg(test)]
+pub(crate) mod dashboards {
+    use std::collections::BTreeMap;
+
+    /// The metrics a dashboard under grafana/ charts: the names before a `{` in its queries, as
+    /// every query of the dashboards selects by the dashboard's variables. `None` without it.
+    pub(crate) fn dashboard_metrics(file: &str) -> Option<BTreeMap<String, String>> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("grafana")
+            .join(file);
+        let text = std::fs::read_to_string(path).ok()?;
+        let dashboard: serde_json::Value = serde_json::from_str(&text).expect("dashboard JSON");
+        let mut queries: Vec<String> = dashboard["panels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|panel| panel["targets"].as_array().cloned().unwrap_or_default())
+            .filter_map(|target| target["expr"].as_str().map(str::to_owned))
+            .collect();
+        queries.extend(
+            dashboard["templating"]["list"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|variable| variable["definition"].as_str().map(str::to_owned)),
+        );
+        let mut names = BTreeMap::new();
+        for query in queries {
+            for (at, _) in query.match_indices('{') {
+                let start = query[..at]
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                    .map_or(0, |i| i + 1);
+                names.insert(query[start..at].to_owned(), query.clone());
+            }
+        }
+        Some(names)
+    }
+
+    /// The names of the samples `text` (from [`Metrics::encode`]) holds.
+    pub(crate) fn sample_names(text: &str) -> Vec<&str> {
+        text.lines()
+            .filter(|line| !line.starts_with('#'))
+            .filter_map(|line| line.split(['{', ' ']).next())
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -797,6 +845,43 @@ mod tests {
             r#"rest_client_requests_total{code="<error>",host="10.96.0.1:443",method="PATCH"} 1"#,
         ] {
             assert!(text.contains(series), "{series} missing in:\n{text}");
+        }
+    }
+
+    /// Every series the controllers' and the process's dashboards chart is one the manager
+    /// renders once its parts have run: a controller's reconciliations, the client's requests,
+    /// the leader election and the process.
+    #[tokio::test]
+    async fn the_dashboards_chart_only_what_the_manager_exports() {
+        use tower::ServiceExt;
+
+        let metrics = Metrics::new();
+        metrics.set_max_concurrent_reconciles("memcached", 10);
+        let memcached = metrics.controller("memcached");
+        drop(memcached.start_work());
+        memcached.observe(ReconcileResult::Error, Duration::from_millis(10));
+        metrics.set_leader("lease", true);
+        let ok = tower::service_fn(|_: http::Request<()>| async {
+            Ok::<_, std::convert::Infallible>(http::Response::new(()))
+        });
+        let request = http::Request::get("/api/v1/pods").body(()).unwrap();
+        let counted = metrics.count_client_requests("10.96.0.1:443").layer(ok);
+        counted.oneshot(request).await.unwrap();
+        let text = metrics.encode().unwrap();
+        let rendered = dashboards::sample_names(&text);
+        for file in [
+            "controller-runtime-metrics.json",
+            "controller-resources-metrics.json",
+        ] {
+            let Some(charted) = dashboards::dashboard_metrics(file) else {
+                continue;
+            };
+            for (name, query) in charted {
+                assert!(
+                    rendered.contains(&name.as_str()),
+                    "{file} charts `{name}` ({query}), which the manager does not export:\n{text}"
+                );
+            }
         }
     }
 

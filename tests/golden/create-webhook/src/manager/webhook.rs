@@ -547,6 +547,7 @@ pub mod testing {
     use tower::ServiceExt as _;
 
     use super::*;
+    use crate::manager::metrics::dashboards;
 
     /// An AdmissionReview of `operation` (`CREATE`, `UPDATE`, `DELETE`) on `object`.
     pub fn admission_review(operation: &str, object: &Value, old_object: Option<&Value>) -> Value {
@@ -669,6 +670,20 @@ pub mod testing {
             r#"controller_runtime_webhook_requests_in_flight{webhook="/default"} 0"#,
         ] {
             assert!(text.contains(expected), "{expected}:\n{text}");
+        }
+        // The webhooks' dashboard charts only these. Its variables select by the process
+        // figures, which the manager's own registry renders (see the tests of `metrics`).
+        let rendered = dashboards::sample_names(&text);
+        let charted = dashboards::dashboard_metrics("controller-webhook-metrics.json");
+        let panels = charted
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| !name.starts_with("process_"));
+        for (name, query) in panels {
+            assert!(
+                rendered.contains(&name.as_str()),
+                "the webhooks' dashboard charts `{name}` ({query}), which is not exported:\n{text}"
+            );
         }
     }
 
