@@ -303,10 +303,10 @@ customMetrics: []
 /// lists none. A config that does not read is an error at its line and column.
 pub fn custom(project_name: &str, config: &str) -> Result<Option<String>> {
     let parsed: CustomMetrics = serde_yaml_ng::from_str(config).map_err(|e| {
-        let place = e
-            .location()
-            .map(|l| format!("{CUSTOM_CONFIG}:{}:{}", l.line(), l.column()))
-            .unwrap_or_else(|| CUSTOM_CONFIG.to_owned());
+        let place = e.location().map_or_else(
+            || CUSTOM_CONFIG.to_owned(),
+            |l| format!("{CUSTOM_CONFIG}:{}:{}", l.line(), l.column()),
+        );
         Error::user_with_help(
             format!("{place}: {e}"),
             "give each entry of `customMetrics` a `metric` and a `type` (counter, gauge or \

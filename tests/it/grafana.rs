@@ -1,4 +1,4 @@
-//! The Grafana dashboards of generated projects: every query is PromQL a real parser reads, names
+//! The Grafana dashboards of generated projects: every query is `PromQL` a real parser reads, names
 //! only families docs/metrics.md lists (the generated projects' own tests check that the manager
 //! renders them), and the custom dashboard follows the user's config, or refuses it where it is
 //! wrong.
@@ -108,12 +108,13 @@ fn check_dashboard(path: &Path) -> BTreeSet<String> {
     for variable in dashboard["templating"]["list"].as_array().unwrap() {
         // `label_values(<selector>, <label>)` is Grafana's; the selector in it is PromQL.
         let definition = variable["definition"].as_str().unwrap();
-        let inner = definition
+        let Some((inner, _)) = definition
             .strip_prefix("label_values(")
             .and_then(|rest| rest.rsplit_once(','))
-            .map(|(selector, _)| selector.to_owned())
-            .unwrap_or_else(|| panic!("{}: variable query {definition}", path.display()));
-        queries.push(inner);
+        else {
+            panic!("{}: variable query {definition}", path.display());
+        };
+        queries.push(inner.to_owned());
     }
     let documented = documented_samples();
     let mut all = BTreeSet::new();
