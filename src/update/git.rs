@@ -263,6 +263,9 @@ impl Repo {
             stream.push(b'\n');
         }
         let mut cmd = git(&self.root);
+        // Below `fastimport.unpackLimit` objects (100 by default, which a scaffold is) git would
+        // unpack the pack into a loose file per object, in a second process.
+        cmd.args(["-c", "fastimport.unpackLimit=1"]);
         cmd.args(["fast-import", "--quiet", "--force", "--date-format=raw"]);
         run_with_input(cmd, &stream, "record the scaffold").map(drop)
     }
