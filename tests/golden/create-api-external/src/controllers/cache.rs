@@ -16,8 +16,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 use futures::{Stream, StreamExt};
 use kube::Resource;
 use kube::runtime::WatchStreamExt;
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::reflector::store::Writer;
+use kube::runtime::reflector::{ObjectRef, ObjectRefExtra};
 use kube::runtime::watcher::{self, Event};
 
 /// The objects of each key of a watch cache, for a key function of the object.
@@ -122,12 +122,12 @@ where
         match event {
             Event::Apply(object) => entries
                 .current
-                .insert(ObjectRef::from(object), (self.key)(object)),
-            Event::Delete(object) => entries.current.remove(&ObjectRef::from(object)),
+                .insert(reference(object), (self.key)(object)),
+            Event::Delete(object) => entries.current.remove(&reference(object)),
             Event::Init => entries.listing = Some(Entries::default()),
             Event::InitApply(object) => {
                 if let Some(listing) = &mut entries.listing {
-                    listing.insert(ObjectRef::from(object), (self.key)(object));
+                    listing.insert(reference(object), (self.key)(object));
                 }
             }
             Event::InitDone => {
@@ -166,6 +166,19 @@ pub fn controller_uid<K: Resource>(object: &K) -> Option<String> {
         .flatten()
         .find(|owner| owner.controller == Some(true))
         .map(|owner| owner.uid.clone())
+}
+
+/// The reference to `object` an index keeps: its namespace and name only. `ObjectRef::from` also
+/// copies the resource version and UID, which an index held twice per object would pay for and
+/// never read (references compare by namespace and name alone).
+fn reference<K>(object: &K) -> ObjectRef<K>
+where
+    K: Resource,
+    K::DynamicType: Default,
+{
+    let mut reference = ObjectRef::from(object);
+    reference.extra = ObjectRefExtra::default();
+    reference
 }
 
 /// Drops from `object`, before it is cached, what this operator never reads: its `managedFields`,
@@ -246,7 +259,13 @@ mod tests {
     #[test]
     fn an_object_moves_with_its_key_and_leaves_when_deleted() {
         let index = by_app();
-        index.apply(&Event::Apply(config_map("a", "web")));
+        let mut a = config_map("a", "web");
+        a.metadata.uid = Some("0b6bd2f4-0000-4000-8000-000000000001".into());
+        a.metadata.resource_version = Some("42".into());
+        index.apply(&Event::Apply(a));
+        // The index keeps namespace and name only.
+        let [kept] = index.get(&"web".into()).try_into().unwrap();
+        assert_eq!((kept.extra.uid, kept.extra.resource_version), (None, None));
         index.apply(&Event::Apply(config_map("b", "web")));
         index.apply(&Event::Apply(config_map("c", "db")));
         assert_eq!(names(index.get(&"web".into())), ["a", "b"]);
