@@ -326,22 +326,7 @@ fn generate_rest(
             .collect();
         let analysis = calls::analyze(&files, &own);
         let bound = rbac_check::bound_rules(&opts.root, &opts.rbac_dir);
-        // In a namespaced project every marker goes to the Role below.
-        let in_role: Vec<rbac_check::Marked>;
-        let checked = if opts.namespaced {
-            in_role = marked
-                .iter()
-                .cloned()
-                .map(|mut m| {
-                    m.rule.namespace.get_or_insert_with(|| "system".into());
-                    m
-                })
-                .collect();
-            &in_role
-        } else {
-            &marked
-        };
-        let findings = rbac_check::check(&analysis, checked, &bound, opts.rbac, opts.namespaced);
+        let findings = rbac_check::check(&analysis, &marked, &bound, opts.rbac, opts.namespaced);
         found.extend(findings.ungranted);
         for warning in &findings.warnings {
             let _ = writeln!(notes, "warning: {warning}");

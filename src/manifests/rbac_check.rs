@@ -79,13 +79,18 @@ pub fn strip_keep(text: &str) -> (std::borrow::Cow<'_, str>, BTreeSet<usize>) {
     (std::borrow::Cow::Owned(out), kept)
 }
 
-/// Whether `rule` grants `call`. A rule of a `Role` (one with a namespace)
-/// grants requests in its namespace only: never one across the cluster, and
-/// in a project that watches the whole cluster (`!namespaced`) not one made
-/// in the namespace of whichever object it is about.
-fn grants_call(rule: &RbacRule, call: &Call, namespaced: bool) -> bool {
+/// Whether `rule` grants `call`; `of_role` says the rule is a `Role`'s. A
+/// `Role` grants requests in its namespace only: never one across the
+/// cluster, and in a project that watches the whole cluster (`!namespaced`)
+/// not one made in the namespace of whichever object it is about.
+fn grants_call(rule: &RbacRule, of_role: bool, call: &Call, namespaced: bool) -> bool {
     let in_role = !call.cluster && (namespaced || !call.objects_namespace);
-    (in_role || rule.namespace.is_none()) && grants(rule, &call.group, &call.resource, call.verb)
+    (in_role || !of_role) && grants(rule, &call.group, &call.resource, call.verb)
+}
+
+/// Whether `rule` is a `Role`'s: it has a namespace.
+fn is_role(rule: &RbacRule) -> bool {
+    rule.namespace.is_some()
 }
 
 /// Whether `rule` grants `verb` on `resource` of `group`.
@@ -127,12 +132,14 @@ pub fn check(
     namespaced: bool,
 ) -> Findings {
     let mut findings = Findings::default();
+    // In a namespaced project every marker goes to the project's Role.
     let granted = |call: &Call| {
-        marked
+        marked.iter().any(|m| {
+            let of_role = namespaced || is_role(&m.rule);
+            grants_call(&m.rule, of_role, call, namespaced)
+        }) || bound
             .iter()
-            .map(|m| &m.rule)
-            .chain(bound)
-            .any(|rule| grants_call(rule, call, namespaced))
+            .any(|rule| grants_call(rule, is_role(rule), call, namespaced))
     };
     let mut reported = BTreeSet::new();
     for call in &analysis.calls {
@@ -257,7 +264,10 @@ pub fn inferred_rules(calls: &[Call], bound: &[RbacRule], namespaced: bool) -> V
         std::collections::BTreeMap::new();
     for call in calls {
         // What the static roles grant stays theirs.
-        if bound.iter().any(|rule| grants_call(rule, call, namespaced)) {
+        if bound
+            .iter()
+            .any(|rule| grants_call(rule, is_role(rule), call, namespaced))
+        {
             continue;
         }
         by_resource
