@@ -91,6 +91,17 @@ pub struct InitArgs {
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true")]
     pub grafana: bool,
 
+    /// Write an end-to-end test suite (tests/e2e, `make test-e2e` on Kind, a
+    /// GitHub workflow) that `create api` and `create webhook` extend
+    /// (`--e2e=false` to leave it out)
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true")]
+    pub e2e: bool,
+
+    /// Write a devcontainer (.devcontainer/) with Rust, Docker, kubectl, Kind
+    /// and rsop (`--devcontainer=false` to leave it out)
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true")]
+    pub devcontainer: bool,
+
     /// Create a git repository for the project unless its directory is in
     /// one already; it also keeps the scaffold `rsop update` merges from
     #[arg(long, value_enum, default_value_t = Vcs::Git)]
@@ -184,6 +195,15 @@ pub struct EditArgs {
     /// grafana/custom-metrics/config.yaml
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub grafana: Option<bool>,
+
+    /// Write (or, with `=false`, remove) the end-to-end suite: tests/e2e with
+    /// a test of each kind, `make test-e2e` and its workflow
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub e2e: Option<bool>,
+
+    /// Write (or, with `=false`, remove) the devcontainer under .devcontainer/
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub devcontainer: Option<bool>,
 }
 
 /// Arguments of `rsop manifests`.

@@ -19,7 +19,7 @@ use crate::{Error, Result};
 
 pub fn run(args: &CreateApiArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let opts = options(args, cwd)?;
-    let templates = Templates::load_dirs(&["create-api/"])?;
+    let templates = Templates::load_dirs(&["create-api/", "e2e-fragments/"])?;
     let (plan, formatting) = create_api::plan(&opts, &templates)?;
     let mut changes = create_api::resolve_with_manifests(&opts, &plan)?;
     formatting.finish(&mut changes)?;

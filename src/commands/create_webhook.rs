@@ -18,7 +18,7 @@ use crate::{Error, Result};
 
 pub fn run(args: &CreateWebhookArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let opts = options(args, cwd)?;
-    let templates = Templates::load_dirs(&["create-webhook/"])?;
+    let templates = Templates::load_dirs(&["create-webhook/", "e2e-fragments/"])?;
     let plan = create_webhook::plan(&opts, &templates)?;
     let changes = create_webhook::resolve_with_manifests(&opts, &plan)?;
     let mode = write_unless_dry_run(args.dry_run);

@@ -8,15 +8,21 @@ use crate::cli::EditArgs;
 use crate::output::{self, Disk, FileChange, Mode, Outcome};
 use crate::project::Project;
 use crate::scaffold::plans::init;
-use crate::scaffold::{self, IfExists, Plan, grafana};
+use crate::scaffold::{self, IfExists, Plan, e2e, grafana};
 use crate::templates::Templates;
 use crate::{Error, Result};
 
 pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
-    if args.multigroup.is_none() && args.autoupdate.is_none() && args.grafana.is_none() {
+    if args.multigroup.is_none()
+        && args.autoupdate.is_none()
+        && args.grafana.is_none()
+        && args.e2e.is_none()
+        && args.devcontainer.is_none()
+    {
         return Err(Error::user_with_help(
             "`rsop edit` needs a setting to change",
-            "pass `--multigroup`, `--autoupdate`, `--grafana`, or one of them `=false`",
+            "pass `--multigroup`, `--autoupdate`, `--grafana`, `--e2e`, `--devcontainer`, \
+             or one of them `=false`",
         ));
     }
     let mut project = Project::load(cwd, "edit")?;
@@ -46,8 +52,52 @@ pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
             init::plan_grafana(&mut plan, &project, config.as_deref(), IfExists::Overwrite)?;
         }
     }
+    let mut e2e_section = None;
+    if args.e2e.is_some() || args.devcontainer.is_some() {
+        let mut dirs = e2e::TEMPLATE_DIRS.to_vec();
+        dirs.push("devcontainer/");
+        let templates = Templates::load_dirs(&dirs)?;
+        let ctx = init::context(&project, "", None);
+        if let Some(on) = args.e2e {
+            project.e2e = on;
+            if on {
+                e2e::plan(&mut plan, &templates, &ctx, &project, &disk, IfExists::Keep)?;
+                e2e::plan_makefile(&mut plan, &templates, &ctx, &disk)?;
+            } else {
+                e2e_section = Some(e2e::makefile_section(&templates, &ctx)?);
+            }
+        }
+        if let Some(on) = args.devcontainer {
+            project.devcontainer = on;
+            if on {
+                init::plan_devcontainer(&mut plan, &templates, &ctx, IfExists::Keep)?;
+            }
+        }
+    }
     plan.save_project(project.clone());
     let mut changes = scaffold::resolve(&plan, &disk)?;
+    if let Some(section) = e2e_section
+        && let Some(makefile) = disk.read(Path::new("Makefile"))?
+        && let Some(start) = makefile.find(&section)
+    {
+        // The targets as rsop wrote them, and the blank line before them; edited ones stay.
+        let from = if makefile[..start].ends_with("\n\n") {
+            start - 1
+        } else {
+            start
+        };
+        let after = format!(
+            "{}{}",
+            &makefile[..from],
+            &makefile[start + section.len()..]
+        );
+        changes.push(FileChange {
+            path: "Makefile".into(),
+            before: Some(makefile.clone()),
+            after,
+            remove: false,
+        });
+    }
     let mut removed: Vec<&str> = Vec::new();
     if args.autoupdate == Some(false) {
         removed.push(init::AUTOUPDATE_WORKFLOW);
@@ -60,6 +110,12 @@ pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
             grafana::WEBHOOKS,
             grafana::CUSTOM,
         ]);
+    }
+    if args.e2e == Some(false) {
+        removed.extend(e2e::FILES);
+    }
+    if args.devcontainer == Some(false) {
+        removed.extend(init::DEVCONTAINER_FILES);
     }
     for path in removed.into_iter().map(Path::new) {
         if let Some(before) = disk.read(path)? {

@@ -20,9 +20,9 @@ const PROJECT_SIGNS: &[&str] = &[PROJECT_FILE, "Cargo.toml", "src/main.rs"];
 
 pub fn run(args: &InitArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let opts = options(args, cwd)?;
-    let templates = Templates::load_dirs(&["init/", "licenses/", "autoupdate/"])?;
-    let plan = init::plan(&opts, &templates)?;
+    let templates = Templates::load_dirs(init::TEMPLATE_DIRS)?;
     let disk = init::disk(&opts, cwd);
+    let plan = init::plan(&opts, &templates, &disk)?;
     let changes = scaffold::resolve(&plan, &disk)?;
     let mode = write_unless_dry_run(args.dry_run);
     let outcome = output::apply(disk.root(), &changes, mode, out)?;
@@ -97,6 +97,8 @@ fn options(args: &InitArgs, cwd: &Path) -> Result<InitOptions> {
     project.multigroup = args.multigroup;
     project.autoupdate = args.autoupdate;
     project.grafana = args.grafana;
+    project.e2e = args.e2e;
+    project.devcontainer = args.devcontainer;
     project.owner = Some(owner.clone());
     project.license = Some(match args.license {
         cli::License::Apache2 => LicenseRecord::Apache2,

@@ -523,6 +523,8 @@ pub fn replay(project: &Project, source_root: &Path, dir: &Path) -> Result<()> {
         multigroup: project.multigroup,
         autoupdate: project.autoupdate,
         grafana: project.grafana,
+        e2e: project.e2e,
+        devcontainer: project.devcontainer,
         vcs: Vcs::None,
         dir: ".".into(),
         force: false,

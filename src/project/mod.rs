@@ -76,6 +76,13 @@ pub struct Project {
     /// from before the setting gets them with its next `rsop update`, like any new default.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub grafana: bool,
+    /// The end-to-end suite under `tests/e2e/`, `make test-e2e` and its workflow (`--e2e`). On
+    /// unless turned off, like `grafana`.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub e2e: bool,
+    /// A devcontainer with what `make test-e2e` needs (`--devcontainer`). On unless turned off.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub devcontainer: bool,
     /// The API kinds, in the order they were added.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
@@ -261,6 +268,8 @@ impl Project {
             multigroup: false,
             autoupdate: false,
             grafana: true,
+            e2e: true,
+            devcontainer: true,
             resources: Vec::new(),
         }
     }

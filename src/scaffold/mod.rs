@@ -7,6 +7,7 @@
 //! modes and all-or-nothing writes possible: every action is validated, every
 //! marker found and every template rendered before the first byte lands.
 
+pub mod e2e;
 pub mod external;
 pub mod grafana;
 mod markers;

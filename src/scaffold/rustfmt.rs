@@ -3,6 +3,7 @@
 //! toolchain; without it the code is written as rendered (it compiles, and
 //! `cargo fmt` tidies it).
 
+use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use crate::{Error, Result};
@@ -52,3 +53,54 @@ pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
             .collect(),
     }
 }
+
+/// Items (functions, for instance) formatted by rustfmt (edition 2024) as
+/// they are laid out at the top level of a file, each followed by a blank
+/// line, in one rustfmt process fed through stdin. Unchanged when rustfmt is
+/// not installed.
+pub fn format_items(name: &str, items: &[String]) -> Result<Vec<String>> {
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    let text = items.join(&format!("\n{SEPARATOR}\n"));
+    let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let Ok(mut child) = Command::new(rustfmt)
+        .args(["--edition", "2024", "--quiet", "--emit", "stdout"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        return Ok(items.to_vec());
+    };
+    // rustfmt reads all of its input before it writes: no deadlock on the pipes.
+    let written = match child.stdin.take() {
+        Some(mut stdin) => stdin.write_all(text.as_bytes()),
+        None => Err(std::io::ErrorKind::BrokenPipe.into()),
+    };
+    let output = child
+        .wait_with_output()
+        .map_err(|e| Error::io("run", std::path::Path::new("rustfmt"), e))?;
+    if written.is_err() || !output.status.success() {
+        return Err(Error::Template {
+            name: name.to_owned(),
+            source: tera::Error::msg(format!(
+                "rustfmt rejected the rendered code: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )),
+        });
+    }
+    let formatted = String::from_utf8_lossy(&output.stdout);
+    let mut out: Vec<String> = formatted
+        .split(&format!("\n{SEPARATOR}\n"))
+        .map(|item| format!("{}\n\n", item.trim_matches('\n')))
+        .collect();
+    if out.len() != items.len() {
+        // A separator moved: keep the items as rendered rather than guess.
+        out = items.to_vec();
+    }
+    Ok(out)
+}
+
+/// A line between items, which rustfmt leaves where it is.
+const SEPARATOR: &str = "// rsop: next item";

@@ -567,7 +567,7 @@ fn external_kinds_and_own_kinds_owned_and_watched() {
     );
     assert!(verbs("tls.example.com", "frontends/finalizers").is_empty());
 
-    std::fs::create_dir(dir.join("tests")).unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
     std::fs::write(dir.join("tests/external_types.rs"), EXTERNAL_TYPES_TEST).unwrap();
     gates(&dir);
 }

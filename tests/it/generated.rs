@@ -58,6 +58,29 @@ fn init_project_builds_tests_and_lints_clean() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = init_demo(tmp.path());
     cargo_gates(&dir);
+    // The e2e suite runs the tests of its checks, and skips its cluster tests saying why.
+    let e2e = run_tool(
+        &dir,
+        "cargo",
+        &["test", "--offline", "--test", "e2e"],
+        &generated_cargo_env(),
+    );
+    let stdout = String::from_utf8_lossy(&e2e.stdout);
+    let stderr = String::from_utf8_lossy(&e2e.stderr);
+    assert_eq!(
+        stderr
+            .matches("e2e tests skipped: they need a cluster")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    for test in [
+        "the_manager_runs",
+        "recorded::the_metrics_check_scrapes_from_a_pod_with_the_readers_token",
+        "recorded::the_sample_check_waits_for_the_condition_of_the_applied_generation",
+    ] {
+        assert!(stdout.contains(&format!("test {test} ... ok")), "{stdout}");
+    }
 }
 
 #[test]

@@ -14,7 +14,7 @@ use crate::output::{Disk, FileChange};
 use crate::project::k8s_kinds::K8sKind;
 use crate::project::{Project, Resource, names};
 use crate::scaffold::external::ExternalKind;
-use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit};
+use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e};
 use crate::templates::Templates;
 use crate::{Error, Result, versions};
 
@@ -576,6 +576,11 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             if_exists,
         ));
         plan.insert(MANAGER, CONTROLLERS, start_line(&layout));
+    }
+    if e2e::extends(&opts.project, &opts.root)
+        && let Some(test) = e2e::sample_test(templates, &opts.project, r)?
+    {
+        e2e::insert_tests(&mut plan, &[test])?;
     }
     let mut paths = Vec::with_capacity(kind_files.len());
     for ((path, if_exists), (_, text)) in kind_files.into_iter().zip(&formatted) {

@@ -9,7 +9,7 @@ use heck::ToSnakeCase;
 
 use crate::output::FileChange;
 use crate::project::{Project, Resource, Webhooks, names};
-use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, grafana};
+use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e, grafana};
 use crate::templates::Templates;
 use crate::{Result, versions};
 
@@ -261,6 +261,10 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     match project.resources.iter_mut().find(|x| x.same_entry(r)) {
         Some(existing) => existing.webhooks.clone_from(&r.webhooks),
         None => project.resources.push(r.clone()),
+    }
+    if e2e::extends(&project, &opts.root) {
+        let e2e_tests = e2e::webhook_tests(templates, &project, r, opts.shape == Shape::Example)?;
+        e2e::insert_tests(&mut plan, &e2e_tests)?;
     }
     if project.grafana {
         plan.create(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::Result;
 use crate::output::Disk;
 use crate::project::Project;
-use crate::scaffold::{IfExists, Plan, grafana};
+use crate::scaffold::{IfExists, Plan, e2e, grafana};
 use crate::templates::Templates;
 use crate::versions;
 
@@ -47,6 +47,16 @@ impl License {
     }
 }
 
+/// The template directories `init` renders from.
+pub const TEMPLATE_DIRS: &[&str] = &[
+    "init/",
+    "licenses/",
+    "autoupdate/",
+    "e2e/",
+    "e2e-fragments/",
+    "devcontainer/",
+];
+
 /// The template context shared by every file of the project.
 pub fn context(project: &Project, owner: &str, license: Option<License>) -> tera::Context {
     let mut ctx = tera::Context::new();
@@ -59,12 +69,13 @@ pub fn context(project: &Project, owner: &str, license: Option<License>) -> tera
     ctx.insert("license", &license.map(License::spdx));
     ctx.insert("namespaced", &project.namespaced);
     ctx.insert("multigroup", &project.multigroup);
+    ctx.insert("e2e", &project.e2e);
     ctx.insert("versions", &versions::context());
     ctx
 }
 
 /// Plans every file of a new project.
-pub fn plan(opts: &InitOptions, templates: &Templates) -> Result<Plan> {
+pub fn plan(opts: &InitOptions, templates: &Templates, disk: &Disk) -> Result<Plan> {
     let ctx = context(&opts.project, &opts.owner, opts.license);
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
@@ -84,6 +95,12 @@ pub fn plan(opts: &InitOptions, templates: &Templates) -> Result<Plan> {
     if opts.project.grafana {
         plan_grafana(&mut plan, &opts.project, None, if_exists)?;
     }
+    if opts.project.e2e {
+        e2e::plan(&mut plan, templates, &ctx, &opts.project, disk, if_exists)?;
+    }
+    if opts.project.devcontainer {
+        plan_devcontainer(&mut plan, templates, &ctx, if_exists)?;
+    }
     plan.save_project(opts.project.clone());
     Ok(plan)
 }
@@ -100,6 +117,25 @@ pub fn plan_autoupdate(
     }
     Ok(())
 }
+
+/// The devcontainer of `--devcontainer`, from the templates under `devcontainer/`.
+pub fn plan_devcontainer(
+    plan: &mut Plan,
+    templates: &Templates,
+    ctx: &tera::Context,
+    if_exists: IfExists,
+) -> Result<()> {
+    for (name, output) in templates.under("devcontainer/") {
+        plan.create(output, templates.render(name, ctx)?, if_exists);
+    }
+    Ok(())
+}
+
+/// The files `--devcontainer` adds.
+pub const DEVCONTAINER_FILES: [&str; 2] = [
+    ".devcontainer/devcontainer.json",
+    ".devcontainer/post-install.sh",
+];
 
 /// The dashboards of `--grafana`: the controllers' and the process's, the webhooks' when the
 /// project serves some, and the custom one when `config` (the text of the user's
