@@ -46,7 +46,7 @@ fn main() {
                 if restart { "restart" } else { "new" },
                 run.all_status.as_secs_f64(),
                 run.cpu.as_secs_f64(),
-                run.peak_rss_kib as f64 / 1024.0,
+                f64::from(run.peak_rss_kib) / 1024.0,
                 run.shutdown.as_secs_f64(),
                 run.requests
             );
@@ -108,7 +108,7 @@ fn build(project: &Path) -> PathBuf {
 struct Run {
     all_status: Duration,
     cpu: Duration,
-    peak_rss_kib: u64,
+    peak_rss_kib: u32,
     shutdown: Duration,
     requests: String,
 }
@@ -213,7 +213,7 @@ fn stats(port: u16) -> serde_json::Value {
 }
 
 /// The CPU time (user and system) and the peak resident memory of process `pid`, from `/proc`.
-fn usage(pid: u32) -> (Duration, u64) {
+fn usage(pid: u32) -> (Duration, u32) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
     // Fields after the command name, which is in parentheses and may hold spaces.
     let fields: Vec<&str> = stat
