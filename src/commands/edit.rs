@@ -41,7 +41,13 @@ pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
         if autoupdate {
             let templates = Templates::load_dirs(&["autoupdate/"])?;
             let ctx = init::context(&project, "", None);
-            init::plan_autoupdate(&mut plan, &templates, &ctx, IfExists::Overwrite)?;
+            init::plan_dir(
+                &mut plan,
+                &templates,
+                &ctx,
+                "autoupdate/",
+                IfExists::Overwrite,
+            )?;
         }
     }
     let disk = Disk::new(cwd);
@@ -70,7 +76,7 @@ pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
         if let Some(on) = args.devcontainer {
             project.devcontainer = on;
             if on {
-                init::plan_devcontainer(&mut plan, &templates, &ctx, IfExists::Keep)?;
+                init::plan_dir(&mut plan, &templates, &ctx, "devcontainer/", IfExists::Keep)?;
             }
         }
     }

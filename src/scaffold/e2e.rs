@@ -44,9 +44,7 @@ pub fn plan(
     disk: &Disk,
     if_exists: IfExists,
 ) -> Result<()> {
-    for (name, output) in templates.under("e2e/") {
-        plan.create(output, templates.render(name, ctx)?, if_exists);
-    }
+    super::plans::init::plan_dir(plan, templates, ctx, "e2e/", if_exists)?;
     for name in ["serde_yaml_ng", "tower-test"] {
         plan.edit_toml(
             "Cargo.toml",

@@ -79,9 +79,7 @@ pub fn plan(opts: &InitOptions, templates: &Templates, disk: &Disk) -> Result<Pl
     let ctx = context(&opts.project, &opts.owner, opts.license);
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
-    for (name, output) in templates.under("init/") {
-        plan.create(output, templates.render(name, &ctx)?, if_exists);
-    }
+    plan_dir(&mut plan, templates, &ctx, "init/", if_exists)?;
     if let Some(license) = opts.license {
         plan.create(
             "LICENSE",
@@ -90,7 +88,7 @@ pub fn plan(opts: &InitOptions, templates: &Templates, disk: &Disk) -> Result<Pl
         );
     }
     if opts.project.autoupdate {
-        plan_autoupdate(&mut plan, templates, &ctx, if_exists)?;
+        plan_dir(&mut plan, templates, &ctx, "autoupdate/", if_exists)?;
     }
     if opts.project.grafana {
         plan_grafana(&mut plan, &opts.project, None, if_exists)?;
@@ -99,37 +97,29 @@ pub fn plan(opts: &InitOptions, templates: &Templates, disk: &Disk) -> Result<Pl
         e2e::plan(&mut plan, templates, &ctx, &opts.project, disk, if_exists)?;
     }
     if opts.project.devcontainer {
-        plan_devcontainer(&mut plan, templates, &ctx, if_exists)?;
+        plan_dir(&mut plan, templates, &ctx, "devcontainer/", if_exists)?;
     }
     plan.save_project(opts.project.clone());
     Ok(plan)
 }
 
-/// The workflow of `--autoupdate`, from the templates under `autoupdate/`.
-pub fn plan_autoupdate(
+/// Every template under `dir` (`init/`, `autoupdate/` for `--autoupdate`'s workflow,
+/// `devcontainer/` for `--devcontainer`), as the file it produces.
+pub fn plan_dir(
     plan: &mut Plan,
     templates: &Templates,
     ctx: &tera::Context,
+    dir: &str,
     if_exists: IfExists,
 ) -> Result<()> {
-    for (name, output) in templates.under("autoupdate/") {
+    for (name, output) in templates.under(dir) {
         plan.create(output, templates.render(name, ctx)?, if_exists);
     }
     Ok(())
 }
 
-/// The devcontainer of `--devcontainer`, from the templates under `devcontainer/`.
-pub fn plan_devcontainer(
-    plan: &mut Plan,
-    templates: &Templates,
-    ctx: &tera::Context,
-    if_exists: IfExists,
-) -> Result<()> {
-    for (name, output) in templates.under("devcontainer/") {
-        plan.create(output, templates.render(name, ctx)?, if_exists);
-    }
-    Ok(())
-}
+/// The file `--autoupdate` adds.
+pub const AUTOUPDATE_WORKFLOW: &str = ".github/workflows/rsop-update.yml";
 
 /// The files `--devcontainer` adds.
 pub const DEVCONTAINER_FILES: [&str; 2] = [
@@ -163,9 +153,6 @@ pub fn plan_grafana(
     }
     Ok(())
 }
-
-/// The file `--autoupdate` adds.
-pub const AUTOUPDATE_WORKFLOW: &str = ".github/workflows/rsop-update.yml";
 
 /// The engine's view of the project directory.
 pub fn disk(opts: &InitOptions, cwd: &Path) -> Disk {
