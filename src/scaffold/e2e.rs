@@ -10,7 +10,7 @@ use crate::output::Disk;
 use crate::project::{Project, Resource, names};
 use crate::scaffold::{IfExists, Marker, Plan, TomlEdit, rustfmt};
 use crate::templates::Templates;
-use crate::{Result, versions};
+use crate::Result;
 
 /// The suite's entry, where the kinds' tests go.
 pub const MAIN: &str = "tests/e2e/main.rs";
@@ -46,16 +46,7 @@ pub fn plan(
 ) -> Result<()> {
     super::plans::init::plan_dir(plan, templates, ctx, "e2e/", if_exists)?;
     for name in ["serde_yaml_ng", "tower-test"] {
-        plan.edit_toml(
-            "Cargo.toml",
-            TomlEdit::Dependency {
-                table: "dev-dependencies",
-                name: name.to_owned(),
-                version: versions::crate_version(name).to_owned(),
-                default_features: true,
-                features: Vec::new(),
-            },
-        );
+        plan.edit_toml("Cargo.toml", TomlEdit::dev_dependency(name));
     }
     let mut tests = Vec::new();
     for r in &project.resources {

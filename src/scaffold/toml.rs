@@ -24,6 +24,28 @@ pub enum TomlEdit {
 }
 
 impl TomlEdit {
+    /// `name` in `[dependencies]` at rsop's pinned version, with these features.
+    pub fn dependency(name: &str, default_features: bool, features: &[&str]) -> Self {
+        TomlEdit::Dependency {
+            table: "dependencies",
+            name: name.to_owned(),
+            version: crate::versions::crate_version(name).to_owned(),
+            default_features,
+            features: features.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+
+    /// `name` in `[dev-dependencies]` at rsop's pinned version, with its default features.
+    pub fn dev_dependency(name: &str) -> Self {
+        TomlEdit::Dependency {
+            table: "dev-dependencies",
+            name: name.to_owned(),
+            version: crate::versions::crate_version(name).to_owned(),
+            default_features: true,
+            features: Vec::new(),
+        }
+    }
+
     /// Applies the edit to `text`; `path` is only used in messages.
     pub fn apply(&self, path: &Path, text: &str) -> Result<String> {
         let mut doc: DocumentMut = text.parse().map_err(|source| Error::Parse {

@@ -16,7 +16,7 @@ use crate::project::{Project, Resource, names};
 use crate::scaffold::external::ExternalKind;
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e};
 use crate::templates::Templates;
-use crate::{Error, Result, versions};
+use crate::{Error, Result};
 
 const MANAGER: &str = "src/manager/mod.rs";
 
@@ -629,20 +629,8 @@ fn start_line(layout: &Layout) -> String {
 
 /// The dependencies the kind's code needs, added to Cargo.toml.
 fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
-    let dep = |name: &str, default_features: bool, features: &[&str]| TomlEdit::Dependency {
-        table: "dependencies",
-        name: name.to_string(),
-        version: versions::crate_version(name).to_string(),
-        default_features,
-        features: features.iter().map(|f| (*f).to_string()).collect(),
-    };
-    let dev = |name: &str| TomlEdit::Dependency {
-        table: "dev-dependencies",
-        name: name.to_string(),
-        version: versions::crate_version(name).to_string(),
-        default_features: true,
-        features: Vec::new(),
-    };
+    let dep = TomlEdit::dependency;
+    let dev = TomlEdit::dev_dependency;
     let mut edits = vec![
         dep("k8s-openapi", false, &["schemars"]),
         dep("kube", false, &["derive"]),

@@ -11,7 +11,7 @@ use crate::output::FileChange;
 use crate::project::{Project, Resource, Webhooks, names};
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e, grafana};
 use crate::templates::Templates;
-use crate::{Result, versions};
+use crate::Result;
 
 use super::create_api::MODULES;
 
@@ -401,13 +401,7 @@ fn plan_conversion_config(
 
 /// The crates the webhook server needs, added to Cargo.toml.
 fn cargo_edits() -> Vec<TomlEdit> {
-    let dep = |name: &str, default_features: bool, features: &[&str]| TomlEdit::Dependency {
-        table: "dependencies",
-        name: name.to_string(),
-        version: versions::crate_version(name).to_string(),
-        default_features,
-        features: features.iter().map(|f| (*f).to_string()).collect(),
-    };
+    let dep = TomlEdit::dependency;
     vec![
         // `--enable-http2`.
         dep("axum", false, &["http2"]),
