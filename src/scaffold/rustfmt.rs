@@ -8,6 +8,24 @@ use std::process::{Command, Stdio};
 
 use crate::{Error, Result};
 
+/// rustfmt (`$RUSTFMT` if set) for edition 2024, quiet.
+fn rustfmt() -> Command {
+    let mut command = Command::new(std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into()));
+    command.args(["--edition", "2024", "--quiet"]);
+    command
+}
+
+/// The error of rustfmt refusing what the template `name` rendered, with what it said.
+fn rejected(name: &str, stderr: &[u8]) -> Error {
+    Error::Template {
+        name: name.to_owned(),
+        source: tera::Error::msg(format!(
+            "rustfmt rejected the rendered code: {}",
+            String::from_utf8_lossy(stderr)
+        )),
+    }
+}
+
 /// The texts formatted by rustfmt (edition 2024), in one rustfmt process;
 /// unchanged when rustfmt is not installed. `names` are for the error a
 /// template bug would cause.
@@ -25,9 +43,7 @@ pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
     for (path, (_, text)) in paths.iter().zip(files) {
         std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
     }
-    let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
-    let result = Command::new(rustfmt)
-        .args(["--edition", "2024", "--quiet"])
+    let result = rustfmt()
         .args(&paths)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -36,17 +52,10 @@ pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
     match result {
         // No rustfmt: the code is written as rendered.
         Err(_) => Ok(files.iter().map(|(_, t)| t.clone()).collect()),
-        Ok(output) if !output.status.success() => Err(Error::Template {
-            name: files
-                .iter()
-                .map(|(n, _)| n.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            source: tera::Error::msg(format!(
-                "rustfmt rejected the rendered code: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )),
-        }),
+        Ok(output) if !output.status.success() => {
+            let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+            Err(rejected(&names.join(", "), &output.stderr))
+        }
         Ok(_) => paths
             .iter()
             .map(|p| std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e)))
@@ -63,9 +72,8 @@ pub fn format_items(name: &str, items: &[String]) -> Result<Vec<String>> {
         return Ok(Vec::new());
     }
     let text = items.join(&format!("\n{SEPARATOR}\n"));
-    let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
-    let Ok(mut child) = Command::new(rustfmt)
-        .args(["--edition", "2024", "--quiet", "--emit", "stdout"])
+    let Ok(mut child) = rustfmt()
+        .args(["--emit", "stdout"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -82,13 +90,7 @@ pub fn format_items(name: &str, items: &[String]) -> Result<Vec<String>> {
         .wait_with_output()
         .map_err(|e| Error::io("run", std::path::Path::new("rustfmt"), e))?;
     if written.is_err() || !output.status.success() {
-        return Err(Error::Template {
-            name: name.to_owned(),
-            source: tera::Error::msg(format!(
-                "rustfmt rejected the rendered code: {}",
-                String::from_utf8_lossy(&output.stderr)
-            )),
-        });
+        return Err(rejected(name, &output.stderr));
     }
     let formatted = String::from_utf8_lossy(&output.stdout);
     let mut out: Vec<String> = formatted
