@@ -328,12 +328,7 @@ fn spokes(
 
 /// The text of the module that defines the kind's version.
 fn read_types(project: &Project, r: &Resource, root: &Path) -> Result<String> {
-    let file = format!("{}.rs", heck::ToSnakeCase::to_snake_case(r.kind.as_str()));
-    let path = if project.multigroup {
-        format!("src/api/{}/{}/{file}", r.group_module(), r.version)
-    } else {
-        format!("src/api/{}/{file}", r.version)
-    };
+    let path = project.types_path(r);
     std::fs::read_to_string(root.join(&path)).map_err(|e| {
         Error::user_with_help(
             format!(

@@ -84,22 +84,11 @@ pub fn run(args: &EditArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
     let mut changes = scaffold::resolve(&plan, &disk)?;
     if let Some(section) = e2e_section
         && let Some(makefile) = disk.read(Path::new("Makefile"))?
-        && let Some(start) = makefile.find(&section)
+        && let Some(after) = e2e::without_makefile_section(&makefile, &section)
     {
-        // The targets as rsop wrote them, and the blank line before them; edited ones stay.
-        let from = if makefile[..start].ends_with("\n\n") {
-            start - 1
-        } else {
-            start
-        };
-        let after = format!(
-            "{}{}",
-            &makefile[..from],
-            &makefile[start + section.len()..]
-        );
         changes.push(FileChange {
             path: "Makefile".into(),
-            before: Some(makefile.clone()),
+            before: Some(makefile),
             after,
             remove: false,
         });

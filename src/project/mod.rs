@@ -382,6 +382,19 @@ impl Project {
     pub fn crate_name(&self) -> String {
         names::crate_name(&self.project_name)
     }
+
+    /// The module where `rsop create api` puts the types of `r`, one of the project's own kinds:
+    /// `src/api/<version>/<kind>.rs`, or `src/api/<group>/<version>/<kind>.rs` in a multigroup
+    /// project.
+    pub fn types_path(&self, r: &Resource) -> String {
+        use heck::ToSnakeCase;
+        let group = if self.multigroup {
+            format!("{}/", r.group_module())
+        } else {
+            String::new()
+        };
+        format!("src/api/{group}{}/{}.rs", r.version, r.kind.to_snake_case())
+    }
 }
 
 #[cfg(test)]

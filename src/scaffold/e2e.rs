@@ -6,11 +6,11 @@ use std::path::Path;
 
 use heck::ToSnakeCase;
 
+use crate::Result;
 use crate::output::Disk;
-use crate::project::{Project, Resource, names};
+use crate::project::{Project, Resource};
 use crate::scaffold::{IfExists, Marker, Plan, TomlEdit, rustfmt};
 use crate::templates::Templates;
-use crate::Result;
 
 /// The suite's entry, where the kinds' tests go.
 pub const MAIN: &str = "tests/e2e/main.rs";
@@ -51,7 +51,9 @@ pub fn plan(
     let mut tests = Vec::new();
     for r in &project.resources {
         tests.extend(sample_test(templates, project, r)?);
-        let types = types_path(project, r).map(|p| disk.read(Path::new(&p)));
+        // The types of the project's own kinds tell which examples their webhooks have.
+        let own = r.api && r.path.is_none();
+        let types = own.then(|| disk.read(Path::new(&project.types_path(r))));
         let example = match types.transpose()? {
             Some(Some(source)) => {
                 super::plans::create_webhook::Shape::of(&source)
@@ -85,41 +87,33 @@ pub fn plan_makefile(
     Ok(())
 }
 
+/// `makefile` without the suite's targets as rsop wrote them (`section`) and the blank line
+/// before them, as `plan_makefile` appended them; `None` when they are not there as written, so
+/// that edited targets stay.
+pub fn without_makefile_section(makefile: &str, section: &str) -> Option<String> {
+    let start = makefile.find(section)?;
+    let before = &makefile[..start];
+    let before = if before.ends_with("\n\n") {
+        &before[..start - 1]
+    } else {
+        before
+    };
+    Some(format!("{before}{}", &makefile[start + section.len()..]))
+}
+
 /// Whether a command adding a kind to `project` (at `root`) extends its suite.
 pub fn extends(project: &Project, root: &Path) -> bool {
     project.e2e && root.join(MAIN).is_file()
 }
 
-/// The file of a kind's own types.
-fn types_path(project: &Project, r: &Resource) -> Option<String> {
-    if !r.api || r.path.is_some() {
-        return None;
-    }
-    let group = if project.multigroup {
-        format!("{}/", r.group_module())
-    } else {
-        String::new()
-    };
-    Some(format!(
-        "src/api/{group}{}/{}.rs",
-        r.version,
-        r.kind.to_snake_case()
-    ))
-}
-
-/// The Rust path of a kind's own types, from the tests' crate.
+/// The Rust path of a kind's own types, from the tests' crate: the path `create api` gives it
+/// within the crate, under the crate's name.
 fn kind_path(project: &Project, r: &Resource) -> String {
-    let group = if project.multigroup {
-        format!("{}::", r.group_module())
-    } else {
-        String::new()
-    };
-    format!(
-        "{}::api::{group}{}::{}",
-        project.crate_name(),
-        r.version,
-        r.kind
-    )
+    let within = super::plans::create_api::Related::of_project(project, r, false).rust_path;
+    match within.strip_prefix("crate::") {
+        Some(rest) => format!("{}::{rest}", project.crate_name()),
+        None => within,
+    }
 }
 
 /// `cache_v1alpha1_memcached`: the sample's name, and its tests'.
@@ -182,9 +176,8 @@ pub fn webhook_tests(
         return Ok(Vec::new());
     };
     let group_full = r.full_group(&project.domain);
-    let group = names::api_group(&group_full);
     let kind_lower = r.kind.to_ascii_lowercase();
-    let segment = format!("{}-{}-{kind_lower}", group.replace('.', "-"), r.version);
+    let (mutate_path, validate_path) = super::plans::create_webhook::webhook_paths(project, r);
     let own = r.api && r.path.is_none();
     let mut ctx = tera::Context::new();
     ctx.insert("kind", &r.kind);
@@ -197,16 +190,8 @@ pub fn webhook_tests(
     ctx.insert("crd_name", &format!("{}.{group_full}", r.plural));
     let mut tests = Vec::new();
     for (which, on, path) in [
-        (
-            "defaulting",
-            webhooks.defaulting,
-            format!("/mutate-{segment}"),
-        ),
-        (
-            "validation",
-            webhooks.validation,
-            format!("/validate-{segment}"),
-        ),
+        ("defaulting", webhooks.defaulting, mutate_path),
+        ("validation", webhooks.validation, validate_path),
         ("conversion", webhooks.conversion, String::new()),
     ] {
         if on {

@@ -7,11 +7,11 @@ use std::path::PathBuf;
 
 use heck::ToSnakeCase;
 
+use crate::Result;
 use crate::output::FileChange;
 use crate::project::{Project, Resource, Webhooks, names};
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e, grafana};
 use crate::templates::Templates;
-use crate::Result;
 
 use super::create_api::MODULES;
 
@@ -128,6 +128,14 @@ fn api_group(project: &Project, r: &Resource) -> String {
     names::api_group(&r.full_group(&project.domain)).to_owned()
 }
 
+/// The paths the webhook server serves the kind's defaulting and validating webhooks at, as
+/// kubebuilder names them: `/mutate-<group with dashes>-<version>-<kind>` and `/validate-...`.
+pub fn webhook_paths(project: &Project, r: &Resource) -> (String, String) {
+    let group = api_group(project, r).replace('.', "-");
+    let segment = format!("{group}-{}-{}", r.version, r.kind.to_ascii_lowercase());
+    (format!("/mutate-{segment}"), format!("/validate-{segment}"))
+}
+
 /// The template context of the kind's webhooks.
 fn context(opts: &CreateWebhookOptions, layout: &Layout) -> tera::Context {
     let project = &opts.project;
@@ -166,9 +174,9 @@ fn context(opts: &CreateWebhookOptions, layout: &Layout) -> tera::Context {
         kind_snake
     };
     ctx.insert("var", &var);
-    let path_segment = format!("{}-{}-{kind_lower}", group.replace('.', "-"), r.version);
-    ctx.insert("mutate_path", &format!("/mutate-{path_segment}"));
-    ctx.insert("validate_path", &format!("/validate-{path_segment}"));
+    let (mutate_path, validate_path) = webhook_paths(project, r);
+    ctx.insert("mutate_path", &mutate_path);
+    ctx.insert("validate_path", &validate_path);
     ctx.insert("mutate_name", &format!("m{kind_lower}-{}.kb.io", r.version));
     ctx.insert(
         "validate_name",
