@@ -11,7 +11,13 @@ With `restart`, the cluster also holds what the manager made before it
 restarted: a Deployment of each object, with the managedFields the API server
 keeps, and a pod of each (as metadata, which is all the manager watches).
 
-Usage: python3 apiserver.py N [restart]  (prints its port, then serves)
+With `empty`, the cluster starts with no object and takes what it is sent, as
+the benchmark's `RSOP_BENCH_CONTEXT=1` mode sends to a real cluster through
+`kubectl proxy`: the CRD (established at once), a namespace, the N objects.
+A list of Deployments then counts those the manager applied, and says in
+`remainingItemCount` how many a page leaves out, as the API server does.
+
+Usage: python3 apiserver.py N [restart|empty]  (prints its port, then serves)
 """
 
 import json
@@ -92,8 +98,10 @@ def pod(i):
 
 
 class Cluster:
-    def __init__(self, count, restart):
+    def __init__(self, count, restart, empty=False):
         self.lock = threading.Lock()
+        if empty:
+            count = 0
         self.count_of = {"memcacheds": count, "deployments": count if restart else 0,
                          "pods": count if restart else 0}
         self.objects = [
@@ -112,6 +120,9 @@ class Cluster:
             }
             for i in range(count)
         ]
+        self.by_name = {o["metadata"]["name"]: o for o in self.objects}
+        self.empty = empty
+        self.applied = set()
         self.requests = {}
         self.statuses = set()
         self.unknown = []
@@ -166,6 +177,9 @@ def make_handler(cluster):
             url, query, match = self.route()
             if url.path == "/_stats":
                 return self.send_json(200, cluster.stats())
+            if match and match["plural"] == "customresourcedefinitions" and match["name"]:
+                return self.send_json(200, {"metadata": {"name": match["name"]}, "status": {
+                    "conditions": [{"type": "Established", "status": "True"}]}})
             if not match or match["name"]:
                 return self.not_found()
             plural = match["plural"]
@@ -189,6 +203,7 @@ def make_handler(cluster):
             metadata = {"resourceVersion": "1"}
             if start + limit < total:
                 metadata["continue"] = str(start + limit)
+                metadata["remainingItemCount"] = total - start - limit
             self.send_json(200, {"apiVersion": "v1", "kind": "List",
                                  "metadata": metadata, "items": page})
 
@@ -202,10 +217,14 @@ def make_handler(cluster):
             if plural == "memcacheds" and sub == "status":
                 with cluster.lock:
                     cluster.statuses.add(name)
-                index = int(name.rsplit("-", 1)[1])
-                answer = dict(cluster.objects[index])
+                    answer = dict(cluster.by_name[name])
                 answer["status"] = patch.get("status", {})
                 return self.send_json(200, answer)
+            if plural == "deployments":
+                with cluster.lock:
+                    cluster.applied.add(name)
+                    if cluster.empty:
+                        cluster.count_of["deployments"] = len(cluster.applied)
             patch.setdefault("metadata", {})
             patch["metadata"].setdefault("uid", f"uid-{plural}-{name}")
             patch["metadata"]["resourceVersion"] = "2"
@@ -217,20 +236,33 @@ def make_handler(cluster):
                 return self.not_found()
             cluster.count(f"create {match['plural']}")
             body = self.body() or {}
-            body.setdefault("metadata", {})["resourceVersion"] = "1"
+            metadata = body.setdefault("metadata", {})
+            metadata["resourceVersion"] = "1"
+            if match["plural"] == "memcacheds":
+                with cluster.lock:
+                    metadata.update(namespace=match["ns"], generation=1,
+                                    uid=f"00000000-0000-0000-0000-{len(cluster.objects):012d}",
+                                    creationTimestamp="2026-01-01T00:00:00Z")
+                    cluster.objects.append(body)
+                    cluster.by_name[metadata["name"]] = body
+                    cluster.count_of["memcacheds"] = len(cluster.objects)
             self.send_json(201, body)
 
         def do_PUT(self):
             self.not_found()
 
         def do_DELETE(self):
-            self.not_found()
+            _, _, match = self.route()
+            if not match or match["plural"] != "namespaces":
+                return self.not_found()
+            cluster.count("delete namespaces")
+            self.send_json(200, {"kind": "Status", "apiVersion": "v1", "status": "Success"})
 
     return Handler
 
 
 def main():
-    cluster = Cluster(int(sys.argv[1]), sys.argv[2:] == ["restart"])
+    cluster = Cluster(int(sys.argv[1]), sys.argv[2:] == ["restart"], sys.argv[2:] == ["empty"])
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(cluster))
     server.daemon_threads = True
     print(server.server_address[1], flush=True)

@@ -20,6 +20,7 @@ pub const RUST: &str = "1.95";
 /// Every crate a generated project may depend on, with the version
 /// requirement written to its Cargo.toml.
 const CRATES: &[(&str, &str)] = &[
+    ("allocation-counter", "0.8"),
     ("anyhow", "1.0"),
     ("axum", "0.8"),
     ("base64", "0.22"),

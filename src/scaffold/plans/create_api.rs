@@ -646,6 +646,11 @@ fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
         edits.push(dev("http"));
         edits.push(dev("serde_yaml_ng"));
         edits.push(dev("tower-test"));
+        // The test that a reconciliation and a pod event cost the same with few objects cached or
+        // many counts what they allocate.
+        if opts.image.is_some() {
+            edits.push(dev("allocation-counter"));
+        }
     }
     edits
 }
