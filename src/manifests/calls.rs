@@ -12,7 +12,7 @@
 //! guessed. Test code (`#[cfg(test)]`, `#[test]`) makes no request of the
 //! operator's and is skipped.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use syn::spanned::Spanned;
@@ -212,13 +212,15 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
             };
             walker.visit_file(file);
         }
-        // A generic function no caller gives a kind is not checked.
+        // A generic function no caller gives a kind is not checked; one that
+        // nothing calls makes no request.
         let instantiated: Vec<Location> = analysis.calls[calls_before..]
             .iter()
             .map(|c| c.location.clone())
             .collect();
+        let called = called_names(parsed.iter().map(|(_, file)| file));
         for d in deferred {
-            if !instantiated.contains(&d.location) {
+            if !instantiated.contains(&d.location) && called.contains(&d.function) {
                 analysis.unchecked.push(Unchecked {
                     location: d.location,
                     via: d.via,
@@ -459,6 +461,56 @@ fn api_type(ty: &syn::Type) -> Option<syn::Type> {
         }
         _ => None,
     }
+}
+
+/// The name of every function and method the files call, outside tests.
+fn called_names<'f>(files: impl Iterator<Item = &'f syn::File>) -> HashSet<String> {
+    struct Calls(HashSet<String>);
+    impl<'ast> Visit<'ast> for Calls {
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            if !is_test(&m.attrs) {
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            if !is_test(&f.attrs) {
+                syn::visit::visit_item_fn(self, f);
+            }
+        }
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && let Some(last) = p.path.segments.last()
+            {
+                self.0.insert(last.ident.to_string());
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            self.0.insert(call.method.to_string());
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    let mut calls = Calls(HashSet::new());
+    for file in files {
+        calls.visit_file(file);
+    }
+    calls.0
+}
+
+/// The type parameter an `Api`'s kind is written with: `K` in `Api<K>` and
+/// in `Api<PartialObjectMeta<K>>`, whose requests are on `K`'s resource.
+fn type_parameter(ty: &syn::Type) -> Option<&syn::Ident> {
+    let syn::Type::Path(p) = ty else {
+        return None;
+    };
+    if let Some(ident) = p.path.get_ident() {
+        return Some(ident);
+    }
+    let last = p.path.segments.last()?;
+    if last.ident != "PartialObjectMeta" {
+        return None;
+    }
+    type_parameter(generic_args(&last.arguments).first()?)
 }
 
 fn is_ident(ty: &syn::Type, ident: &syn::Ident) -> bool {
@@ -774,8 +826,7 @@ impl FileWalker<'_> {
         let location = self.location(at);
         // A request on the `Api` of a type parameter waits for its callers.
         if let ApiKind::Known(ty, _) = kind
-            && let syn::Type::Path(p) = &**ty
-            && let Some(ident) = p.path.get_ident()
+            && let Some(ident) = type_parameter(ty)
             && self.generics.iter().any(|g| ident == g)
         {
             self.deferred.push(Deferred {
@@ -1246,12 +1297,10 @@ impl Instantiations<'_, '_> {
         };
         let line = self.walker.location(at).line;
         for (arg, param) in args.iter().zip(params) {
-            let Some(syn::Type::Path(p)) = param else {
+            let Some(generic) = param.as_ref().and_then(type_parameter) else {
                 continue;
             };
-            let Some(generic) = p.path.get_ident().map(ToString::to_string) else {
-                continue;
-            };
+            let generic = generic.to_string();
             let Some(ApiKind::Known(ty, cluster)) = self.walker.kind_of(arg, self.scope) else {
                 continue;
             };

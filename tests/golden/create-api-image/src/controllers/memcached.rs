@@ -1415,6 +1415,104 @@ mod tests {
         assert_eq!(owner_of_pod(&owners, &PartialObjectMeta::default()), None);
     }
 
+    /// Fills the caches of `f` and `owners` as a steady cluster of `objects` Memcacheds would, each
+    /// with its rolled out Deployment and 3 pods, and returns one of them, `test`, as the API server
+    /// has it: with the status its reconciliation writes.
+    fn steady_cluster(
+        f: &mut Fixture,
+        owners: &Index<Memcached, Instance>,
+        objects: usize,
+    ) -> Memcached {
+        let mut cached = |obj: &Memcached| {
+            f.deployment_seen(deployment(obj, rolled_out(3)));
+            for pod in 0..3 {
+                f.pod_seen(obj, &format!("{}-{pod}", obj.name_any()));
+            }
+            owners.apply(&Event::Apply(obj.clone()));
+        };
+        for i in 1..objects {
+            let mut other = object();
+            other.metadata.name = Some(format!("other-{i}"));
+            cached(&other);
+        }
+        let mut obj = object();
+        cached(&obj);
+        obj.status = Some(MemcachedStatus {
+            conditions: deployment_conditions(&obj, &deployment(&obj, rolled_out(3))),
+            ready_replicas: 3,
+            pod_names: pod_names(&obj, &f.state.pods_by_instance),
+            observed_generation: obj.metadata.generation,
+        });
+        obj
+    }
+
+    /// A reconciliation that finds nothing to change, and a pod event routed to its Memcached, do
+    /// the same work with 10 objects in the caches as with 1,000: every lookup is by name or through
+    /// an index, never a scan. The work counted is what they allocate on their thread, which does
+    /// not depend on the machine and which a scan multiplies; the test shows that on a scan of the
+    /// Deployment cache.
+    #[test]
+    fn a_reconciliation_and_a_pod_event_cost_the_same_with_10_or_1000_objects_cached() {
+        let work = |objects: usize| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let _entered = runtime.enter();
+            let mut f = fixture();
+            let owners = Index::new(object_instance);
+            let obj = Arc::new(steady_cluster(&mut f, &owners, objects));
+            let pod = ObjectMeta {
+                name: Some("test-0".into()),
+                namespace: obj.metadata.namespace.clone(),
+                labels: Some(labels(&obj)),
+                ..ObjectMeta::default()
+            }
+            .into_response_partial::<Pod>();
+            let event = Event::Apply(pod.clone());
+
+            let reconciliation = || {
+                let action = runtime.block_on(reconcile(obj.clone(), f.state.clone()));
+                assert_eq!(action.unwrap(), Action::await_change());
+            };
+            let pod_event = || {
+                f.state.pods_by_instance.apply(&event);
+                let owner = owner_of_pod(&owners, &pod);
+                assert_eq!(owner, Some(ObjectRef::from(&*obj)));
+            };
+            // The first of each also does what is done once, such as the wait for the caches.
+            reconciliation();
+            pod_event();
+            let reconciliation = allocation_counter::measure(reconciliation);
+            let pod_event = allocation_counter::measure(pod_event);
+            let scan = allocation_counter::measure(|| {
+                std::hint::black_box(f.state.deployments.state());
+            });
+            // Nothing was sent either.
+            runtime.block_on(f.finish());
+            (reconciliation, pod_event, scan)
+        };
+        let (reconciliation, pod_event, scan) = work(10);
+        let (reconciliation_1000, pod_event_1000, scan_1000) = work(1_000);
+        assert_eq!(
+            (reconciliation.count_total, reconciliation.bytes_total),
+            (
+                reconciliation_1000.count_total,
+                reconciliation_1000.bytes_total
+            ),
+            "allocations and bytes of one reconciliation"
+        );
+        assert_eq!(
+            (pod_event.count_total, pod_event.bytes_total),
+            (pod_event_1000.count_total, pod_event_1000.bytes_total),
+            "allocations and bytes of one pod event"
+        );
+        assert!(
+            scan_1000.bytes_total > 50 * scan.bytes_total,
+            "a scan of the cache counts as work: {scan:?} with 10 objects, {scan_1000:?} with 1,000"
+        );
+    }
+
     #[test]
     fn instance_labels_fit_a_label_value_and_stay_distinct() {
         let label = |name: &str| {
