@@ -288,7 +288,11 @@ fn run_in_context(manager: &Path, count: usize, proxy: &Proxy) -> Run {
     let stopping = Instant::now();
     stop(&mut child);
     let shutdown = stopping.elapsed();
-    proxy.send("DELETE", &format!("/api/v1/namespaces/{namespace}"), &serde_json::json!({}));
+    proxy.send(
+        "DELETE",
+        &format!("/api/v1/namespaces/{namespace}"),
+        &serde_json::json!({}),
+    );
     Run {
         reconciled,
         cpu,
@@ -351,7 +355,8 @@ impl Proxy {
         )
         .expect("the CRD `rsop manifests` wrote");
         let crd: serde_json::Value = serde_yaml_ng::from_str(&crd).expect("the CRD is YAML");
-        let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/memcacheds.cache.example.com";
+        let path =
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/memcacheds.cache.example.com";
         let applied = proxy.request(
             "PATCH",
             &format!("{path}?fieldManager=rsop-bench&force=true"),
@@ -362,9 +367,10 @@ impl Proxy {
         loop {
             let crd = proxy.request("GET", path, None).1;
             let conditions = crd["status"]["conditions"].as_array().cloned();
-            let ready = conditions.iter().flatten().any(|c| {
-                c["type"] == "Established" && c["status"] == "True"
-            });
+            let ready = conditions
+                .iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
             if ready {
                 break proxy;
             }
