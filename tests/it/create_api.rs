@@ -338,7 +338,9 @@ fn kubernetes_kinds_owned_and_watched_kinds() {
     // The scaffold's controllers only watch the kinds they own and watch;
     // the calls a user adds name the markers they need (`--rbac=check`).
     let watch = WATCH_VERBS;
-    assert_eq!(verbs("apps", "deployments"), watch);
+    // The controllers' own kind is also patched, to hand an object over from one shard to another
+    // (`--shards`).
+    assert_eq!(verbs("apps", "deployments"), SHARDED_VERBS);
     // Nothing the scaffold sends sets `blockOwnerDeletion`: the finalizers
     // are the user's to grant once their code creates owned objects.
     assert!(verbs("apps", "deployments/finalizers").is_empty());
@@ -354,6 +356,9 @@ fn kubernetes_kinds_owned_and_watched_kinds() {
 }
 
 const WATCH_VERBS: [&str; 2] = ["list", "watch"];
+/// What a controller needs on the kind it reconciles, at the least: its watch, and the patch of a
+/// sharded replica's hand-over.
+const SHARDED_VERBS: [&str; 3] = ["list", "patch", "watch"];
 
 /// The verbs `config/rbac/role.yaml` grants on `resource` of `group`.
 fn role_verbs(dir: &Path, group: &str, resource: &str) -> Vec<String> {
@@ -558,7 +563,8 @@ fn external_kinds_and_own_kinds_owned_and_watched() {
 
     // The role covers every reconciled, owned and watched kind.
     let verbs = |group: &str, resource: &str| role_verbs(&dir, group, resource);
-    assert_eq!(verbs("cert-manager.io", "certificates"), WATCH_VERBS);
+    // The controller's kind is also patched, to hand an object over between shards.
+    assert_eq!(verbs("cert-manager.io", "certificates"), SHARDED_VERBS);
     assert_eq!(verbs("cert-manager.io", "issuers"), WATCH_VERBS);
     assert_eq!(verbs("tls.example.com", "backends"), WATCH_VERBS);
     assert_eq!(

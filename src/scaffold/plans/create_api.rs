@@ -26,6 +26,7 @@ pub const KINDS: Marker = Marker::new("kinds");
 pub const KIND_EXPORTS: Marker = Marker::new("kind-exports");
 pub const CONTROLLER_MODULES: Marker = Marker::new("controller-modules");
 pub const CONTROLLERS: Marker = Marker::new("controllers");
+pub const SHARDED_KINDS: Marker = Marker::new("sharded-kinds");
 pub const CRD_RESOURCES: Marker = Marker::new("crd-resources");
 pub const SAMPLES: Marker = Marker::new("samples");
 pub const RBAC_RESOURCES: Marker = Marker::new("rbac-resources");
@@ -190,7 +191,8 @@ pub(crate) const LAYOUT_BOUNDS: LayoutBounds = LayoutBounds {
 };
 
 /// rustfmt's `fn_call_width`: the manager's `controllers.start(<module>::run)`
-/// stays on one line while its argument fits.
+/// stays on one line while its argument fits, and then so does its
+/// `let sharder = <module>::sharded(sharder, &ctx);` within `max_width`.
 const FN_CALL_WIDTH: usize = 60;
 
 /// Whether the rendered templates need no rustfmt (see [`LAYOUT_BOUNDS`]).
@@ -303,11 +305,6 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     let owns: Vec<&Related> = opts.related.iter().filter(|x| x.owned).collect();
     let watches: Vec<&Related> = opts.related.iter().filter(|x| !x.owned).collect();
     ctx.insert("related", &opts.related);
-    // `Api::all` for a cluster-scoped kind, whatever the watched namespace.
-    ctx.insert(
-        "api_all",
-        &(!r.namespaced || opts.related.iter().any(|x| !x.namespaced)),
-    );
     ctx.insert("owns", &owns);
     ctx.insert("watches", &watches);
     if let Some(image) = &opts.image {
@@ -326,9 +323,9 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
 #[derive(Debug)]
 pub struct Formatting {
     paths: Vec<PathBuf>,
-    /// The manager's `controllers.start(...)` line, formatted as the body
-    /// of a function after the files.
-    start_line: Option<String>,
+    /// The manager's lines for the kind's controller (its start, its
+    /// sharding), each formatted as the body of a function after the files.
+    manager_lines: Vec<String>,
     job: Option<std::thread::JoinHandle<Result<Vec<String>>>>,
 }
 
@@ -358,12 +355,12 @@ impl Formatting {
                 change.after = text;
             }
         }
-        if let (Some(line), Some(wrapped)) = (&self.start_line, texts.next())
-            && let Some(change) = changes.iter_mut().find(|c| c.path == Path::new(MANAGER))
-        {
-            let body: Vec<&str> = wrapped.lines().collect();
-            let formatted = body[1..body.len().saturating_sub(1)].join("\n");
-            change.after = change.after.replace(line.as_str(), &formatted);
+        for (line, wrapped) in self.manager_lines.iter().zip(texts) {
+            if let Some(change) = changes.iter_mut().find(|c| c.path == Path::new(MANAGER)) {
+                let body: Vec<&str> = wrapped.lines().collect();
+                let formatted = body[1..body.len().saturating_sub(1)].join("\n");
+                change.after = change.after.replace(line.as_str(), &formatted);
+            }
         }
         Ok(())
     }
@@ -576,6 +573,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             if_exists,
         ));
         plan.insert(MANAGER, CONTROLLERS, start_line(&layout));
+        plan.insert(MANAGER, SHARDED_KINDS, sharded_line(&layout));
     }
     if e2e::extends(&opts.project, &opts.root)
         && let Some(test) = e2e::sample_test(templates, &opts.project, r)?
@@ -588,10 +586,17 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
         plan.create(path, text.clone(), if_exists);
     }
     let fast = layout_stable(opts, &layout);
-    // A start line too long for one line is formatted in a function body of
-    // the manager's indentation, then put in place of the inserted one.
-    let start_line = (!fast && controller).then(|| format!("    {}", start_line(&layout)));
-    if let Some(line) = &start_line {
+    // A manager line too long for one line is formatted in a function body
+    // of the manager's indentation, then put in place of the inserted one.
+    let manager_lines: Vec<String> = if !fast && controller {
+        vec![
+            format!("    {}", start_line(&layout)),
+            format!("    {}", sharded_line(&layout)),
+        ]
+    } else {
+        Vec::new()
+    };
+    for line in &manager_lines {
         formatted.push((MANAGER.into(), format!("fn start() {{\n{line}\n}}\n")));
     }
     let job =
@@ -616,7 +621,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
         plan,
         Formatting {
             paths,
-            start_line,
+            manager_lines,
             job,
         },
     ))
@@ -625,6 +630,14 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
 /// The manager's line that starts the kind's controller.
 fn start_line(layout: &Layout) -> String {
     format!("controllers.start({}::run);", layout.controller_module)
+}
+
+/// The manager's line that gives the kind to the sharder.
+fn sharded_line(layout: &Layout) -> String {
+    format!(
+        "let sharder = {}::sharded(sharder, &ctx);",
+        layout.controller_module
+    )
 }
 
 /// The dependencies the kind's code needs, added to Cargo.toml.

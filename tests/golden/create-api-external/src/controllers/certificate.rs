@@ -3,17 +3,19 @@
 //! project does not install.
 //!
 //! Each reconciliation gets a Certificate from the controller's watch cache and hands it to
-//! [`apply`], which you complete. The scaffold writes nothing, so it sends no request.
+//! [`apply`], which you complete. The scaffold writes nothing, so it sends no request but one, to hand an object over
+//! to another replica when the manager is sharded (`--shards`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use futures::StreamExt;
-use kube::api::ListParams;
+use kube::api::{ListParams, PatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use tracing::{error, instrument};
 
 use crate::controllers::backoff::Backoff;
@@ -23,6 +25,7 @@ use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::external::cert_manager_io::v1::Certificate;
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::shard::{self, Sharder};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "certificate";
@@ -40,10 +43,6 @@ pub enum Error {
 
 /// What every reconciliation of this controller shares.
 struct State {
-    #[expect(
-        dead_code,
-        reason = "the scaffold sends no request; `apply` writes with it once completed"
-    )]
     client: Client,
     metrics: ControllerMetrics,
     backoff: Backoff<Certificate>,
@@ -81,7 +80,7 @@ pub async fn run(ctx: Arc<Context>) {
     let metrics = ctx.controller_metrics(CONTROLLER_NAME);
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
     let state = Arc::new(State::new(ctx.client.clone(), metrics));
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
     let object_events = cache::fill(object_events, objects_writer).touched_objects();
     Controller::for_stream(object_events, objects)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
@@ -100,7 +99,11 @@ pub async fn run(ctx: Arc<Context>) {
 async fn reconcile(obj: Arc<Certificate>, state: Arc<State>) -> Result<Action, Error> {
     let started = Instant::now();
     let object = ObjectRef::from(&*obj);
-    let result = apply(&obj, &state).await;
+    let result = if shard::is_drained(&*obj) {
+        hand_over(&obj, &state).await
+    } else {
+        apply(&obj, &state).await
+    };
     let outcome = match &result {
         Ok(action) => {
             state.backoff.succeeded(&object);
@@ -110,6 +113,27 @@ async fn reconcile(obj: Arc<Certificate>, state: Arc<State>) -> Result<Action, E
     };
     state.metrics.observe(outcome, started.elapsed());
     result
+}
+
+// +rsop:rbac:groups=cert-manager.io,resources=certificates,verbs=patch
+/// Gives `obj` up to the shard the sharder moves it to (see `manager::shard`).
+async fn hand_over(obj: &Certificate, state: &State) -> Result<Action, Error> {
+    // An object of a namespaced kind always has a namespace.
+    let ns = obj.namespace().unwrap_or_default();
+    let api: Api<Certificate> = Api::namespaced(state.client.clone(), &ns);
+    let (params, patch) = (PatchParams::default(), shard::hand_over(obj));
+    match api.patch_metadata(&obj.name_any(), &params, &patch).await {
+        Ok(_) => Ok(Action::await_change()),
+        // The object changed since this copy was cached: the change brings a reconciliation.
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Action::await_change()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Adds the Certificates to `sharder`, which spreads them over the replicas when the manager is
+/// sharded (see `manager::shard`): only their metadata is read.
+pub fn sharded(sharder: Sharder, ctx: &Context) -> Sharder {
+    sharder.namespaced_kind(ctx.api::<PartialObjectMeta<Certificate>>())
 }
 
 /// Brings the cluster to what `obj` calls for.
@@ -136,8 +160,11 @@ fn error_policy(obj: Arc<Certificate>, _err: &Error, state: Arc<State>) -> Actio
 
 #[cfg(test)]
 mod tests {
+    use http::{Method, StatusCode};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
+    use kube::Resource;
+    use serde_json::json;
 
     use super::*;
     use crate::controllers::testing::{ApiServer, finished, mock_client};
@@ -176,6 +203,32 @@ mod tests {
         let series =
             r#"controller_runtime_reconcile_total{controller="certificate",result="success"} 1"#;
         assert!(text.contains(series), "{series} missing in:\n{text}");
+        finish(state, server).await;
+    }
+
+    /// A Certificate the sharder moves to another replica is handed over, and nothing else is done
+    /// with it here: its shard and drain labels are removed, at the version this replica saw.
+    #[tokio::test]
+    async fn a_drained_certificate_is_handed_over() {
+        let (state, mut server, _) = state();
+        let mut obj = object();
+        obj.metadata.resource_version = Some("42".into());
+        obj.metadata.labels = Some(
+            [(shard::SHARD_LABEL, "1"), (shard::DRAIN_LABEL, "true")]
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .into(),
+        );
+        let reconciling = tokio::spawn(reconcile(Arc::new(obj.clone()), state.clone()));
+        let url = format!("{}/test?", Certificate::url_path(&(), Some("default")));
+        let request = server.expect(Method::PATCH, &url).await;
+        let labels = json!({ shard::SHARD_LABEL: null, shard::DRAIN_LABEL: null });
+        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
+        assert_eq!(request.body, patch);
+        let merge_patch = Some("application/merge-patch+json");
+        assert_eq!(request.content_type.as_deref(), merge_patch);
+        obj.metadata.labels = None;
+        request.respond(StatusCode::OK, &obj);
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
         finish(state, server).await;
     }
 

@@ -113,6 +113,10 @@ pub struct Cli {
     /// so that one that cannot finish does not hold a concurrency slot for good; 0 for no limit.
     #[arg(long, default_value = "5m", value_parser = parse_duration, value_name = "DURATION")]
     pub reconcile_timeout: Duration,
+    /// Number of shards the objects are spread over, one per replica at work; more than 1 needs
+    /// --leader-elect, since the leader assigns the objects. 1 is one replica doing all the work.
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u16).range(1..), value_name = "N")]
+    pub shards: u16,
     // +rsop:scaffold:flags
 }
 

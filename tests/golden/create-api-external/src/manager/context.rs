@@ -10,10 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::NamespaceResourceScope;
+use kube::runtime::watcher;
 use kube::{Api, Client, Resource};
 use tokio::sync::watch;
 
 use super::metrics::{ControllerMetrics, Metrics};
+use super::shard::{self, Sharding};
 
 /// Shared state of the controllers.
 #[derive(Clone)]
@@ -28,6 +30,8 @@ pub struct Context {
     pub max_concurrent_reconciles: u16,
     /// How long one reconciliation may run (`--reconcile-timeout`), `None` for no limit.
     pub reconcile_timeout: Option<Duration>,
+    /// The shard this replica works on when the manager is sharded (`--shards`), else `None`.
+    pub sharding: Option<Sharding>,
     shutdown: Shutdown,
 }
 
@@ -46,6 +50,7 @@ impl Context {
             namespace,
             max_concurrent_reconciles,
             reconcile_timeout: None,
+            sharding: None,
             shutdown,
         }
     }
@@ -55,6 +60,27 @@ impl Context {
     pub fn with_reconcile_timeout(mut self, timeout: Duration) -> Self {
         self.reconcile_timeout = Some(timeout).filter(|t| !t.is_zero());
         self
+    }
+
+    /// Makes the controllers work on the objects of one shard; see [`Context::sharded`].
+    #[must_use]
+    pub fn with_sharding(mut self, sharding: Sharding) -> Self {
+        self.sharding = Some(sharding);
+        self
+    }
+
+    /// `config` narrowed to the objects of this replica's shard when the manager is sharded, and
+    /// left as it is otherwise: the watch of a controller's objects, and of what it creates for
+    /// them, which carries their shard label.
+    pub fn sharded(&self, mut config: watcher::Config) -> watcher::Config {
+        if let Some(sharding) = &self.sharding {
+            let shard = shard::selector(&sharding.shard);
+            config.label_selector = Some(match config.label_selector.take() {
+                Some(selector) => format!("{selector},{shard}"),
+                None => shard,
+            });
+        }
+        config
     }
 
     /// An `Api` for a namespaced kind, scoped to the watched namespace or to the whole cluster.
@@ -157,6 +183,35 @@ pub(crate) mod tests {
         assert_eq!(api.resource_url(), "/api/v1/namespaces/team-a/configmaps");
         let api = context(None).api::<ConfigMap>();
         assert_eq!(api.resource_url(), "/api/v1/configmaps");
+    }
+
+    #[tokio::test]
+    async fn a_sharded_replica_watches_its_shard_only() {
+        let config = watcher::Config::default().labels("app=memcached");
+        let unsharded = context(None).sharded(config.clone());
+        assert_eq!(unsharded.label_selector.as_deref(), Some("app=memcached"));
+        assert_eq!(
+            context(None)
+                .sharded(watcher::Config::default())
+                .label_selector,
+            None
+        );
+
+        let leases = shard::Leases {
+            shards: 3,
+            namespace: "default".into(),
+            leader: "test".into(),
+            timing: super::super::leader::Timing::default(),
+        };
+        let sharded = context(None).with_sharding(Sharding {
+            shard: "2".into(),
+            leases,
+        });
+        let selector = format!("app=memcached,{}=2", shard::SHARD_LABEL);
+        assert_eq!(sharded.sharded(config).label_selector, Some(selector));
+        let selector = format!("{}=2", shard::SHARD_LABEL);
+        let all = sharded.sharded(watcher::Config::default());
+        assert_eq!(all.label_selector, Some(selector));
     }
 
     #[tokio::test]

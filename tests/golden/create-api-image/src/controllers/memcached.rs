@@ -41,6 +41,7 @@ use crate::controllers::watch::{self, CachesReady, first_list};
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::shard::{self, Sharder};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "memcached";
@@ -170,14 +171,19 @@ pub async fn run(ctx: Arc<Context>) {
     // a start-up with thousands of objects never holds them all in one response, and holds them
     // lean (see `cache::fill`). The Memcacheds are kept whole otherwise: the reconciliation reads
     // their spec, status and metadata.
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
     let object_events = cache::fill(owners.follow(object_events), objects_writer).touched_objects();
     // Owner references route a Deployment's changes to its Memcached. Its spec is compared with the
     // desired one and its status read, so the cache keeps both.
-    let deployment_events = watch::resilient(watcher(ctx.api::<Deployment>(), managed.clone()));
+    let deployment_events = watch::resilient(watcher(
+        ctx.api::<Deployment>(),
+        ctx.sharded(managed.clone()),
+    ));
     let deployment_events = cache::fill(deployment_events, deployments_writer).touched_objects();
     // Names are all the status needs from a pod, so only their metadata is watched. A pod is
-    // owned by a ReplicaSet, not by the Memcached: its instance label leads back to it.
+    // owned by a ReplicaSet, not by the Memcached: its instance label leads back to it. Pods carry
+    // no shard label (see `desired_deployment`), so a sharded replica sees every pod of the
+    // operator, and `owners` leads those of other shards' objects nowhere.
     let pod_events = watch::resilient(watcher(ctx.api::<PartialObjectMeta<Pod>>(), managed));
     let pod_events =
         cache::fill(pods_by_instance.follow(pod_events), pods_writer).touched_objects();
@@ -232,6 +238,8 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
     // it owns.
     let result = if obj.metadata.deletion_timestamp.is_some() {
         Ok(Action::await_change())
+    } else if shard::is_drained(&*obj) {
+        hand_over(&obj, &state).await
     } else {
         apply(&obj, &state).await
     };
@@ -244,6 +252,27 @@ async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Err
     };
     state.metrics.observe(outcome, started.elapsed());
     result
+}
+
+// +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=patch
+/// Gives `obj` up to the shard the sharder moves it to (see `manager::shard`).
+async fn hand_over(obj: &Memcached, state: &State) -> Result<Action, Error> {
+    // An object of a namespaced kind always has a namespace.
+    let ns = obj.namespace().unwrap_or_default();
+    let api: Api<Memcached> = Api::namespaced(state.client.clone(), &ns);
+    let (params, patch) = (PatchParams::default(), shard::hand_over(obj));
+    match api.patch_metadata(&obj.name_any(), &params, &patch).await {
+        Ok(_) => Ok(Action::await_change()),
+        // The object changed since this copy was cached: the change brings a reconciliation.
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Action::await_change()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Adds the Memcacheds to `sharder`, which spreads them over the replicas when the manager is
+/// sharded (see `manager::shard`): only their metadata is read.
+pub fn sharded(sharder: Sharder, ctx: &Context) -> Sharder {
+    sharder.namespaced_kind(ctx.api::<PartialObjectMeta<Memcached>>())
 }
 
 // The API server asks for this to set `blockOwnerDeletion` in the Deployment's owner reference.
@@ -369,11 +398,14 @@ fn is_applied(desired: &Deployment, actual: &Deployment) -> bool {
 /// TODO(user): add what your pods need, such as resources, probes, volumes or arguments.
 fn desired_deployment(obj: &Memcached, owner: OwnerReference) -> Deployment {
     let labels = labels(obj);
+    // The Deployment is in the caches of the replica whose shard `obj` is in, if sharded; its pods
+    // are not labelled with the shard, which would roll them out whenever `obj` moves.
+    let deployment_labels = labels.clone().into_iter().chain(shard::owner_shard(obj));
     Deployment {
         metadata: ObjectMeta {
             name: obj.metadata.name.clone(),
             namespace: obj.metadata.namespace.clone(),
-            labels: Some(labels.clone()),
+            labels: Some(deployment_labels.collect()),
             owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },
@@ -1415,14 +1447,12 @@ mod tests {
         assert_eq!(owner_of_pod(&owners, &PartialObjectMeta::default()), None);
     }
 
+    type Owners = Index<Memcached, Instance>;
+
     /// Fills the caches of `f` and `owners` as a steady cluster of `objects` Memcacheds would, each
     /// with its rolled out Deployment and 3 pods, and returns one of them, `test`, as the API server
     /// has it: with the status its reconciliation writes.
-    fn steady_cluster(
-        f: &mut Fixture,
-        owners: &Index<Memcached, Instance>,
-        objects: usize,
-    ) -> Memcached {
+    fn steady_cluster(f: &mut Fixture, owners: &Owners, objects: usize) -> Memcached {
         let mut cached = |obj: &Memcached| {
             f.deployment_seen(deployment(obj, rolled_out(3)));
             for pod in 0..3 {
@@ -1490,26 +1520,20 @@ mod tests {
             });
             // Nothing was sent either.
             runtime.block_on(f.finish());
-            (reconciliation, pod_event, scan)
-        };
-        let (reconciliation, pod_event, scan) = work(10);
-        let (reconciliation_1000, pod_event_1000, scan_1000) = work(1_000);
-        assert_eq!(
-            (reconciliation.count_total, reconciliation.bytes_total),
             (
-                reconciliation_1000.count_total,
-                reconciliation_1000.bytes_total
-            ),
-            "allocations and bytes of one reconciliation"
-        );
-        assert_eq!(
-            (pod_event.count_total, pod_event.bytes_total),
-            (pod_event_1000.count_total, pod_event_1000.bytes_total),
-            "allocations and bytes of one pod event"
-        );
+                (reconciliation.count_total, reconciliation.bytes_total),
+                (pod_event.count_total, pod_event.bytes_total),
+                scan.bytes_total,
+            )
+        };
+        let (few, many) = (work(10), work(1_000));
+        assert_eq!(few.0, many.0, "allocations and bytes of one reconciliation");
+        assert_eq!(few.1, many.1, "allocations and bytes of one pod event");
         assert!(
-            scan_1000.bytes_total > 50 * scan.bytes_total,
-            "a scan of the cache counts as work: {scan:?} with 10 objects, {scan_1000:?} with 1,000"
+            many.2 > 50 * few.2,
+            "a scan of the cache counts as work: {} bytes with 10 objects, {} with 1,000",
+            few.2,
+            many.2
         );
     }
 
@@ -1583,6 +1607,30 @@ mod tests {
         assert!(err.to_string().contains("is forbidden"), "{err}");
         drop(state);
         server.assert_no_more_requests().await;
+    }
+
+    /// A Memcached the sharder moves to another replica is handed over, and nothing else is done
+    /// with it here: its shard and drain labels are removed, at the version this replica saw.
+    #[tokio::test]
+    async fn a_drained_memcached_is_handed_over() {
+        let mut f = fixture();
+        let mut obj = object();
+        obj.metadata.resource_version = Some("42".into());
+        obj.metadata.labels = Some(BTreeMap::from([
+            (shard::SHARD_LABEL.to_owned(), "1".to_owned()),
+            (shard::DRAIN_LABEL.to_owned(), "true".to_owned()),
+        ]));
+        let reconciling = f.spawn_reconcile(&obj);
+        let request = f.server.expect(Method::PATCH, &format!("{}?", url())).await;
+        let labels = json!({ shard::SHARD_LABEL: null, shard::DRAIN_LABEL: null });
+        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
+        assert_eq!(request.body, patch);
+        let merge_patch = Some("application/merge-patch+json");
+        assert_eq!(request.content_type.as_deref(), merge_patch);
+        obj.metadata.labels = None;
+        request.respond(StatusCode::OK, &obj);
+        assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
+        f.finish().await;
     }
 
     /// A Memcached being deleted: the garbage collector deletes its Deployment, nothing to send.

@@ -21,6 +21,7 @@ pub mod leader;
 pub mod logging;
 pub mod metrics;
 pub mod server;
+pub mod shard;
 pub mod tls;
 // +rsop:scaffold:manager-modules
 
@@ -42,6 +43,7 @@ use self::context::{Context, Shutdown};
 use self::leader::LeaderElector;
 use self::metrics::Metrics;
 use self::server::Readiness;
+use self::shard::{Leases, Sharder, Sharding};
 use self::tls::TlsListener;
 
 /// How long the servers get to answer the requests they are handling when the manager stops.
@@ -98,7 +100,8 @@ async fn client(metrics: &Metrics) -> anyhow::Result<Client> {
     Ok(client)
 }
 
-/// Takes the lead if configured to, then runs the controllers until shutdown.
+/// Takes the lead if configured to, or a shard of the work, then runs the controllers until
+/// shutdown.
 async fn lead_and_run(
     cli: &Cli,
     client: Client,
@@ -106,22 +109,44 @@ async fn lead_and_run(
     readiness: &Readiness,
     shutdown: &Shutdown,
 ) -> anyhow::Result<()> {
-    let elector = if cli.leader_elect {
-        let namespace = cli
-            .lease_namespace()
-            .map_or_else(|| leader::default_namespace(&client), str::to_owned);
-        Some(LeaderElector::new(
-            client.clone(),
+    let lease_namespace = cli
+        .lease_namespace()
+        .map_or_else(|| leader::default_namespace(&client), str::to_owned);
+    let mut ctx = Context::new(
+        client.clone(),
+        metrics.clone(),
+        cli.watch_namespace().map(str::to_owned),
+        cli.max_concurrent_reconciles,
+        shutdown.clone(),
+    )
+    .with_reconcile_timeout(cli.reconcile_timeout);
+    // The Lease this replica works under: the leader's, or its shard's.
+    let elector = if cli.shards > 1 {
+        if !cli.leader_elect {
+            anyhow::bail!(
+                "--shards={} needs --leader-elect: the leader assigns the objects to the shards",
+                cli.shards
+            );
+        }
+        let leases = Leases {
+            shards: cli.shards,
+            namespace: lease_namespace,
+            leader: cli.leader_election_id.clone(),
+            timing: cli.leader_election_timing()?,
+        };
+        let Some((elector, sharding)) = take_shard(leases, &ctx, readiness, shutdown).await else {
+            return Ok(());
+        };
+        ctx = ctx.with_sharding(sharding);
+        Some(elector)
+    } else if cli.leader_elect {
+        let elector = LeaderElector::new(
+            client,
             &cli.leader_election_id,
-            &namespace,
+            &lease_namespace,
             cli.leader_election_timing()?,
-            metrics.clone(),
-        ))
-    } else {
-        None
-    };
-
-    if let Some(elector) = &elector {
+            metrics,
+        );
         // A standby is ready too, see the `server` module.
         readiness.set(true);
         info!("waiting to become the leader");
@@ -130,22 +155,20 @@ async fn lead_and_run(
             elector.release().await;
             return Ok(());
         }
-    }
+        Some(elector)
+    } else {
+        None
+    };
 
-    let ctx = Context::new(
-        client,
-        metrics,
-        cli.watch_namespace().map(str::to_owned),
-        cli.max_concurrent_reconciles,
-        shutdown.clone(),
-    )
-    .with_reconcile_timeout(cli.reconcile_timeout);
+    let sharded = ctx.sharding.is_some();
     let mut controllers = Controllers::new(Arc::new(ctx));
     controllers.start(crate::controllers::infra::cluster::run);
     controllers.start(crate::controllers::apps::guest_book::run);
     // +rsop:scaffold:controllers
     if controllers.is_empty() {
         info!("no controllers are registered yet; serving probes and metrics only");
+    } else if sharded {
+        controllers.start(sharder);
     }
     readiness.set(true);
     let result = supervise(
@@ -157,6 +180,41 @@ async fn lead_and_run(
     .await;
     readiness.set(false);
     result
+}
+
+/// Assigns the objects of every controller's kind to the shards while this replica leads, when
+/// the manager is sharded (see [`shard`]).
+async fn sharder(ctx: Arc<Context>) {
+    let sharder = Sharder::new(&ctx);
+    let sharder = crate::controllers::infra::cluster::sharded(sharder, &ctx);
+    let sharder = crate::controllers::apps::guest_book::sharded(sharder, &ctx);
+    // +rsop:scaffold:sharded-kinds
+    sharder.run().await;
+}
+
+/// Takes a free one of the shard `leases` for this replica, waiting, ready, as a standby of leader
+/// election does while all are held. Returns the elector that holds it and what the controllers
+/// are to know of it, or `None` if the manager stops first.
+pub(crate) async fn take_shard(
+    leases: Leases,
+    ctx: &Context,
+    readiness: &Readiness,
+    shutdown: &Shutdown,
+) -> Option<(LeaderElector, Sharding)> {
+    let mut electors = leases.shard_electors(&ctx.client, &ctx.metrics);
+    readiness.set(true);
+    info!(shards = leases.shards, "waiting for a free shard");
+    let Some(index) = or_shutdown(shutdown, LeaderElector::acquire_any(&electors)).await else {
+        // The signal may have cut short an attempt that took a Lease.
+        for elector in &electors {
+            elector.release().await;
+        }
+        return None;
+    };
+    info!(shard = index, "working on a shard");
+    let elector = electors.swap_remove(index);
+    let shard = index.to_string();
+    Some((elector, Sharding { shard, leases }))
 }
 
 /// Runs the controllers until the shutdown signal or a failure, then drains them and releases the
@@ -447,6 +505,26 @@ mod tests {
             "--graceful-shutdown-timeout ({:?}) plus the Lease release and the servers' stop take up to {shutdown:?}, more than terminationGracePeriodSeconds ({grace:?})",
             cli.graceful_shutdown_timeout
         );
+    }
+
+    /// Without leader election no one would assign the objects to the shards.
+    #[tokio::test]
+    async fn shards_need_leader_election() {
+        let cli = Cli::try_parse_from(["manager", "--shards=3"]).unwrap();
+        let err = lead_and_run(
+            &cli,
+            offline_client(),
+            Arc::default(),
+            &Readiness::default(),
+            &Shutdown::new(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("--shards=3 needs --leader-elect"),
+            "{err}"
+        );
+        assert!(Cli::try_parse_from(["manager", "--shards=0"]).is_err());
     }
 
     #[tokio::test]

@@ -21,6 +21,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{ListParams, Patch, PatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::events::{EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
@@ -39,6 +40,7 @@ use crate::controllers::watch::{self, CachesReady, first_list};
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::shard::{self, Sharder};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "exporter";
@@ -193,7 +195,7 @@ pub async fn run(ctx: Arc<Context>) {
             pods_by_relation,
         },
     ));
-    let object_events = watch::resilient(watcher(api, watcher::Config::default()));
+    let object_events = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
     let object_events =
         cache::fill(objects_by_name.follow(object_events), objects_writer).touched_objects();
     Controller::for_stream(object_events, objects)
@@ -218,7 +220,11 @@ pub async fn run(ctx: Arc<Context>) {
 async fn reconcile(obj: Arc<Exporter>, state: Arc<State>) -> Result<Action, Error> {
     let started = Instant::now();
     let object = ObjectRef::from(&*obj);
-    let result = apply_or_cleanup(obj, &state).await;
+    let result = if shard::is_drained(&*obj) {
+        hand_over(&obj, &state).await
+    } else {
+        apply_or_cleanup(obj, &state).await
+    };
     let outcome = match &result {
         Ok(action) => {
             state.backoff.succeeded(&object);
@@ -230,7 +236,27 @@ async fn reconcile(obj: Arc<Exporter>, state: Arc<State>) -> Result<Action, Erro
     result
 }
 
-// `finalizer` adds and removes the finalizer with a patch.
+/// Gives `obj` up to the shard the sharder moves it to (see `manager::shard`).
+async fn hand_over(obj: &Exporter, state: &State) -> Result<Action, Error> {
+    // An object of a namespaced kind always has a namespace.
+    let ns = obj.namespace().unwrap_or_default();
+    let api: Api<Exporter> = Api::namespaced(state.client.clone(), &ns);
+    let (params, patch) = (PatchParams::default(), shard::hand_over(obj));
+    match api.patch_metadata(&obj.name_any(), &params, &patch).await {
+        Ok(_) => Ok(Action::await_change()),
+        // The object changed since this copy was cached: the change brings a reconciliation.
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Action::await_change()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Adds the Exporters to `sharder`, which spreads them over the replicas when the manager is
+/// sharded (see `manager::shard`): only their metadata is read.
+pub fn sharded(sharder: Sharder, ctx: &Context) -> Sharder {
+    sharder.namespaced_kind(ctx.api::<PartialObjectMeta<Exporter>>())
+}
+
+// `finalizer` adds and removes the finalizer with a patch, and `hand_over` removes the shard labels.
 // +rsop:rbac:groups=monitoring.example.com,resources=exporters,verbs=patch
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
 async fn apply_or_cleanup(obj: Arc<Exporter>, state: &State) -> Result<Action, Error> {
@@ -811,6 +837,32 @@ mod tests {
         let mut obj = with_finalizer(object());
         obj.status = Some(ready_since(&obj, 1_700_000_000));
         let action = finished(spawn_reconcile(obj, &state)).await.unwrap();
+        assert_eq!(action, Action::await_change());
+        finish(state, server).await;
+    }
+
+    /// A Exporter the sharder moves to another replica is handed over, and nothing else is done
+    /// with it here: its shard and drain labels are removed, at the version this replica saw.
+    #[tokio::test]
+    async fn drained_object_is_handed_over() {
+        let (state, mut server) = state();
+        let mut obj = with_finalizer(object());
+        obj.metadata.resource_version = Some("42".into());
+        obj.metadata.labels = Some(
+            [(shard::SHARD_LABEL, "1"), (shard::DRAIN_LABEL, "true")]
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .into(),
+        );
+        let reconciling = spawn_reconcile(obj.clone(), &state);
+        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
+        let labels = json!({ shard::SHARD_LABEL: null, shard::DRAIN_LABEL: null });
+        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
+        assert_eq!(request.body, patch);
+        let merge_patch = Some("application/merge-patch+json");
+        assert_eq!(request.content_type.as_deref(), merge_patch);
+        obj.metadata.labels = None;
+        request.respond(StatusCode::OK, &obj);
+        let action = finished(reconciling).await.unwrap();
         assert_eq!(action, Action::await_change());
         finish(state, server).await;
     }

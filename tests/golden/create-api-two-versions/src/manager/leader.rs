@@ -143,6 +143,35 @@ impl LeaderElector {
         info!(lease = %self.name, identity = %self.identity, "acquired leadership");
     }
 
+    /// Resolves once this replica holds the Lease of one of `electors`, with its index, trying
+    /// them every retry period, each round in turn from a different first one in every replica, so
+    /// that replicas starting together do not all race for the same Lease.
+    pub async fn acquire_any(electors: &[Self]) -> usize {
+        let Some(first) = electors.first() else {
+            return std::future::pending().await;
+        };
+        let start = usize::try_from(RandomState::new().hash_one(&first.identity)).unwrap_or(0);
+        loop {
+            for offset in 0..electors.len() {
+                let index = (start + offset) % electors.len();
+                let elector = &electors[index];
+                match elector.try_acquire_or_renew().await {
+                    Ok(true) => {
+                        elector.metrics.set_leader(&elector.name, true);
+                        info!(lease = %elector.name, identity = %elector.identity, "acquired the Lease");
+                        return index;
+                    }
+                    Ok(false) => {}
+                    Err(err) => {
+                        warn!(error = format!("{err:#}"), lease = %elector.name, "failed to acquire the Lease, retrying")
+                    }
+                }
+            }
+            debug!("every Lease is held by another replica");
+            tokio::time::sleep(first.timing.retry_period).await;
+        }
+    }
+
     /// Keeps renewing the Lease every retry period; resolves, with the reason, once leadership is
     /// lost. Only call it while leading: the Lease is renewed only while this future is polled.
     pub async fn lost(&self) -> anyhow::Error {

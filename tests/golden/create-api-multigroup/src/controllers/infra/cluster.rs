@@ -11,6 +11,7 @@ use std::time::Instant;
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::api::{ListParams, Patch, PatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Config, Controller};
 use kube::runtime::events::{EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
@@ -29,6 +30,7 @@ use crate::controllers::watch;
 use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
 use crate::manager::context::Context;
 use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
+use crate::manager::shard::{self, Sharder};
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "cluster";
@@ -101,7 +103,7 @@ pub async fn run(ctx: Arc<Context>) {
     let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
     let state = Arc::new(State::new(ctx.client.clone(), metrics));
     let (reader, writer) = reflector::store();
-    let objects = watch::resilient(watcher(api, watcher::Config::default()));
+    let objects = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
     let objects = cache::fill(objects, writer).touched_objects();
     Controller::for_stream(objects, reader)
         .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
@@ -120,7 +122,11 @@ pub async fn run(ctx: Arc<Context>) {
 async fn reconcile(obj: Arc<Cluster>, state: Arc<State>) -> Result<Action, Error> {
     let started = Instant::now();
     let object = ObjectRef::from(&*obj);
-    let result = apply_or_cleanup(obj, &state).await;
+    let result = if shard::is_drained(&*obj) {
+        hand_over(&obj, &state).await
+    } else {
+        apply_or_cleanup(obj, &state).await
+    };
     let outcome = match &result {
         Ok(action) => {
             state.backoff.succeeded(&object);
@@ -132,7 +138,26 @@ async fn reconcile(obj: Arc<Cluster>, state: Arc<State>) -> Result<Action, Error
     result
 }
 
-// `finalizer` adds and removes the finalizer with a patch.
+/// Gives `obj` up to the shard the sharder moves it to (see `manager::shard`).
+async fn hand_over(obj: &Cluster, state: &State) -> Result<Action, Error> {
+    let api: Api<Cluster> = Api::all(state.client.clone());
+    let (params, patch) = (PatchParams::default(), shard::hand_over(obj));
+    match api.patch_metadata(&obj.name_any(), &params, &patch).await {
+        Ok(_) => Ok(Action::await_change()),
+        // The object changed since this copy was cached: the change brings a reconciliation.
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Action::await_change()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Adds the Clusters to `sharder`, which spreads them over the replicas when the manager is
+/// sharded (see `manager::shard`): only their metadata is read.
+pub fn sharded(sharder: Sharder, ctx: &Context) -> Sharder {
+    let api = Api::<PartialObjectMeta<Cluster>>::all(ctx.client.clone());
+    sharder.cluster_kind(api)
+}
+
+// `finalizer` adds and removes the finalizer with a patch, and `hand_over` removes the shard labels.
 // +rsop:rbac:groups=infra.example.com,resources=clusters,verbs=patch
 /// Adds the finalizer to a new object, applies a live one, and cleans up a deleted one.
 async fn apply_or_cleanup(obj: Arc<Cluster>, state: &State) -> Result<Action, Error> {
@@ -524,6 +549,32 @@ mod tests {
         let mut obj = with_finalizer(object());
         obj.status = Some(ready_since(&obj, 1_700_000_000));
         let action = finished(spawn_reconcile(obj, &state)).await.unwrap();
+        assert_eq!(action, Action::await_change());
+        finish(state, server).await;
+    }
+
+    /// A Cluster the sharder moves to another replica is handed over, and nothing else is done
+    /// with it here: its shard and drain labels are removed, at the version this replica saw.
+    #[tokio::test]
+    async fn drained_object_is_handed_over() {
+        let (state, mut server) = state();
+        let mut obj = with_finalizer(object());
+        obj.metadata.resource_version = Some("42".into());
+        obj.metadata.labels = Some(
+            [(shard::SHARD_LABEL, "1"), (shard::DRAIN_LABEL, "true")]
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .into(),
+        );
+        let reconciling = spawn_reconcile(obj.clone(), &state);
+        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
+        let labels = json!({ shard::SHARD_LABEL: null, shard::DRAIN_LABEL: null });
+        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
+        assert_eq!(request.body, patch);
+        let merge_patch = Some("application/merge-patch+json");
+        assert_eq!(request.content_type.as_deref(), merge_patch);
+        obj.metadata.labels = None;
+        request.respond(StatusCode::OK, &obj);
+        let action = finished(reconciling).await.unwrap();
         assert_eq!(action, Action::await_change());
         finish(state, server).await;
     }
