@@ -169,20 +169,11 @@ fn run(manager: &Path, count: usize, restart: bool, dir: &Path) -> Run {
 
     let started = Instant::now();
     let (mut child, _) = start_manager(manager, &[], Some(&kubeconfig));
-    let stats = loop {
+    let stats = wait_for(&mut child, Duration::from_millis(20), || {
         let stats = stats(port);
-        if stats["statuses"].as_u64() == Some(count as u64) {
-            break stats;
-        }
-        assert!(
-            started.elapsed() < TIMEOUT,
-            "{count} objects: not all reconciled in {TIMEOUT:?}: {stats}"
-        );
-        if let Some(exit) = child.try_wait().expect("the manager's state") {
-            panic!("the manager exited with {exit}: {stats}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        let done = stats["statuses"].as_u64() == Some(count as u64);
+        done.then_some(stats.clone()).ok_or(stats)
+    });
     let reconciled = started.elapsed();
     let (cpu, peak_rss_kib) = usage(child.id());
     let stopping = Instant::now();
@@ -265,23 +256,15 @@ fn run_in_context(manager: &Path, count: usize, proxy: &Proxy) -> Run {
     let (mut child, metrics_port) =
         start_manager(manager, &[&format!("--namespace={namespace}")], None);
     let deployments = format!("/apis/apps/v1/namespaces/{namespace}/deployments?limit=1");
-    loop {
+    wait_for(&mut child, Duration::from_millis(100), || {
         // One item and the count of the others: what a list of one page says of the rest.
         let (_, page) = proxy.request("GET", &deployments, None);
         let listed = page["items"].as_array().map_or(0, Vec::len) as u64
             + page["metadata"]["remainingItemCount"].as_u64().unwrap_or(0);
-        if listed == count as u64 {
-            break;
-        }
-        assert!(
-            started.elapsed() < TIMEOUT,
-            "{count} objects: {listed} Deployments after {TIMEOUT:?}"
-        );
-        if let Some(exit) = child.try_wait().expect("the manager's state") {
-            panic!("the manager exited with {exit}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (listed == count as u64)
+            .then_some(())
+            .ok_or(format!("{listed} of {count} Deployments"))
+    });
     let reconciled = started.elapsed();
     let (cpu, peak_rss_kib) = usage(child.id());
     let requests = client_requests(metrics_port);
@@ -299,6 +282,30 @@ fn run_in_context(manager: &Path, count: usize, proxy: &Proxy) -> Run {
         peak_rss_kib,
         shutdown,
         requests,
+    }
+}
+
+/// Polls `done` every `period` until it holds (`Ok`), failing with what it last said (`Err`) if the
+/// manager exits first or [`TIMEOUT`] passes.
+fn wait_for<T, E: std::fmt::Display>(
+    child: &mut Child,
+    period: Duration,
+    mut done: impl FnMut() -> Result<T, E>,
+) -> T {
+    let started = Instant::now();
+    loop {
+        let last = match done() {
+            Ok(done) => return done,
+            Err(last) => last,
+        };
+        assert!(
+            started.elapsed() < TIMEOUT,
+            "not done in {TIMEOUT:?}: {last}"
+        );
+        if let Some(exit) = child.try_wait().expect("the manager's state") {
+            panic!("the manager exited with {exit}: {last}");
+        }
+        std::thread::sleep(period);
     }
 }
 
