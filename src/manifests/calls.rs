@@ -218,9 +218,14 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
             .iter()
             .map(|c| c.location.clone())
             .collect();
-        let called = called_names(parsed.iter().map(|(_, file)| file));
+        let mut called = None;
         for d in deferred {
-            if !instantiated.contains(&d.location) && called.contains(&d.function) {
+            if instantiated.contains(&d.location) {
+                continue;
+            }
+            let called =
+                called.get_or_insert_with(|| called_names(parsed.iter().map(|(_, file)| file)));
+            if called.contains(&d.function) {
                 analysis.unchecked.push(Unchecked {
                     location: d.location,
                     via: d.via,
