@@ -26,6 +26,7 @@ const CRATES: &[(&str, &str)] = &[
     ("base64", "0.22"),
     ("bytes", "1.10"),
     ("clap", "4.6"),
+    ("form_urlencoded", "1.2"),
     ("futures", "0.3"),
     ("http", "1.3"),
     ("http-body", "1.0"),

@@ -19,12 +19,14 @@ use http::{Method, StatusCode};
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
-use kube::Client;
 use kube::client::Body;
+use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tower_test::mock::{self, Handle, SendResponse};
+
+use crate::manager::shard::{DRAIN_LABEL, SHARD_LABEL};
 
 /// How long a test waits for a request it expects. Well beyond the longest retry delay of a
 /// watch (`watch::MAX_DELAY` with its jitter): on paused time, where waiting costs nothing, a
@@ -56,6 +58,18 @@ pub(crate) async fn finished<T>(task: tokio::task::JoinHandle<T>) -> T {
         .await
         .expect("the task did not finish: is it waiting for an unexpected request?")
         .expect("the task panicked")
+}
+
+/// `obj` as the sharder leaves it when it moves it off shard 1, seen at version 42.
+pub(crate) fn drained<K: Resource>(mut obj: K) -> K {
+    let meta = obj.meta_mut();
+    meta.resource_version = Some("42".into());
+    meta.labels = Some(
+        [(SHARD_LABEL, "1"), (DRAIN_LABEL, "true")]
+            .map(|(key, value)| (key.to_owned(), value.to_owned()))
+            .into(),
+    );
+    obj
 }
 
 /// The server side of [`mock_client`].
@@ -121,6 +135,19 @@ impl ApiServer {
             "unexpected request"
         );
         request
+    }
+
+    /// Expects the hand-over of an object made [`drained`] whose URL is `url`: a merge patch that
+    /// removes its shard and drain labels at the version it was seen, which is answered.
+    pub async fn expect_hand_over(&mut self, url: &str) {
+        let request = self.expect(Method::PATCH, &format!("{url}?")).await;
+        let labels = json!({ SHARD_LABEL: null, DRAIN_LABEL: null });
+        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
+        assert_eq!(request.body, patch);
+        let merge_patch = Some("application/merge-patch+json");
+        assert_eq!(request.content_type.as_deref(), merge_patch);
+        let handed_over = json!({ "metadata": { "name": "test", "resourceVersion": "43" } });
+        request.respond(StatusCode::OK, &handed_over);
     }
 
     /// Fails unless every client is gone without sending anything else.

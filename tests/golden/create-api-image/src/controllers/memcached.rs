@@ -723,7 +723,7 @@ mod tests {
 
     use super::*;
     use crate::api::v1alpha1::MemcachedSpec;
-    use crate::controllers::testing::{ApiServer, Request, finished, mock_client};
+    use crate::controllers::testing::{ApiServer, Request, drained, finished, mock_client};
     use crate::manager::context::Shutdown;
     use crate::manager::metrics::Metrics;
     use crate::manager::{Controllers, supervise};
@@ -1614,21 +1614,8 @@ mod tests {
     #[tokio::test]
     async fn a_drained_memcached_is_handed_over() {
         let mut f = fixture();
-        let mut obj = object();
-        obj.metadata.resource_version = Some("42".into());
-        obj.metadata.labels = Some(BTreeMap::from([
-            (shard::SHARD_LABEL.to_owned(), "1".to_owned()),
-            (shard::DRAIN_LABEL.to_owned(), "true".to_owned()),
-        ]));
-        let reconciling = f.spawn_reconcile(&obj);
-        let request = f.server.expect(Method::PATCH, &format!("{}?", url())).await;
-        let labels = json!({ shard::SHARD_LABEL: null, shard::DRAIN_LABEL: null });
-        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
-        assert_eq!(request.body, patch);
-        let merge_patch = Some("application/merge-patch+json");
-        assert_eq!(request.content_type.as_deref(), merge_patch);
-        obj.metadata.labels = None;
-        request.respond(StatusCode::OK, &obj);
+        let reconciling = f.spawn_reconcile(&drained(object()));
+        f.server.expect_hand_over(&url()).await;
         assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
         f.finish().await;
     }

@@ -398,14 +398,12 @@ fn error_policy(obj: Arc<Deployment>, _err: &Error, state: Arc<State>) -> Action
 
 #[cfg(test)]
 mod tests {
-    use http::{Method, StatusCode};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
     use kube::Resource;
-    use serde_json::json;
 
     use super::*;
-    use crate::controllers::testing::{ApiServer, finished, mock_client};
+    use crate::controllers::testing::{ApiServer, drained, finished, mock_client};
     use crate::manager::metrics::Metrics;
 
     /// A Deployment as the API server returns it.
@@ -556,23 +554,9 @@ mod tests {
     #[tokio::test]
     async fn a_drained_deployment_is_handed_over() {
         let (state, mut server, _) = state();
-        let mut obj = object();
-        obj.metadata.resource_version = Some("42".into());
-        obj.metadata.labels = Some(
-            [(shard::SHARD_LABEL, "1"), (shard::DRAIN_LABEL, "true")]
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .into(),
-        );
-        let reconciling = tokio::spawn(reconcile(Arc::new(obj.clone()), state.clone()));
-        let url = format!("{}/test?", Deployment::url_path(&(), Some("default")));
-        let request = server.expect(Method::PATCH, &url).await;
-        let labels = json!({ shard::SHARD_LABEL: null, shard::DRAIN_LABEL: null });
-        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
-        assert_eq!(request.body, patch);
-        let merge_patch = Some("application/merge-patch+json");
-        assert_eq!(request.content_type.as_deref(), merge_patch);
-        obj.metadata.labels = None;
-        request.respond(StatusCode::OK, &obj);
+        let reconciling = tokio::spawn(reconcile(Arc::new(drained(object())), state.clone()));
+        let collection = Deployment::url_path(&(), Some("default"));
+        server.expect_hand_over(&format!("{collection}/test")).await;
         assert_eq!(finished(reconciling).await.unwrap(), Action::await_change());
         finish(state, server).await;
     }

@@ -505,7 +505,7 @@ mod tests {
 
     use super::*;
     use crate::api::v1alpha1::ExporterSpec;
-    use crate::controllers::testing::{ApiServer, finished, mock_client};
+    use crate::controllers::testing::{ApiServer, drained, finished, mock_client};
     use crate::manager::metrics::Metrics;
 
     /// Where the client reads and writes the test object.
@@ -846,22 +846,8 @@ mod tests {
     #[tokio::test]
     async fn drained_object_is_handed_over() {
         let (state, mut server) = state();
-        let mut obj = with_finalizer(object());
-        obj.metadata.resource_version = Some("42".into());
-        obj.metadata.labels = Some(
-            [(shard::SHARD_LABEL, "1"), (shard::DRAIN_LABEL, "true")]
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .into(),
-        );
-        let reconciling = spawn_reconcile(obj.clone(), &state);
-        let request = server.expect(Method::PATCH, &format!("{}?", url())).await;
-        let labels = json!({ shard::SHARD_LABEL: null, shard::DRAIN_LABEL: null });
-        let patch = json!({ "metadata": { "resourceVersion": "42", "labels": labels } });
-        assert_eq!(request.body, patch);
-        let merge_patch = Some("application/merge-patch+json");
-        assert_eq!(request.content_type.as_deref(), merge_patch);
-        obj.metadata.labels = None;
-        request.respond(StatusCode::OK, &obj);
+        let reconciling = spawn_reconcile(drained(with_finalizer(object())), &state);
+        server.expect_hand_over(&url()).await;
         let action = finished(reconciling).await.unwrap();
         assert_eq!(action, Action::await_change());
         finish(state, server).await;

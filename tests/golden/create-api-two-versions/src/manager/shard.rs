@@ -551,20 +551,8 @@ mod tests {
             } else {
                 None
             };
-            let query = uri
-                .query()
-                .unwrap_or_default()
-                .split('&')
-                .filter_map(|pair| pair.split_once('='))
-                .map(|(key, value)| {
-                    (
-                        key.to_owned(),
-                        value
-                            .replace("%2F", "/")
-                            .replace("%3D", "=")
-                            .replace("%2C", ","),
-                    )
-                })
+            let query = form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes())
+                .into_owned()
                 .collect();
             Self {
                 resource: segments[0].to_owned(),
