@@ -153,7 +153,7 @@ pub fn versions(
     kube_derive: u64,
     model: Model,
     derive_schemas: bool,
-    listed: &[foreign::Entry],
+    ownership: &foreign::Ownership,
 ) -> Found {
     let found = sources.for_each_group(sources.kind_groups(), |krate, g| {
         let mut builder = Builder::new(krate, k8s, kube_derive).with_model(model);
@@ -168,19 +168,22 @@ pub fn versions(
                 .min()
                 .unwrap_or(0);
             for item in &module.items {
-                if let syn::Item::Struct(s) = item
-                    && derives_custom_resource(&s.attrs)
-                {
-                    version(
-                        krate,
-                        Site { module, file_root },
-                        s,
-                        &mut builder,
-                        derive_schemas,
-                        listed,
-                        &mut out,
-                    );
-                }
+                let spec = match item {
+                    syn::Item::Struct(s) if derives_custom_resource(&s.attrs) => {
+                        SpecItem::Struct(s)
+                    }
+                    syn::Item::Enum(e) if derives_custom_resource(&e.attrs) => SpecItem::Enum(e),
+                    _ => continue,
+                };
+                version(
+                    krate,
+                    Site { module, file_root },
+                    spec,
+                    &mut builder,
+                    derive_schemas,
+                    ownership,
+                    &mut out,
+                );
             }
         }
         out.problems = krate.unreported_problems(g);
@@ -205,16 +208,40 @@ struct Site<'a> {
     file_root: usize,
 }
 
+/// The item that derives `CustomResource`: the spec, a struct or (from
+/// kube-derive 0.92) an enum.
+#[derive(Clone, Copy)]
+enum SpecItem<'a> {
+    Struct(&'a syn::ItemStruct),
+    Enum(&'a syn::ItemEnum),
+}
+
+impl SpecItem<'_> {
+    fn ident(&self) -> &syn::Ident {
+        match self {
+            SpecItem::Struct(s) => &s.ident,
+            SpecItem::Enum(e) => &e.ident,
+        }
+    }
+
+    fn attrs(&self) -> &[syn::Attribute] {
+        match self {
+            SpecItem::Struct(s) => &s.attrs,
+            SpecItem::Enum(e) => &e.attrs,
+        }
+    }
+}
+
 fn version<'a>(
     krate: &'a Crate,
     at: Site<'a>,
-    s: &syn::ItemStruct,
+    s: SpecItem<'a>,
     builder: &mut Builder<'a>,
     derive_schemas: bool,
-    listed: &[foreign::Entry],
+    ownership: &foreign::Ownership,
     found: &mut Found,
 ) {
-    if let Some(v) = owned_version(krate, at, s, builder, derive_schemas, listed, found) {
+    if let Some(v) = owned_version(krate, at, s, builder, derive_schemas, ownership, found) {
         found.versions.push(v);
     }
 }
@@ -222,28 +249,28 @@ fn version<'a>(
 fn owned_version<'a>(
     krate: &'a Crate,
     Site { module, file_root }: Site<'a>,
-    s: &syn::ItemStruct,
+    s: SpecItem<'a>,
     builder: &mut Builder<'a>,
     derive_schemas: bool,
-    listed: &[foreign::Entry],
+    ownership: &foreign::Ownership,
     found: &mut Found,
 ) -> Option<Version> {
     let file = krate.file_of(module).path.clone();
-    let location = Location::of_span(&file, s.ident.span());
+    let ident = s.ident();
+    let location = Location::of_span(&file, ident.span());
     let mut errors = Vec::new();
-    let attrs = kube::parse(&s.attrs, s.ident.span(), builder.kube_derive, &mut errors);
+    let attrs = kube::parse(s.attrs(), ident.span(), builder.kube_derive, &mut errors);
     let incomplete = errors
         .iter()
         .any(|(_, message, _)| message.starts_with("`#[kube(...)]` has no "));
-    if incomplete && let Some(mac) = other_attribute_macro(&s.attrs) {
+    if incomplete && let Some(mac) = other_attribute_macro(s.attrs()) {
         // Another crate's attribute macro writes this kind's `#[kube(...)]`.
         let listed = file.display();
         builder.diagnostics.push(
             Diagnostic::new(
                 location,
                 format!(
-                    "`{}` derives `CustomResource` without a whole `#[kube(group, version, kind)]`: the attribute macro `#[{mac}]`, of another crate, probably writes it, and rsop does not expand other crates' attribute macros",
-                    s.ident
+                    "`{ident}` derives `CustomResource` without a whole `#[kube(group, version, kind)]`: the attribute macro `#[{mac}]`, of another crate, probably writes it, and rsop does not expand other crates' attribute macros",
                 ),
             )
             .with_help(format!(
@@ -261,18 +288,19 @@ fn owned_version<'a>(
     root_path.push(root_name.clone());
     let path_in_file = root_path[file_root.min(root_path.len() - 1)..].join("::");
     let root_path = root_path.join("::");
-    let spec = s.ident.to_string();
+    let spec = ident.to_string();
     let reason = if foreign::is_kopium_output(&krate.file_of(module).text) {
         Some(Reason::Kopium)
     } else if attrs.schema == SchemaMode::Disabled {
         Some(Reason::SchemaDisabled)
-    } else if listed
+    } else if ownership
+        .external
         .iter()
         .any(|e| e.matches(&root_path, &spec, &location.file))
     {
         Some(Reason::Listed)
     } else {
-        None
+        ownership.judge(&root_path, &spec, &location.file, &attrs)
     };
     found
         .kinds
@@ -281,7 +309,7 @@ fn owned_version<'a>(
         found.foreign.push(ForeignKind { reason, root_path });
         return None;
     }
-    if s.ident == root_name {
+    if *ident == root_name {
         builder.diagnostics.push(
             Diagnostic::new(location.clone(), format!("`kind = \"{}\"` must not equal the struct's name; kube-derive generates a struct of that name", attrs.kind))
                 .with_help(format!("name the spec struct `{}Spec`", attrs.kind)),
@@ -451,7 +479,7 @@ fn owned_version<'a>(
 /// spec's fields with `no_spec`), an optional `status`, the doc, the title.
 fn root_schema<'a>(
     module: &'a Module,
-    s: &syn::ItemStruct,
+    s: SpecItem<'a>,
     attrs: &KubeAttrs,
     code: &KubeCode,
     root_name: &str,
@@ -459,7 +487,10 @@ fn root_schema<'a>(
     path: &str,
 ) -> Value {
     let scope = Scope::new(module);
-    let spec = builder.struct_schema(s, &scope, &format!("{path}.spec"));
+    let spec = match s {
+        SpecItem::Struct(s) => builder.struct_schema(s, &scope, &format!("{path}.spec")),
+        SpecItem::Enum(e) => builder.enum_schema(e, &scope, &format!("{path}.spec")),
+    };
     let mut root = json!({"type": "object"});
     if attrs.no_spec {
         let mut child = spec;
@@ -487,7 +518,7 @@ fn root_schema<'a>(
             .expect("properties is an object")
             .insert("status".into(), status_schema);
     }
-    let spec_ident = s.ident.to_string();
+    let spec_ident = s.ident().to_string();
     let doc = attrs.doc.clone().unwrap_or_else(|| {
         format!(" Auto-generated derived type for {spec_ident} via `CustomResource`")
     });
@@ -836,7 +867,7 @@ mod tests {
             DEFAULT_KUBE_DERIVE,
             Model::default(),
             true,
-            &[],
+            &crate::manifests::foreign::Ownership::default(),
         );
         (found.versions, found.problems)
     }

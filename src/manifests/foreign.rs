@@ -11,7 +11,7 @@
 //! - it sits under `src/external/`, where `rsop create api
 //!   --external-api-crd` writes such types,
 //! - it has `#[kube(schema = "disabled")]`, which a kind whose CRD the
-//!   project installs never has, or
+//!   project installs never has,
 //! - the user lists it in Cargo.toml:
 //!
 //! ```toml
@@ -19,10 +19,19 @@
 //! external = ["src/vendor/", "monitoring::PodMonitor"]
 //! ```
 //!
-//! An entry is a file or folder (relative to the package root) or a Rust
-//! path that ends with the kind's name (`module::Kind`, with or without
-//! `crate::`). An entry that names nothing is an error at its line in
-//! Cargo.toml, so that a typo never lets a foreign CRD through.
+//! - its group is protected (`*.k8s.io`, `*.kubernetes.io`) and it has no
+//!   `api-approved.kubernetes.io` annotation: the API server refuses such a
+//!   CRD, so no project can install it that way, and the type is a client
+//!   of a Kubernetes SIG's API (Gateway API routes, say), or
+//! - the crate writes CRDs with `K::crd()` (see [`super::crd_calls`]) and
+//!   no such call names it.
+//!
+//! `[package.metadata.rsop] owned = [...]` lists kinds the project owns
+//! whatever the last two rules say. An entry of either list is a file or
+//! folder (relative to the package root) or a Rust path that ends with the
+//! kind's name (`module::Kind`, with or without `crate::`). An entry that
+//! names nothing is an error at its line in Cargo.toml, so that a typo
+//! never lets a foreign CRD through, nor drops an owned one.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -37,6 +46,8 @@ pub enum Reason {
     ExternalDir,
     SchemaDisabled,
     Listed,
+    ProtectedGroup,
+    NotGenerated,
 }
 
 impl Reason {
@@ -46,6 +57,10 @@ impl Reason {
             Reason::ExternalDir => "under src/external/",
             Reason::SchemaDisabled => "with `schema = \"disabled\"`",
             Reason::Listed => "listed in [package.metadata.rsop] external",
+            Reason::ProtectedGroup => {
+                "in a protected group without an `api-approved.kubernetes.io` annotation"
+            }
+            Reason::NotGenerated => "that no `K::crd()` call of the crate names",
         }
     }
 }
@@ -56,6 +71,47 @@ pub struct ForeignKind {
     pub reason: Reason,
     /// The Rust path of the kind's struct from the crate root.
     pub root_path: String,
+}
+
+/// What decides which kinds are the project's: the user's lists and the
+/// crate's `crd()` calls.
+#[derive(Debug, Default)]
+pub struct Ownership {
+    /// `[package.metadata.rsop] external`.
+    pub external: Vec<Entry>,
+    /// `[package.metadata.rsop] owned`.
+    pub owned: Vec<Entry>,
+    pub calls: super::crd_calls::CrdCalls,
+}
+
+impl Ownership {
+    /// Why the kind whose generated struct is at `root_path` (its spec
+    /// struct `spec`, declared in `file`, with the parsed `attrs`) is
+    /// another project's, by the rules the user can override with `owned`;
+    /// `None` when it is the project's.
+    pub fn judge(
+        &self,
+        root_path: &str,
+        spec: &str,
+        file: &Path,
+        attrs: &super::attrs::kube::KubeAttrs,
+    ) -> Option<Reason> {
+        if self.owned.iter().any(|e| e.matches(root_path, spec, file)) {
+            return None;
+        }
+        let approved = attrs
+            .annotations
+            .iter()
+            .any(|(key, _)| key == crate::project::names::API_APPROVED_ANNOTATION);
+        if crate::project::names::is_protected_group(&attrs.group) && !approved {
+            return Some(Reason::ProtectedGroup);
+        }
+        let root = root_path.rsplit("::").next().unwrap_or(root_path);
+        if self.calls.any() && !self.calls.names(root) {
+            return Some(Reason::NotGenerated);
+        }
+        None
+    }
 }
 
 /// Whether `text` (a whole source file) is kopium's output: kopium writes
@@ -126,9 +182,9 @@ impl Entry {
     }
 }
 
-/// The entries of `[package.metadata.rsop] external` in the Cargo.toml at
-/// `root`, each with its position, for the messages.
-pub fn listed(root: &Path) -> Result<Vec<Entry>> {
+/// The entries of `[package.metadata.rsop] <key>` (`external` or `owned`)
+/// in the Cargo.toml at `root`, each with its position, for the messages.
+pub fn listed(root: &Path, key: &str) -> Result<Vec<Entry>> {
     let path = root.join("Cargo.toml");
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(Vec::new());
@@ -141,19 +197,21 @@ pub fn listed(root: &Path) -> Result<Vec<Entry>> {
         .get("package")
         .and_then(|p| p.get("metadata"))
         .and_then(|m| m.get("rsop"))
-        .and_then(|r| r.get("external"))
+        .and_then(|r| r.get(key))
     else {
         return Ok(Vec::new());
     };
     let at = |span: Option<std::ops::Range<usize>>| {
         Location::at_offset("Cargo.toml", &text, span.map_or(0, |s| s.start))
     };
-    let help = "write `external = [\"src/vendor/\", \"module::Kind\"]`: files, folders or Rust paths of kinds";
+    let help = format!(
+        "write `{key} = [\"src/vendor/\", \"module::Kind\"]`: files, folders or Rust paths of kinds"
+    );
     let Some(array) = item.as_array() else {
         return Err(Error::Diagnostics(vec![
             Diagnostic::new(
                 at(item.span()),
-                "`[package.metadata.rsop] external` must be an array of strings",
+                format!("`[package.metadata.rsop] {key}` must be an array of strings"),
             )
             .with_help(help),
         ]));
@@ -169,9 +227,11 @@ pub fn listed(root: &Path) -> Result<Vec<Entry>> {
             other => problems.push(
                 Diagnostic::new(
                     at(other.span()),
-                    "each entry of `[package.metadata.rsop] external` must be a non-empty string",
+                    format!(
+                        "each entry of `[package.metadata.rsop] {key}` must be a non-empty string"
+                    ),
                 )
-                .with_help(help),
+                .with_help(help.clone()),
             ),
         }
     }
@@ -188,6 +248,7 @@ pub fn listed(root: &Path) -> Result<Vec<Entry>> {
 /// are not read: list them by path, if at all).
 pub fn unmatched(
     entries: &[Entry],
+    key: &str,
     root: &Path,
     kinds: &[(String, String, PathBuf)],
 ) -> Vec<Diagnostic> {
@@ -199,7 +260,7 @@ pub fn unmatched(
                     Diagnostic::new(
                         entry.location.clone(),
                         format!(
-                            "`[package.metadata.rsop] external` lists `{}`, but there is no such file or folder",
+                            "`[package.metadata.rsop] {key}` lists `{}`, but there is no such file or folder",
                             entry.text
                         ),
                     )
@@ -228,7 +289,7 @@ pub fn unmatched(
             Diagnostic::new(
                 entry.location.clone(),
                 format!(
-                    "`[package.metadata.rsop] external` lists `{}`, which is no kind of this crate",
+                    "`[package.metadata.rsop] {key}` lists `{}`, which is no kind of this crate",
                     entry.text
                 ),
             )
@@ -238,8 +299,11 @@ pub fn unmatched(
     problems
 }
 
-/// The one-line note on the skipped kinds, or `None` when there are none.
-pub fn summary(counts: &[(Reason, usize)]) -> Option<String> {
+/// The one-line note on the skipped kinds, or `None` when there are none:
+/// how many for each reason, with the names of those rsop judged foreign
+/// on its own (a protected group, no `crd()` call), which the user may
+/// want to claim with `owned`.
+pub fn summary(counts: &[(Reason, usize)], judged: &[(Reason, String)]) -> Option<String> {
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     if total == 0 {
         return None;
@@ -255,8 +319,21 @@ pub fn summary(counts: &[(Reason, usize)]) -> Option<String> {
         }
         first = false;
         let _ = write!(line, "{n} {}", reason.describe());
+        let names: Vec<String> = judged
+            .iter()
+            .filter(|(r, _)| r == reason)
+            .map(|(_, name)| format!("`{name}`"))
+            .collect();
+        if !names.is_empty() {
+            let _ = write!(line, ": {}", names.join(", "));
+        }
     }
     line.push_str("); their RBAC markers still apply");
+    if !judged.is_empty() {
+        line.push_str(
+            "; if the project installs one of these CRDs, list the kind in `[package.metadata.rsop] owned`",
+        );
+    }
     Some(line)
 }
 
@@ -334,7 +411,7 @@ mod tests {
             "VolumeSnapshotSpec".to_string(),
             PathBuf::from("src/vendor/mod.rs"),
         )];
-        let problems = unmatched(&entries, dir.path(), &kinds);
+        let problems = unmatched(&entries, "external", dir.path(), &kinds);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert_eq!(problems[0].location.line, 9);
         assert_eq!(
@@ -346,15 +423,30 @@ mod tests {
 
     #[test]
     fn the_summary_is_one_line() {
-        assert_eq!(summary(&[(Reason::Kopium, 0)]), None);
+        assert_eq!(summary(&[(Reason::Kopium, 0)], &[]), None);
         assert_eq!(
-            summary(&[
-                (Reason::Kopium, 4),
-                (Reason::ExternalDir, 0),
-                (Reason::Listed, 1)
-            ])
+            summary(
+                &[
+                    (Reason::Kopium, 4),
+                    (Reason::ExternalDir, 0),
+                    (Reason::Listed, 1)
+                ],
+                &[]
+            )
             .unwrap(),
             "note: wrote no CRD for 5 kinds the project uses but does not own (4 generated by kopium, 1 listed in [package.metadata.rsop] external); their RBAC markers still apply"
+        );
+        assert_eq!(
+            summary(
+                &[(Reason::ProtectedGroup, 1), (Reason::NotGenerated, 2)],
+                &[
+                    (Reason::ProtectedGroup, "gateway::HTTPRoute".into()),
+                    (Reason::NotGenerated, "sandbox::Sandbox".into()),
+                    (Reason::NotGenerated, "policy::Policy".into()),
+                ]
+            )
+            .unwrap(),
+            "note: wrote no CRD for 3 kinds the project uses but does not own (1 in a protected group without an `api-approved.kubernetes.io` annotation: `gateway::HTTPRoute`, 2 that no `K::crd()` call of the crate names: `sandbox::Sandbox`, `policy::Policy`); their RBAC markers still apply; if the project installs one of these CRDs, list the kind in `[package.metadata.rsop] owned`"
         );
     }
 }

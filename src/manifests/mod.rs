@@ -15,6 +15,7 @@ pub mod attrs;
 pub mod calls;
 pub mod cargo;
 pub mod crd;
+pub mod crd_calls;
 pub mod diagnostics;
 pub mod foreign;
 pub mod k8s_version;
@@ -128,7 +129,7 @@ pub fn generate_from(
             (schema::k8s::Table::pinned(), None)
         }
     };
-    let listed = foreign::listed(&opts.root)?;
+    let ownership = ownership(sources, &opts.root)?;
     // Without a model of the project's schemars or kube-core, or tables of
     // its k8s-openapi, no schema is derived (what rsop would find against
     // its own releases means nothing): every kind is built, for that one
@@ -155,20 +156,43 @@ pub fn generate_from(
             ..selection.model.clone().unwrap_or_default()
         },
         opts.derivation != Derivation::Cargo && unmodelled.is_empty(),
-        &listed,
+        &ownership,
     );
     found.extend(problems);
-    found.extend(foreign::unmatched(&listed, &opts.root, &kinds));
+    found.extend(foreign::unmatched(
+        &ownership.external,
+        "external",
+        &opts.root,
+        &kinds,
+    ));
+    found.extend(foreign::unmatched(
+        &ownership.owned,
+        "owned",
+        &opts.root,
+        &kinds,
+    ));
     let mut skipped = vec![(foreign::Reason::ExternalDir, sources.external_kind_count())];
     for reason in [
         foreign::Reason::Kopium,
         foreign::Reason::SchemaDisabled,
         foreign::Reason::Listed,
+        foreign::Reason::ProtectedGroup,
+        foreign::Reason::NotGenerated,
     ] {
         let n = foreign_kinds.iter().filter(|k| k.reason == reason).count();
         skipped.push((reason, n));
     }
     skipped.sort();
+    let judged: Vec<(foreign::Reason, String)> = foreign_kinds
+        .iter()
+        .filter(|k| {
+            matches!(
+                k.reason,
+                foreign::Reason::ProtectedGroup | foreign::Reason::NotGenerated
+            )
+        })
+        .map(|k| (k.reason, k.root_path.clone()))
+        .collect();
     if opts.derivation != Derivation::Cargo {
         for v in &mut versions {
             v.needs_code.splice(0..0, unmodelled.iter().cloned());
@@ -256,10 +280,28 @@ pub fn generate_from(
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
     let mut generated = generate_rest(sources, opts, diagnostics, found, versions, notes)?;
     generated.built = built;
-    if let Some(line) = foreign::summary(&skipped) {
+    if let Some(line) = foreign::summary(&skipped, &judged) {
         let _ = writeln!(notes, "{line}");
     }
     Ok(generated)
+}
+
+/// The user's `external` and `owned` lists, and the kinds the crate's
+/// `crd()` calls name (in the files rsop read, and in `tests/`,
+/// `examples/` and `build.rs`).
+fn ownership(sources: &Sources, root: &Path) -> Result<foreign::Ownership> {
+    let extra = crd_calls::extra_files(root);
+    let files = sources
+        .files
+        .iter()
+        .filter(|f| !f.dependency)
+        .map(|f| (f.path.as_path(), f.text.as_str()))
+        .chain(extra.iter().map(|(p, t)| (p.as_path(), t.as_str())));
+    Ok(foreign::Ownership {
+        external: foreign::listed(root, "external")?,
+        owned: foreign::listed(root, "owned")?,
+        calls: crd_calls::scan(files),
+    })
 }
 
 fn plural_kinds(n: usize) -> String {

@@ -260,16 +260,6 @@ const BAD: &[Bad] = &[
         ],
     },
     Bad {
-        name: "protected group without approval",
-        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"apps.k8s.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n",
-        expect: &[
-            "the API server refuses the CRD of `App.apps.k8s.io`: `apps.k8s.io` is a protected group and it has no `api-approved.kubernetes.io` annotation",
-            "src/lib.rs:7:12",
-            "annotation(\"api-approved.kubernetes.io\", \"<URL of the pull request that approved the API>\")",
-            "such as `\"unapproved, experimental-only\"`",
-        ],
-    },
-    Bad {
         name: "protected group with an invalid approval",
         source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"kubernetes.io\", version = \"v1\", kind = \"App\", annotation(\"api-approved.kubernetes.io\", \"yes\"))]\npub struct AppSpec { pub x: i32 }\n",
         expect: &[
@@ -1134,4 +1124,93 @@ fn a_namespaced_project_refuses_requests_across_the_cluster() {
         ));
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+/// Kinds a crate writes no CRD for get none: hand-written client types in
+/// a protected group without the approval annotation, and, where a crdgen
+/// prints `K::crd()`, the kinds it does not print. An enum spec is a kind
+/// like any other. Nothing needs the build; `owned` claims a kind back, and
+/// an `owned` entry that names nothing fails at its line in Cargo.toml.
+#[test]
+fn kinds_the_crate_does_not_generate_are_foreign_unless_owned() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests/owned-kinds");
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&case, tmp.path(), Some("expected"));
+    let run = rsop(tmp.path(), &["manifests", "--static"]).success();
+    assert!(
+        run.stderr.contains(
+            "note: wrote no CRD for 2 kinds the project uses but does not own \
+             (1 in a protected group without an `api-approved.kubernetes.io` annotation: `clients::HttpRoute`, \
+             1 that no `K::crd()` call of the crate names: `clients::Sandbox`); their RBAC markers still apply; \
+             if the project installs one of these CRDs, list the kind in `[package.metadata.rsop] owned`"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_tree(&tmp.path().join("config"), &case.join("expected"));
+
+    // Claimed with `owned`, the sandbox gets its CRD.
+    let manifest = tmp.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[package.metadata.rsop]\nowned = [\"clients::Sandbox\"]\n"),
+    )
+    .unwrap();
+    let run = rsop(tmp.path(), &["manifests", "--static"]).success();
+    assert!(
+        run.stdout
+            .contains("create  config/crd/bases/agents.x-k8s.io_sandboxes.yaml"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("wrote no CRD for 1 kind "),
+        "{}",
+        run.stderr
+    );
+
+    // A typo in `owned` is an error at its line; nothing is written.
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[package.metadata.rsop]\nowned = [\"clients::Sandbx\"]\n"),
+    )
+    .unwrap();
+    if let Some(problems) = refusal_problems(
+        tmp.path(),
+        &["manifests"],
+        1,
+        &[
+            "`[package.metadata.rsop] owned` lists `clients::Sandbx`, which is no kind of this crate",
+            "--> Cargo.toml:7:10",
+            "did you mean `clients::Sandbox`?",
+            "nothing was written",
+        ],
+    ) {
+        panic!("{problems}");
+    }
+
+    // A protected group's kind that the project claims must carry the
+    // approval annotation: the API server refuses its CRD otherwise.
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[package.metadata.rsop]\nowned = [\"clients::HttpRoute\"]\n"),
+    )
+    .unwrap();
+    if let Some(problems) = refusal_problems(
+        tmp.path(),
+        &["manifests"],
+        1,
+        &[
+            "the API server refuses the CRD of `HTTPRoute.gateway.networking.k8s.io`: \
+             `gateway.networking.k8s.io` is a protected group and it has no `api-approved.kubernetes.io` annotation",
+            "src/clients.rs:",
+            "annotation(\"api-approved.kubernetes.io\", \"<URL of the pull request that approved the API>\")",
+            "such as `\"unapproved, experimental-only\"`",
+            "nothing was written",
+        ],
+    ) {
+        panic!("{problems}");
+    }
 }

@@ -1,0 +1,452 @@
+//! The kinds a crate writes CRDs for itself. Operators that install their
+//! own CRDs print them with `K::crd()`: a crdgen binary, a `main` that
+//! dumps them, `merge_crds(vec![v1::K::crd(), v2::K::crd()], ..)`, a test
+//! that writes the YAML. When a crate has such calls, they name the kinds
+//! it owns: a `#[derive(CustomResource)]` kind that none names is a client
+//! type of another project's kind, written by hand (a partial Gateway API
+//! route, another operator's policy), whose CRD is not this project's to
+//! install.
+//!
+//! A call counts when the function around it puts CRDs out: it serializes
+//! or prints them, merges them, returns `CustomResourceDefinition`s, or is
+//! a `main`. A test that only inspects one kind's CRD names nothing, so a
+//! test of one kind never makes the others foreign. The calls are found in
+//! the token trees, so that calls inside macros (`println!`, `vec!`) count.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+
+use super::diagnostics::Location;
+
+/// What the crate's generating functions call `crd()` on.
+#[derive(Debug, Clone, Default)]
+pub struct CrdCalls {
+    /// The type names before `::crd()` (`Widget` of `v1::Widget::crd()`).
+    pub named: BTreeSet<String>,
+    /// Where the first generating call is, for the note.
+    pub first: Option<Location>,
+}
+
+impl CrdCalls {
+    /// Whether the crate makes any generating call at all.
+    pub fn any(&self) -> bool {
+        self.first.is_some()
+    }
+
+    /// Whether the calls name the kind whose generated struct is `root`.
+    pub fn names(&self, root: &str) -> bool {
+        self.named.contains(root)
+    }
+}
+
+/// Identifiers that, in a function's body, say it puts CRDs out.
+const EMITTING: &[&str] = &[
+    "serde_yaml",
+    "serde_yml",
+    "serde_yaml_ng",
+    "serde_norway",
+    "serde_json",
+    "to_string",
+    "to_string_pretty",
+    "to_writer",
+    "to_writer_pretty",
+    "to_vec",
+    "to_vec_pretty",
+    "to_value",
+    "print",
+    "println",
+    "write",
+    "write_all",
+    "writeln",
+    "merge_crds",
+];
+
+/// Identifiers that, in a test's body, say it writes CRDs out (a test that
+/// only serializes one to look at it names nothing).
+const WRITING: &[&str] = &["print", "println", "write", "write_all", "writeln", "File"];
+
+/// Finds the generating `crd()` calls in `files` (path relative to the
+/// package root, text).
+pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCalls {
+    let mut out = CrdCalls::default();
+    // Receivers that are type parameters (`K::crd()` in a generic helper):
+    // the helper's callers name the kinds in their turbofish.
+    let mut generic_helpers: BTreeSet<String> = BTreeSet::new();
+    let mut parsed: Vec<(&Path, &str, TokenStream)> = Vec::new();
+    for (path, text) in files {
+        if !text.contains("crd(") && !text.contains("crd (") {
+            parsed.push((path, text, TokenStream::new()));
+            continue;
+        }
+        let Ok(tokens) = text.parse::<TokenStream>() else {
+            continue;
+        };
+        let mut found = Vec::new();
+        functions(tokens.clone(), &mut found);
+        for f in found {
+            if !f.emits {
+                continue;
+            }
+            for (receiver, span) in f.receivers {
+                if f.generics.contains(&receiver) {
+                    generic_helpers.insert(f.name.clone());
+                } else {
+                    out.named.insert(receiver);
+                }
+                if out.first.is_none() {
+                    out.first = Some(Location::of_span(path, span));
+                }
+            }
+        }
+        parsed.push((path, text, tokens));
+    }
+    if !generic_helpers.is_empty() {
+        for (_, text, tokens) in &parsed {
+            if generic_helpers.iter().any(|h| text.contains(h.as_str())) {
+                let tokens = if tokens.is_empty() {
+                    text.parse::<TokenStream>().unwrap_or_default()
+                } else {
+                    tokens.clone()
+                };
+                turbofish_args(tokens, &generic_helpers, &mut out.named);
+            }
+        }
+    }
+    out
+}
+
+/// The `.rs` files under the package's `tests/`, `examples/` and its
+/// `build.rs`, which `cargo metadata`'s targets do not put in the module
+/// tree rsop reads (path relative to `root`, text).
+pub fn extra_files(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(root.join("build.rs")) {
+        out.push((PathBuf::from("build.rs"), text));
+    }
+    for dir in ["tests", "examples"] {
+        for entry in walkdir::WalkDir::new(root.join(dir))
+            .max_depth(4)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        {
+            if let Ok(text) = std::fs::read_to_string(entry.path()) {
+                let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
+                out.push((relative.to_path_buf(), text));
+            }
+        }
+    }
+    out
+}
+
+/// A function found in the token trees.
+struct Function {
+    name: String,
+    /// Its type parameters' names.
+    generics: BTreeSet<String>,
+    /// Whether it puts CRDs out (see the module's doc).
+    emits: bool,
+    /// The receivers of its `::crd()` calls.
+    receivers: Vec<(String, proc_macro2::Span)>,
+}
+
+/// Every `fn` in `tokens`, nested ones (in `mod` and `impl` blocks)
+/// included.
+fn functions(tokens: TokenStream, out: &mut Vec<Function>) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut i = 0;
+    while i < trees.len() {
+        match &trees[i] {
+            TokenTree::Ident(id) if id == "fn" => {
+                let Some(TokenTree::Ident(name)) = trees.get(i + 1) else {
+                    i += 1;
+                    continue;
+                };
+                // The signature runs to the body, the first brace group.
+                let mut j = i + 2;
+                let mut signature = Vec::new();
+                while j < trees.len() {
+                    match &trees[j] {
+                        TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => break,
+                        TokenTree::Punct(p) if p.as_char() == ';' => break,
+                        t => signature.push(t.clone()),
+                    }
+                    j += 1;
+                }
+                let Some(TokenTree::Group(body)) = trees.get(j) else {
+                    i = j + 1;
+                    continue;
+                };
+                let attributes = preceding_attributes(&trees[..i]);
+                let test = attributes.iter().any(|a| a.ends_with("test"));
+                let mut idents = BTreeSet::new();
+                let mut receivers = Vec::new();
+                walk(body.stream(), &mut idents, &mut receivers);
+                let signature_idents: BTreeSet<String> = signature
+                    .iter()
+                    .flat_map(|t| {
+                        let mut s = BTreeSet::new();
+                        walk(
+                            std::iter::once(t.clone()).collect(),
+                            &mut s,
+                            &mut Vec::new(),
+                        );
+                        s
+                    })
+                    .collect();
+                let emits = if test {
+                    WRITING.iter().any(|w| idents.contains(*w))
+                } else {
+                    name == "main"
+                        || signature_idents.contains("CustomResourceDefinition")
+                        || EMITTING.iter().any(|w| idents.contains(*w))
+                };
+                out.push(Function {
+                    name: name.to_string(),
+                    generics: generics(&signature),
+                    emits,
+                    receivers,
+                });
+                // Functions nested in this one's body.
+                functions(body.stream(), out);
+                i = j + 1;
+            }
+            TokenTree::Group(g) => {
+                functions(g.stream(), out);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// The paths of the outer attributes right before `trees`' end
+/// (`#[test]`, `#[tokio::test]`), skipping visibility and qualifiers.
+fn preceding_attributes(trees: &[TokenTree]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut k = trees.len();
+    while k > 0 {
+        match &trees[k - 1] {
+            TokenTree::Ident(id)
+                if [
+                    "pub", "async", "const", "unsafe", "extern", "crate", "self", "super",
+                ]
+                .contains(&id.to_string().as_str()) =>
+            {
+                k -= 1;
+            }
+            TokenTree::Literal(_) => k -= 1,
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => k -= 1,
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
+                if k >= 2 && matches!(&trees[k - 2], TokenTree::Punct(p) if p.as_char() == '#') {
+                    let path: String = g
+                        .stream()
+                        .into_iter()
+                        .take_while(|t| !matches!(t, TokenTree::Group(_)))
+                        .map(|t| t.to_string())
+                        .collect();
+                    out.push(path);
+                    k -= 2;
+                } else {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+/// The names of the type parameters in a signature's leading `<...>`.
+fn generics(signature: &[TokenTree]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let Some(TokenTree::Punct(open)) = signature.first() else {
+        return out;
+    };
+    if open.as_char() != '<' {
+        return out;
+    }
+    let mut depth = 0usize;
+    let mut expect_name = true;
+    for t in signature {
+        match t {
+            TokenTree::Punct(p) if p.as_char() == '<' => {
+                depth += 1;
+                expect_name = depth == 1;
+            }
+            TokenTree::Punct(p) if p.as_char() == '>' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    break;
+                }
+            }
+            TokenTree::Punct(p) if p.as_char() == ',' && depth == 1 => expect_name = true,
+            TokenTree::Ident(id) if expect_name && depth == 1 && id != "const" => {
+                out.insert(id.to_string());
+                expect_name = false;
+            }
+            TokenTree::Punct(p) if p.as_char() == '\'' => expect_name = false,
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Collects every identifier in `tokens`, and the receivers of its
+/// `X::crd()` and `<X as CustomResourceExt>::crd()` calls.
+fn walk(
+    tokens: TokenStream,
+    idents: &mut BTreeSet<String>,
+    receivers: &mut Vec<(String, proc_macro2::Span)>,
+) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Ident(id) => {
+                idents.insert(id.to_string());
+                if id == "crd"
+                    && matches!(trees.get(i + 1), Some(TokenTree::Group(g))
+                        if g.delimiter() == Delimiter::Parenthesis && g.stream().is_empty())
+                    && i >= 3
+                    && is_path_sep(&trees[i - 2], &trees[i - 1])
+                    && let Some(receiver) = receiver_before(&trees[..i - 2])
+                {
+                    receivers.push((receiver, id.span()));
+                }
+            }
+            TokenTree::Group(g) => walk(g.stream(), idents, receivers),
+            _ => {}
+        }
+    }
+}
+
+fn is_path_sep(a: &TokenTree, b: &TokenTree) -> bool {
+    matches!((a, b), (TokenTree::Punct(x), TokenTree::Punct(y)) if x.as_char() == ':' && y.as_char() == ':')
+}
+
+/// The type name a path ends with: `Widget` of `v1::Widget`, `X` of
+/// `<X as CustomResourceExt>`.
+fn receiver_before(trees: &[TokenTree]) -> Option<String> {
+    match trees.last()? {
+        TokenTree::Ident(id) => Some(id.to_string()),
+        TokenTree::Punct(p) if p.as_char() == '>' => {
+            // `<X as Trait>` or `X::<T>`: the first identifier after the `<`
+            // that opens it.
+            let mut depth = 0usize;
+            for k in (0..trees.len()).rev() {
+                match &trees[k] {
+                    TokenTree::Punct(p) if p.as_char() == '>' => depth += 1,
+                    TokenTree::Punct(p) if p.as_char() == '<' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return trees[k + 1..].iter().find_map(|t| match t {
+                                TokenTree::Ident(id) if id != "as" => Some(id.to_string()),
+                                _ => None,
+                            });
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The last identifier of each type argument in `helper::<X, ..>` calls
+/// to any of `helpers`.
+fn turbofish_args(tokens: TokenStream, helpers: &BTreeSet<String>, out: &mut BTreeSet<String>) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Ident(id)
+                if helpers.contains(&id.to_string())
+                    && trees.len() > i + 3
+                    && is_path_sep(&trees[i + 1], &trees[i + 2])
+                    && matches!(&trees[i + 3], TokenTree::Punct(p) if p.as_char() == '<') =>
+            {
+                let mut depth = 0usize;
+                let mut last = None;
+                for t in &trees[i + 3..] {
+                    match t {
+                        TokenTree::Punct(p) if p.as_char() == '<' => depth += 1,
+                        TokenTree::Punct(p) if p.as_char() == '>' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        TokenTree::Punct(p) if p.as_char() == ',' && depth == 1 => {
+                            out.extend(last.take());
+                        }
+                        TokenTree::Ident(id) if depth == 1 => last = Some(id.to_string()),
+                        _ => {}
+                    }
+                }
+                out.extend(last);
+            }
+            TokenTree::Group(g) => turbofish_args(g.stream(), helpers, out),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(files: &[(&str, &str)]) -> Vec<String> {
+        scan(files.iter().map(|(p, t)| (Path::new(*p), *t)))
+            .named
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn a_crdgen_main_names_its_kinds() {
+        let main = "use kube::CustomResourceExt;\n\
+            fn main() {\n\
+                print!(\"{}\", serde_yaml::to_string(&api::Widget::crd()).unwrap());\n\
+                let gadget = <Gadget as CustomResourceExt>::crd();\n\
+                println!(\"{}\", serde_yaml::to_string(&gadget).unwrap());\n\
+            }\n";
+        assert_eq!(named(&[("src/bin/crdgen.rs", main)]), ["Gadget", "Widget"]);
+    }
+
+    #[test]
+    fn merge_crds_and_functions_returning_crds_name_kinds() {
+        let lib = "pub fn crds() -> Vec<CustomResourceDefinition> { vec![A::crd()] }\n\
+            fn merged() -> X { merge_crds(vec![v1::B::crd(), v2::B::crd()], \"v2\").unwrap() }\n";
+        assert_eq!(named(&[("src/lib.rs", lib)]), ["A", "B"]);
+    }
+
+    #[test]
+    fn a_test_that_only_inspects_a_crd_names_nothing() {
+        let lib = "#[cfg(test)] mod tests {\n\
+            #[test] fn plural() { assert_eq!(A::crd().spec.names.plural, \"as\"); }\n\
+            #[test] fn schema() { let v = serde_json::to_value(B::crd()).unwrap(); assert!(v.is_object()); }\n\
+            #[test] fn writes() { std::fs::write(\"crd.yaml\", serde_yaml::to_string(&C::crd()).unwrap()).unwrap(); }\n\
+            }\n";
+        let calls = scan([(Path::new("src/lib.rs"), lib)]);
+        assert_eq!(calls.named.into_iter().collect::<Vec<_>>(), ["C"]);
+        assert_eq!(calls.first.unwrap().line, 4);
+    }
+
+    #[test]
+    fn a_generic_helper_is_followed_to_its_turbofish_callers() {
+        let bin = "fn write<K: CustomResourceExt>(dir: &Path) {\n\
+                std::fs::write(dir.join(\"x.yaml\"), serde_yaml::to_string(&K::crd()).unwrap()).unwrap();\n\
+            }\n\
+            fn main() { write::<api::A>(p); write::<B>(p); }\n";
+        assert_eq!(named(&[("src/main.rs", bin)]), ["A", "B"]);
+    }
+
+    #[test]
+    fn code_without_calls_names_nothing() {
+        let calls = scan([(Path::new("src/lib.rs"), "fn main() { run(); }")]);
+        assert!(!calls.any());
+    }
+}

@@ -1,0 +1,22 @@
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A backup of a volume.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[kube(group = "backup.example.com", version = "v1", kind = "Backup", namespaced)]
+pub struct BackupSpec {
+    /// The claim to back up.
+    pub claim: String,
+}
+
+/// Where a restore reads from: a spec that is an enum.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
+#[kube(group = "backup.example.com", version = "v1", kind = "Restore", namespaced)]
+#[serde(rename_all = "camelCase")]
+pub enum RestoreSpec {
+    /// From a backup of this namespace.
+    FromBackup { name: String },
+    /// From a URL.
+    FromUrl(String),
+}
