@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     let mut stdout = anstream::stdout();
     match rsop::run(cli, &cwd, &mut stdout) {
         Ok(rsop::Outcome::Done) => ExitCode::SUCCESS,
-        Ok(rsop::Outcome::Drift) => ExitCode::from(1),
+        Ok(rsop::Outcome::Drift | rsop::Outcome::Incomplete) => ExitCode::from(1),
         Err(e) => {
             let _ = stdout.flush();
             report(&e);

@@ -53,7 +53,12 @@ pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
     } else {
         Mode::Write
     };
-    output::apply(&root, &changes, mode, out)
+    let outcome = output::apply(&root, &changes, mode, out)?;
+    Ok(if generated.incomplete && outcome == Outcome::Done {
+        Outcome::Incomplete
+    } else {
+        outcome
+    })
 }
 
 /// `--verify`: every CRD version of a hybrid run (static wherever rsop can)

@@ -82,6 +82,9 @@ pub struct Generated {
     /// What the project's kube-derive gave for the versions that were
     /// built: each one's whole `K::crd()`, keyed `group/Kind/version`.
     pub built: BTreeMap<String, serde_json::Value>,
+    /// The crdgen build failed: the kinds it was to derive kept the CRDs
+    /// on disk, and the failure went to the notes.
+    pub incomplete: bool,
 }
 
 /// Reads the project and generates every manifest; problems in the sources
@@ -200,6 +203,7 @@ pub fn generate_from(
     }
     let mut deferred: Vec<(String, String)> = Vec::new();
     let mut built = BTreeMap::new();
+    let mut incomplete = false;
     let needing_code: Vec<usize> = (0..versions.len())
         .filter(|&i| opts.derivation == Derivation::Cargo || !versions[i].needs_code.is_empty())
         .collect();
@@ -256,18 +260,48 @@ pub fn generate_from(
                     );
                 }
                 let started = std::time::Instant::now();
-                built = cargo::schemas(&opts.root, &pending)?;
-                let _ = writeln!(
-                    notes,
-                    "note: built the schema of {} with cargo in {:.1} s{}",
-                    plural_kinds(pending.len()),
-                    started.elapsed().as_secs_f64(),
-                    if opts.derivation == Derivation::Hybrid {
-                        "; make the constructs above static to skip the build"
-                    } else {
-                        ""
+                match cargo::schemas(&opts.root, &pending) {
+                    Ok(b) => built = b,
+                    // A build that cannot run (a git dependency offline, a
+                    // build script that downloads, no linker) costs only the
+                    // kinds it was for: the rest is written.
+                    Err(e) if opts.derivation == Derivation::Hybrid => {
+                        let _ = writeln!(notes, "error: {e}");
+                        if let Some(help) = e.help() {
+                            let _ = writeln!(notes, "  help: {help}");
+                        }
+                        let kinds: Vec<String> = pending
+                            .iter()
+                            .map(|v| format!("`{}`", v.attrs.kind))
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .into_iter()
+                            .collect();
+                        let _ = writeln!(
+                            notes,
+                            "note: the CRDs of {} were left as they are on disk; every other manifest was derived statically and written",
+                            kinds.join(", ")
+                        );
+                        for &i in &needing_code {
+                            let v = &versions[i];
+                            deferred.push((v.attrs.group.clone(), v.attrs.kind.clone()));
+                        }
+                        incomplete = true;
                     }
-                );
+                    Err(e) => return Err(e),
+                }
+                if !incomplete {
+                    let _ = writeln!(
+                        notes,
+                        "note: built the schema of {} with cargo in {:.1} s{}",
+                        plural_kinds(pending.len()),
+                        started.elapsed().as_secs_f64(),
+                        if opts.derivation == Derivation::Hybrid {
+                            "; make the constructs above static to skip the build"
+                        } else {
+                            ""
+                        }
+                    );
+                }
                 for &i in &needing_code {
                     let v = &mut versions[i];
                     if let Some(crd) = built.get(&v.key()) {
@@ -280,6 +314,7 @@ pub fn generate_from(
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
     let mut generated = generate_rest(sources, opts, diagnostics, found, versions, notes)?;
     generated.built = built;
+    generated.incomplete = incomplete;
     if let Some(line) = foreign::summary(&skipped, &judged) {
         let _ = writeln!(notes, "{line}");
     }
@@ -408,6 +443,7 @@ fn generate_rest(
     Ok(Generated {
         files,
         built: BTreeMap::new(),
+        incomplete: false,
     })
 }
 

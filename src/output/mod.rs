@@ -39,6 +39,9 @@ pub enum Outcome {
     Done,
     /// Check mode found files that differ from what rsop would write.
     Drift,
+    /// Some files could not be made (a build that failed); the others
+    /// were written, and what went wrong was reported.
+    Incomplete,
 }
 
 /// Applies `changes` under `root` and reports on `out`.

@@ -411,3 +411,43 @@ fn processes_using(marker: &str) -> Vec<String> {
     }
     found
 }
+
+/// A build that cannot run (here, a git dependency with cargo offline)
+/// costs only the kinds that needed it: rsop says which and why, writes
+/// every CRD it derived statically, leaves the other kinds' CRDs on disk as
+/// they are, and exits 1.
+#[test]
+fn a_build_that_cannot_run_leaves_only_its_kinds_unwritten() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = library(tmp.path());
+    let manifest = root.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    write(
+        &manifest,
+        &format!("{text}vendored-client = {{ git = \"https://git.invalid/vendored-client\" }}\n"),
+    );
+    let stale = "# the Coded CRD as the project last wrote it\n";
+    let coded = root.join("config/crd/bases/hybrid.example.com_codeds.yaml");
+    write(&coded, stale);
+    let mut env = generated_cargo_env();
+    env.push(("CARGO_NET_OFFLINE", "true".into()));
+    let run = rsop_with_env(&root, &["manifests"], &env);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for needle in [
+        "rsop builds these kinds because their schema needs code to run",
+        &format!("src/kinds/coded.rs:{}", coded_impl_line()),
+        "note: the CRDs of `Coded` were left as they are on disk; every other manifest was derived statically and written",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "{needle:?} not in\n{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&coded).unwrap(), stale);
+    let plain =
+        std::fs::read_to_string(root.join("config/crd/bases/hybrid.example.com_plains.yaml"))
+            .unwrap();
+    assert!(plain.contains("size:"), "{plain}");
+}
