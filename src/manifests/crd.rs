@@ -263,6 +263,27 @@ fn owned_version<'a>(
     let incomplete = errors
         .iter()
         .any(|(_, message, _)| message.starts_with("`#[kube(...)]` has no "));
+    if incomplete {
+        // Listed as another project's (by its file, say, as the help below
+        // suggests): no CRD, and nothing to complain about.
+        let mut guess = module.path.clone();
+        guess.push(ident.to_string());
+        let guess = guess.join("::");
+        if ownership
+            .external
+            .iter()
+            .any(|e| e.matches(&guess, &ident.to_string(), &location.file))
+        {
+            found
+                .kinds
+                .push((guess.clone(), ident.to_string(), location.file.clone()));
+            found.foreign.push(ForeignKind {
+                reason: Reason::Listed,
+                root_path: guess,
+            });
+            return None;
+        }
+    }
     if incomplete && let Some(mac) = other_attribute_macro(s.attrs()) {
         // Another crate's attribute macro writes this kind's `#[kube(...)]`.
         let listed = file.display();

@@ -1214,3 +1214,80 @@ fn kinds_the_crate_does_not_generate_are_foreign_unless_owned() {
         panic!("{problems}");
     }
 }
+
+/// Each `help:` that names a fix clears its error when applied: rsop runs
+/// again on the fixed crate and writes its manifests.
+#[test]
+fn applying_a_help_clears_its_error() {
+    struct Fix {
+        name: &'static str,
+        source: &'static str,
+        /// What the help says to append to Cargo.toml.
+        cargo_toml: &'static str,
+        /// What it says to replace in the source, as (from, to).
+        replace: Option<(&'static str, &'static str)>,
+        help: &'static str,
+    }
+    let fixes = [
+        Fix {
+            name: "list a macro-written kind as external",
+            source: "#[versioned(crd(group = \"a.io\"))]\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct AppSpec { pub x: i32 }\n",
+            cargo_toml: "\n[package.metadata.rsop]\nexternal = [\"src/lib.rs\"]\n",
+            replace: None,
+            help: "[package.metadata.rsop] external = [\"src/lib.rs\"]",
+        },
+        Fix {
+            name: "an unknown kube key's suggestion",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", shortnames = \"a\")]\npub struct AppSpec { pub x: i32 }\n",
+            cargo_toml: "",
+            replace: Some(("shortnames", "shortname")),
+            help: "did you mean `shortname`?",
+        },
+        Fix {
+            name: "approve a claimed protected group",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"apps.k8s.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n",
+            cargo_toml: "\n[package.metadata.rsop]\nowned = [\"App\"]\n",
+            replace: Some((
+                "kind = \"App\"",
+                "kind = \"App\", annotation(\"api-approved.kubernetes.io\", \"unapproved, experimental-only\")",
+            )),
+            help: "such as `\"unapproved, experimental-only\"`",
+        },
+    ];
+    for fix in fixes {
+        let tmp = tempfile::tempdir().unwrap();
+        let manifest = tmp.path().join("Cargo.toml");
+        let package = "[package]\nname = \"fix\"\nversion = \"0.1.0\"\n";
+        let owned_only = fix.cargo_toml.contains("owned");
+        std::fs::write(
+            &manifest,
+            if owned_only {
+                format!("{package}{}", fix.cargo_toml)
+            } else {
+                package.to_string()
+            },
+        )
+        .unwrap();
+        std::fs::create_dir(tmp.path().join("src")).unwrap();
+        let lib = tmp.path().join("src/lib.rs");
+        std::fs::write(&lib, format!("{KIND_HEAD}\n{}", fix.source)).unwrap();
+        let run = rsop(tmp.path(), &["manifests", "--static"]);
+        assert_eq!(run.code, 1, "{}: {}", fix.name, run.stderr);
+        assert!(
+            run.stderr.contains(fix.help),
+            "{}: {}",
+            fix.name,
+            run.stderr
+        );
+        if !owned_only {
+            let text = std::fs::read_to_string(&manifest).unwrap();
+            std::fs::write(&manifest, format!("{text}{}", fix.cargo_toml)).unwrap();
+        }
+        if let Some((from, to)) = fix.replace {
+            let text = std::fs::read_to_string(&lib).unwrap();
+            std::fs::write(&lib, text.replace(from, to)).unwrap();
+        }
+        let run = rsop(tmp.path(), &["manifests", "--static"]);
+        assert_eq!(run.code, 0, "{}: {}", fix.name, run.stderr);
+    }
+}
