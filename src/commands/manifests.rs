@@ -12,8 +12,9 @@ use crate::project::Project;
 
 pub fn run(args: &ManifestsArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let root = cwd.join(&args.dir);
-    // PROJECT is optional: any kube-rs crate can use `rsop manifests`.
-    let project = Project::load_optional(&root)?;
+    // PROJECT is optional: any kube-rs crate can use `rsop manifests`,
+    // one ported from a kubebuilder project (whose PROJECT is Go's) too.
+    let project = Project::load_if_rsop(&root)?;
     let opts = ManifestsOptions {
         root: root.clone(),
         crd_dir: args.crd_dir.clone(),

@@ -252,6 +252,26 @@ struct Versioned {
     version: Option<String>,
 }
 
+/// Whether a PROJECT file's text is rsop's: its `layout` names rsop's, or
+/// it names none of another tool's (a damaged rsop PROJECT is still
+/// rsop's, to be reported as such).
+fn is_rsop_project(text: &str) -> bool {
+    let layouts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| !l.starts_with("layout:"))
+        .take_while(|l| l.starts_with("layout:") || l.starts_with("- "))
+        .flat_map(|l| {
+            l.trim_start_matches("layout:")
+                .trim_start_matches("- ")
+                .split(',')
+        })
+        .map(|l| l.trim().trim_matches(['[', ']', '\'', '"']))
+        .filter(|l| !l.is_empty())
+        .collect();
+    layouts.is_empty() || layouts.iter().any(|l| l.contains("rsop"))
+}
+
 impl Project {
     /// A new project with no resources.
     pub fn new(domain: &str, project_name: &str) -> Self {
@@ -321,6 +341,20 @@ impl Project {
         let path = root.join(PROJECT_FILE);
         match std::fs::read_to_string(&path) {
             Ok(text) => Self::from_yaml(&path, &text).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io("read", &path, e)),
+        }
+    }
+
+    /// The PROJECT file under `root` if rsop wrote it: a kubebuilder or
+    /// operator-sdk project's (a Go operator ported to Rust keeps it, with
+    /// `layout: go.kubebuilder.io/v4`) is no rsop project, and `None`, for
+    /// the commands that work on any kube-rs crate.
+    pub fn load_if_rsop(root: &Path) -> Result<Option<Self>> {
+        let path = root.join(PROJECT_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) if is_rsop_project(&text) => Self::from_yaml(&path, &text).map(Some),
+            Ok(_) => Ok(None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io("read", &path, e)),
         }
@@ -400,6 +434,25 @@ impl Project {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kubebuilder_project_file_is_not_rsops() {
+        assert!(is_rsop_project("version: '1'\nlayout: rust.rsop.dev/v1\n"));
+        assert!(is_rsop_project("version: '1'\n"));
+        assert!(!is_rsop_project(
+            "domain: x.com\nlayout:\n- go.kubebuilder.io/v4\nplugins: {}\nversion: \"3\"\n"
+        ));
+        assert!(!is_rsop_project(
+            "layout: [go.kubebuilder.io/v4]\nversion: \"3\"\n"
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(PROJECT_FILE),
+            "layout:\n- go.kubebuilder.io/v4\nversion: \"3\"\n",
+        )
+        .unwrap();
+        assert!(Project::load_if_rsop(dir.path()).unwrap().is_none());
+    }
 
     #[test]
     fn round_trip() {
