@@ -18,10 +18,14 @@
 #
 # Patch releases are listed one by one because they can change schemas
 # (0.26.1 made Quantity int-or-string), so rsop matches Cargo.lock's exact
-# version. kube 2, 3, 4 and 5 use the 0.26, 0.27, 0.28 and 0.29 lines.
+# version. kube 2, 3, 4 and 5 use the 0.26, 0.27, 0.28 and 0.29 lines;
+# kube 0.85 to 1.1 the 0.19 to 0.25 lines, whose `JsonSchema` impls are
+# schemars 0.8's (dumped by dump08.rs, with the schemars 0.8 release
+# SCHEMARS08 names).
 set -euo pipefail
 
-VERSIONS="0.29.0 0.28.0 0.27.1 0.26.1 0.27.0 0.26.0"
+VERSIONS="0.29.0 0.28.0 0.27.1 0.26.1 0.27.0 0.26.0 0.25.0 0.24.0 0.23.0 0.22.0 0.21.1 0.21.0 0.20.0 0.19.0"
+SCHEMARS08=${SCHEMARS08:-0.8.22}
 versions=${*:-$VERSIONS}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${K8S_GEN_DIR:-${TMPDIR:-/tmp}/k8s-gen}
@@ -64,6 +68,10 @@ make_crate() { # dir version feature
   mkdir -p "$1/src"
   local features='"schemars"'
   [ -n "$3" ] && features="$features, \"$3\""
+  local schemars_req="version = \"=$schemars\", default-features = false, features = [\"std\"]"
+  if is_schemars08 "$2"; then
+    schemars_req="version = \"=$SCHEMARS08\", default-features = false"
+  fi
   cat >"$1/Cargo.toml" <<EOF
 [package]
 name = "k8s-schema-dump"
@@ -73,18 +81,34 @@ publish = false
 
 [dependencies]
 k8s-openapi = { version = "=$2", default-features = false, features = [$features] }
-schemars = { version = "=$schemars", default-features = false, features = ["std"] }
+schemars = { $schemars_req }
 serde_json = "1.0"
 
 [workspace]
 EOF
 }
 
+# Whether k8s-openapi $1 implements schemars 0.8's `JsonSchema` (before 0.26).
+is_schemars08() {
+  local minor=${1#0.}
+  minor=${minor%%.*}
+  [ "$minor" -lt 26 ]
+}
+
+# The dump program for k8s-openapi $1.
+dump_source() {
+  if is_schemars08 "$1"; then
+    echo "$root/scripts/k8s-schemas/dump08.rs"
+  else
+    echo "$root/scripts/k8s-schemas/dump.rs"
+  fi
+}
+
 manifest=()
 for version in $versions; do
   fetch="$work/fetch-$version"
   make_crate "$fetch" "$version" ""
-  cp "$root/scripts/k8s-schemas/dump.rs" "$fetch/src/main.rs"
+  cp "$(dump_source "$version")" "$fetch/src/main.rs"
   echo 'macro_rules! k8s_types { ($($t:tt)*) => {} }' >"$fetch/src/k8s_types.rs"
   (cd "$fetch" && $cargo fetch --quiet)
   src=$(ls -d "$registry"/*/"k8s-openapi-$version" | tail -1)
@@ -98,7 +122,7 @@ for version in $versions; do
     if [ ! -s "$dump" ]; then
       dir="$work/dump-$version-$feature"
       make_crate "$dir" "$version" "$feature"
-      cp "$root/scripts/k8s-schemas/dump.rs" "$dir/src/main.rs"
+      cp "$(dump_source "$version")" "$dir/src/main.rs"
       type_list "$src/src/$feature" "$version" "$feature" >"$dir/src/k8s_types.rs"
       echo "k8s-openapi $version $feature" >&2
       (cd "$dir" && $cargo run --quiet) >"$dump.tmp"

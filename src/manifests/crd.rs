@@ -150,7 +150,7 @@ pub struct Found {
 pub fn versions(
     sources: &Sources,
     k8s: k8s::Table,
-    kube_derive: u64,
+    kube_derive: super::schema::KubeDerive,
     model: Model,
     derive_schemas: bool,
     ownership: &foreign::Ownership,
@@ -531,7 +531,12 @@ fn root_schema<'a>(
             qself: None,
             path: status.clone(),
         });
-        let status_schema = allow_null(builder.type_schema(&ty, &scope, &format!("{path}.status")));
+        let status = builder.type_schema(&ty, &scope, &format!("{path}.status"));
+        let status_schema = if builder.legacy() {
+            super::schema::nullable(status)
+        } else {
+            allow_null(status)
+        };
         let obj = ensure_object(&mut root);
         obj.entry("properties")
             .or_insert_with(|| Value::Object(Map::new()))
@@ -544,7 +549,11 @@ fn root_schema<'a>(
         format!(" Auto-generated derived type for {spec_ident} via `CustomResource`")
     });
     let doc = doc.strip_prefix(' ').unwrap_or(&doc);
-    let (title, description) = attrs::title_and_description(doc);
+    let (title, description) = if builder.legacy() {
+        attrs::title_and_description_0_8(doc)
+    } else {
+        attrs::title_and_description(doc)
+    };
     let obj = ensure_object(&mut root);
     if let Some(t) = title {
         obj.insert("title".into(), json!(t));
@@ -570,8 +579,11 @@ fn root_schema<'a>(
         }
     }
     // Before kube-derive 4, the root of a kind with validation rules was a
-    // `KubeSchema` whose schema name, and so title, had a `Validated` suffix.
-    let title = if builder.kube_derive < 4 && !code.validations.is_empty() {
+    // `KubeSchema` whose schema name, and so title, had a `Validated` suffix;
+    // in 0.98 and 0.99, a `CELSchema` whose name ended in `_kube_validation`.
+    let title = if builder.kube_derive < (1, 0, 0) && !code.validations.is_empty() {
+        format!("{root_name}_kube_validation")
+    } else if builder.kube_derive < (4, 0, 0) && !code.validations.is_empty() {
         format!("{root_name}Validated")
     } else {
         root_name.to_string()

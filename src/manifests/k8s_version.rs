@@ -128,7 +128,7 @@ pub struct Selection {
     /// The major version of kube-derive (the highest, if there are
     /// several), whose `#[kube(...)]` grammar applies; `None` without a
     /// lock or kube-derive.
-    pub kube_derive: Option<u64>,
+    pub kube_derive: Option<crate::manifests::schema::KubeDerive>,
     /// The schemars and kube-core releases the derivation follows, or a
     /// note (at the release in Cargo.lock) that rsop has no model of one:
     /// the kinds are then built.
@@ -183,7 +183,7 @@ fn select_in(root: &Path) -> Result<Selection> {
         .into_iter()
         .flat_map(|a| a.iter())
         .filter(|p| name_of(p) == "kube-derive")
-        .filter_map(|p| p.get("version")?.as_str()?.split('.').next()?.parse().ok())
+        .filter_map(|p| model::release(p.get("version")?.as_str()?))
         .max();
     Ok(Selection {
         table: table_in(&workspace, &doc, &lock, &lock_path)?,
@@ -284,11 +284,16 @@ fn table_for(
 
 /// The kube releases rsop has a model of (see [`super::schema::model`]).
 const KUBE_RELEASES: &[&str] = &[
-    "2.0.0", "2.0.1", "3.0.0", "3.0.1", "3.1.0", "4.0.0", "4.2.0", "5.0.0",
+    "0.85.0", "0.86.0", "0.87.1", "0.87.2", "0.88.0", "0.88.1", "0.89.0", "0.90.0", "0.91.0",
+    "0.92.0", "0.92.1", "0.93.0", "0.93.1", "0.94.0", "0.94.1", "0.94.2", "0.95.0", "0.96.0",
+    "0.97.0", "0.98.0", "0.99.0", "1.0.0", "1.1.0", "2.0.0", "2.0.1", "3.0.0", "3.0.1", "3.1.0",
+    "4.0.0", "4.2.0", "5.0.0",
 ];
-/// The schemars 1 releases rsop has a model of.
+/// The schemars releases rsop has a model of.
 const SCHEMARS_RELEASES: &[&str] = &[
-    "1.0.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4", "1.1.0", "1.2.0", "1.2.1", "1.2.2", "1.2.3",
+    "0.8.6", "0.8.7", "0.8.8", "0.8.10", "0.8.11", "0.8.12", "0.8.13", "0.8.15", "0.8.16",
+    "0.8.17", "0.8.19", "0.8.20", "0.8.21", "0.8.22", "1.0.0", "1.0.1", "1.0.2", "1.0.3", "1.0.4",
+    "1.1.0", "1.2.0", "1.2.1", "1.2.2", "1.2.3",
 ];
 
 /// What cargo would lock for a project that has no Cargo.lock yet: for
@@ -330,7 +335,7 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
     if !kube_requirements.is_empty() {
         match newest(KUBE_RELEASES, &kube_requirements) {
             Some(version) => {
-                kube_derive = version.split('.').next().and_then(|m| m.parse().ok());
+                kube_derive = model::release(version);
                 assumed.push(format!("kube {version}"));
                 if let Ok(line) = KubeCore::of(version) {
                     model = Ok(Model {
@@ -344,7 +349,7 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
                 model = Err(Diagnostic::new(
                     at.clone(),
                     format!(
-                        "rsop has no model of the kube release `{}` allows: it derives CRDs statically for kube 2.0 to 5.0",
+                        "rsop has no model of the kube release `{}` allows: it derives CRDs statically for kube 0.85 to 5.0",
                         kube_requirements.join(", ")
                     ),
                 )
@@ -368,7 +373,7 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
                 model = Err(Diagnostic::new(
                     at.clone(),
                     format!(
-                        "rsop has no model of the schemars release `{}` allows: it derives CRDs statically for schemars 1.0 to 1.2",
+                        "rsop has no model of the schemars release `{}` allows: it derives CRDs statically for schemars 0.8 and 1.0 to 1.2",
                         schemars_requirements.join(", ")
                     ),
                 )
@@ -985,7 +990,7 @@ mod tests {
                 "note: no Cargo.lock yet: rsop assumed k8s-openapi 0.29.0, kube 5.0.0, the newest releases it knows that Cargo.toml allows; `cargo generate-lockfile` pins them"
             )
         );
-        assert_eq!(selection.kube_derive, Some(5));
+        assert_eq!(selection.kube_derive, Some((5, 0, 0)));
 
         let dir = tree(&[(
             "Cargo.toml",
@@ -1002,7 +1007,7 @@ schemars = "1.0"
         let selection = select(dir.path()).unwrap();
         let table = selection.table.unwrap();
         assert_eq!(table.k8s_openapi(), "0.26.1");
-        assert_eq!(selection.kube_derive, Some(2));
+        assert_eq!(selection.kube_derive, Some((2, 0, 1)));
         assert_eq!(
             selection.model.unwrap(),
             Model {
@@ -1027,7 +1032,7 @@ schemars = "1.0"
     /// names are still read).
     #[test]
     fn empty_lists_follow_kube_derive_even_unmodelled() {
-        for (version, expected) in [("1.1.0", true), ("3.1.0", true), ("4.2.0", false)] {
+        for (version, expected) in [("0.84.0", true), ("3.1.0", true), ("4.2.0", false)] {
             let lock = format!(
                 "version = 4\n\n[[package]]\nname = \"kube-core\"\nversion = \"{version}\"\n\n\
                  [[package]]\nname = \"kube-derive\"\nversion = \"{version}\"\n"
@@ -1035,7 +1040,7 @@ schemars = "1.0"
             let dir = tree(&[("Cargo.toml", &manifest("")), ("Cargo.lock", &lock)]);
             let selection = select(dir.path()).unwrap();
             assert_eq!(selection.empty_lists, expected, "{version}");
-            assert_eq!(selection.model.is_ok(), version != "1.1.0", "{version}");
+            assert_eq!(selection.model.is_ok(), version != "0.84.0", "{version}");
         }
     }
 

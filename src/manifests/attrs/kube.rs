@@ -7,6 +7,7 @@ use syn::Expr;
 
 use super::{AttrItem, AttrValue, expr_str, items_of, parse_items};
 use crate::manifests::diagnostics::did_you_mean;
+use crate::manifests::schema::KubeDerive;
 
 /// A printer column (JSON string or list form).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -127,6 +128,8 @@ pub const KEYS: &[&str] = &[
     "storage",
     "served",
     "deprecated",
+    "rule",
+    "struct",
 ];
 
 /// Keys that may be given more than once.
@@ -140,6 +143,14 @@ const REPEATABLE: &[&str] = &[
     "annotation",
     "label",
     "validation",
+    "rule",
+];
+
+/// The `#[kube(...)]` keys a kube-derive release replaced, with that
+/// release and the key that replaced them.
+const REPLACED_KEYS: &[(&str, KubeDerive, &str)] = &[
+    ("struct", (0, 87, 1), "root"),
+    ("rule", (1, 0, 0), "validation"),
 ];
 
 type Errors = Vec<(Span, String, String)>;
@@ -148,12 +159,35 @@ type Errors = Vec<(Span, String, String)>;
 /// errors (all of them pushed to `errors`).
 /// The `#[kube(...)]` keys each kube-derive release before 5 lacks, with
 /// the release that brought them.
-const LATER_KEYS: &[(&str, u64)] = &[("attr", 3), ("cel", 4), ("no_spec", 5)];
+const LATER_KEYS: &[(&str, KubeDerive)] = &[
+    ("root", (0, 87, 1)),
+    ("doc", (0, 87, 2)),
+    ("selectable", (0, 97, 0)),
+    ("annotation", (0, 97, 0)),
+    ("label", (0, 97, 0)),
+    ("storage", (0, 98, 0)),
+    ("rule", (0, 98, 0)),
+    ("served", (0, 98, 0)),
+    ("deprecated", (0, 99, 0)),
+    ("validation", (1, 0, 0)),
+    ("attr", (3, 0, 0)),
+    ("cel", (4, 0, 0)),
+    ("no_spec", (5, 0, 0)),
+];
+
+/// `major.minor.patch`, or `major.minor` for a `.0` patch.
+fn release_name((major, minor, patch): KubeDerive) -> String {
+    if patch == 0 {
+        format!("{major}.{minor}")
+    } else {
+        format!("{major}.{minor}.{patch}")
+    }
+}
 
 pub fn parse(
     attrs: &[syn::Attribute],
     item_span: Span,
-    kube_derive: u64,
+    kube_derive: KubeDerive,
     errors: &mut Errors,
 ) -> Option<(KubeAttrs, KubeCode)> {
     let items = match items_of(attrs, "kube") {
@@ -217,9 +251,30 @@ pub fn parse(
         {
             errors.push((
                 item.span,
-                format!("kube-derive {kube_derive} has no `{key}` key in `#[kube(...)]`"),
                 format!(
-                    "it came with kube-derive {since}: move to kube {since} or later, or remove it"
+                    "kube-derive {} has no `{key}` key in `#[kube(...)]`",
+                    release_name(kube_derive)
+                ),
+                format!(
+                    "it came with kube-derive {since}: move to kube {since} or later, or remove it",
+                    since = release_name(*since)
+                ),
+            ));
+            continue;
+        }
+        if let Some((_, until, by)) = REPLACED_KEYS
+            .iter()
+            .find(|(k, until, _)| *k == key && kube_derive >= *until)
+        {
+            errors.push((
+                item.span,
+                format!(
+                    "kube-derive {} has no `{key}` key in `#[kube(...)]`",
+                    release_name(kube_derive)
+                ),
+                format!(
+                    "kube-derive {} replaced it with `{by}`",
+                    release_name(*until)
                 ),
             ));
             continue;
@@ -238,7 +293,7 @@ pub fn parse(
             "version" => version = string(item, errors),
             "kind" => kind = string(item, errors),
             "doc" => out.doc = string(item, errors),
-            "root" => out.root = string(item, errors),
+            "root" | "struct" => out.root = string(item, errors),
             "plural" => out.plural = string(item, errors),
             "singular" => out.singular = string(item, errors),
             "namespaced" => out.namespaced = flag(item, errors),
@@ -288,7 +343,7 @@ pub fn parse(
             "selectable" => out.selectable.extend(string(item, errors)),
             // kube-derive 2 joins its printcolumn strings into one JSON
             // array, so one string may hold several comma-separated columns.
-            "printcolumn" if kube_derive < 3 => match item.str_value() {
+            "printcolumn" if kube_derive < (3, 0, 0) => match item.str_value() {
                 Some(text) => legacy_columns.push(text),
                 None => errors.push((
                     item.span,
@@ -304,7 +359,7 @@ pub fn parse(
             "scale" => out.scale = scale(item, errors),
             "annotation" => out.annotations.extend(key_value(item, errors)),
             "label" => out.labels.extend(key_value(item, errors)),
-            "validation" => match &item.value {
+            "validation" | "rule" => match &item.value {
                 AttrValue::Expr(e) => code.validations.push(e.clone()),
                 _ => errors.push((
                     item.span,

@@ -923,6 +923,55 @@ pub fn into_diagnostics(
         .collect()
 }
 
+/// schemars 0.8's split of a doc comment (its lines joined with `\n`) into
+/// title and description: every line trimmed, the lines of a paragraph
+/// joined with a space, paragraphs with a blank line; a title only when the
+/// doc starts with `#`.
+pub fn title_and_description_0_8(doc: &str) -> (Option<String>, Option<String>) {
+    let mut lines: Vec<&str> = doc
+        .split('\n')
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .collect();
+    if lines.last() == Some(&"") {
+        lines.pop();
+    }
+    if !lines.is_empty() && lines.iter().all(|l| l.starts_with('*')) {
+        lines = lines
+            .iter()
+            .map(|l| l[1..].trim())
+            .skip_while(|l| l.is_empty())
+            .collect();
+    }
+    let doc = lines.join("\n");
+    if doc.is_empty() {
+        return (None, None);
+    }
+    let merge = |s: &str| -> Option<String> {
+        let text = s
+            .trim()
+            .split("\n\n")
+            .map(|p| p.trim().replace('\n', " "))
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        (!text.is_empty()).then_some(text)
+    };
+    if doc.starts_with('#') {
+        let (first, rest) = match doc.split_once('\n') {
+            Some((f, r)) => (f, Some(r)),
+            None => (doc.as_str(), None),
+        };
+        let title = first.trim_start_matches('#').trim();
+        (
+            (!title.is_empty()).then(|| title.to_string()),
+            rest.and_then(merge),
+        )
+    } else {
+        (None, merge(&doc))
+    }
+}
+
 /// schemars' split of a doc comment into title and description.
 pub fn title_and_description(doc: &str) -> (Option<String>, Option<String>) {
     let d = doc.trim_matches(|c: char| c.is_ascii_whitespace());
@@ -1057,5 +1106,33 @@ mod tests {
             title_and_description("Plain\ntext"),
             (None, Some("Plain\ntext".into()))
         );
+    }
+
+    /// schemars 0.8's own test of doc comments, and the paragraphs it
+    /// joins.
+    #[test]
+    fn docs_split_like_schemars_0_8() {
+        assert_eq!(
+            title_and_description_0_8(
+                "## A nullable string\n\nThis field is a nullable string.\n\nThis\nis\n   the second\n  line!\n\n\n\n\nAnd this is the third!"
+            ),
+            (
+                Some("A nullable string".into()),
+                Some("This field is a nullable string.\n\nThis is the second line!\n\nAnd this is the third!".into())
+            )
+        );
+        assert_eq!(
+            title_and_description_0_8("Plain\ntext  \n"),
+            (None, Some("Plain text".into()))
+        );
+        assert_eq!(
+            title_and_description_0_8("\n  \n# Title only"),
+            (Some("Title only".into()), None)
+        );
+        assert_eq!(
+            title_and_description_0_8("*\n* A block\n* comment.\n"),
+            (None, Some("A block comment.".into()))
+        );
+        assert_eq!(title_and_description_0_8("   \n"), (None, None));
     }
 }

@@ -46,9 +46,12 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// The kube-derive major version whose grammar applies when the project's
-/// lock file does not say.
-pub const DEFAULT_KUBE_DERIVE: u64 = 5;
+/// A kube-derive release: major, minor, patch.
+pub type KubeDerive = (u64, u64, u64);
+
+/// The kube-derive release whose grammar applies when the project's lock
+/// file does not say.
+pub const DEFAULT_KUBE_DERIVE: KubeDerive = (5, 0, 0);
 
 /// Builds raw schemas, collecting diagnostics.
 #[derive(Debug)]
@@ -58,9 +61,9 @@ pub struct Builder<'a> {
     /// The schemas of the project's k8s-openapi release and Kubernetes
     /// version (see [`super::k8s_version`]).
     pub k8s: k8s::Table,
-    /// The major version of the project's kube-derive, whose `#[kube(...)]`
-    /// grammar applies ([`DEFAULT_KUBE_DERIVE`] when unknown).
-    pub kube_derive: u64,
+    /// The project's kube-derive release, whose `#[kube(...)]` grammar
+    /// applies ([`DEFAULT_KUBE_DERIVE`] when unknown).
+    pub kube_derive: KubeDerive,
     /// The schemars and kube-core releases whose output is derived.
     pub model: model::Model,
     /// Types being generated, to refuse recursion (kube cannot inline it).
@@ -68,7 +71,7 @@ pub struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    pub fn new(krate: &'a Crate<'a>, k8s: k8s::Table, kube_derive: u64) -> Self {
+    pub fn new(krate: &'a Crate<'a>, k8s: k8s::Table, kube_derive: KubeDerive) -> Self {
         Builder {
             krate,
             diagnostics: Vec::new(),
@@ -81,6 +84,11 @@ impl<'a> Builder<'a> {
 
     /// This builder, deriving what the releases of `model` derive.
     #[must_use]
+    /// Whether the project's schemars is 0.8 (kube 0.85 to 1.1).
+    pub fn legacy(&self) -> bool {
+        self.model.schemars == model::Schemars::V0_8
+    }
+
     pub fn with_model(mut self, model: model::Model) -> Self {
         self.model = model;
         self
@@ -273,7 +281,7 @@ impl<'a> Builder<'a> {
         let arg = |i: usize| args.get(i).copied();
         if from_std {
             if let Some(s) = primitive(name) {
-                return s;
+                return if self.legacy() { legacy_integer(s) } else { s };
             }
             // schemars: the primitive's schema, which 0 is not.
             if let Some(unsigned) = name.strip_prefix("NonZeroU")
@@ -289,7 +297,14 @@ impl<'a> Builder<'a> {
                 return s;
             }
             match (name, arg(0), arg(1)) {
-                ("Option", Some(t), _) => return allow_null(self.type_schema(t, scope, path)),
+                ("Option", Some(t), _) => {
+                    let inner = self.type_schema(t, scope, path);
+                    return if self.legacy() {
+                        nullable(inner)
+                    } else {
+                        allow_null(inner)
+                    };
+                }
                 ("Vec" | "VecDeque" | "LinkedList" | "BinaryHeap", Some(t), _) => {
                     return object([
                         ("type", "array".into()),
@@ -380,6 +395,13 @@ impl<'a> Builder<'a> {
     ) -> Value {
         let key_schema = self.type_schema(key, scope, path);
         let value_schema = self.type_schema(value, scope, &format!("{path}.*"));
+        // schemars 0.8: a map is `additionalProperties`, whatever its key.
+        if self.legacy() {
+            return object([
+                ("type", "object".into()),
+                ("additionalProperties", value_schema),
+            ]);
+        }
         let is_plain_string = key_schema.get("type") == Some(&json!("string"))
             && key_schema.get("enum").is_none()
             && key_schema.get("pattern").is_none();
@@ -620,8 +642,13 @@ impl<'a> Builder<'a> {
             }
             self.check_unsupported_field(&fattrs, scope, &field_path);
             if fattrs.flatten {
-                let child = self.flatten_schema(field, &fattrs, scope, &field_path);
-                flatten(&mut schema, child);
+                if self.legacy() {
+                    let child = self.flatten_schema_0_8(field, &fattrs, scope, &field_path);
+                    flatten_0_8(&mut schema, child);
+                } else {
+                    let child = self.flatten_schema(field, &fattrs, scope, &field_path);
+                    flatten(&mut schema, child);
+                }
                 continue;
             }
             let (mut fschema, is_option) =
@@ -1024,11 +1051,12 @@ impl<'a> Builder<'a> {
     }
 
     fn metadata(&mut self, schema: &mut Value, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
-        let (doc_title, doc_description) = a
-            .doc
-            .as_deref()
-            .map(attrs::title_and_description)
-            .unwrap_or_default();
+        let split = if self.legacy() {
+            attrs::title_and_description_0_8
+        } else {
+            attrs::title_and_description
+        };
+        let (doc_title, doc_description) = a.doc.as_deref().map(split).unwrap_or_default();
         let title = match &a.title {
             Some(e) => self.eval_string(e, scope, path),
             None => doc_title,
@@ -1207,6 +1235,37 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// schemars 0.8's `json_schema_for_flatten`: the schema of the field's
+    /// type, of `T` for an `Option<T>` (whose `required` then goes, unless
+    /// the field is `required`), with no field metadata.
+    fn flatten_schema_0_8(
+        &mut self,
+        field: &syn::Field,
+        fattrs: &ItemAttrs,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Value {
+        let ty = match &fattrs.with {
+            Some((with, span)) => match self.parse_type(with, *span, scope, path) {
+                Some(t) => t,
+                None => return json!({}),
+            },
+            None => field.ty.clone(),
+        };
+        match self.option_inner(&ty, scope) {
+            Some((inner, inner_scope)) => {
+                let mut schema = self.type_schema(&inner, &inner_scope, path);
+                if !fattrs.required
+                    && let Value::Object(o) = &mut schema
+                {
+                    o.remove("required");
+                }
+                schema
+            }
+            None => self.type_schema(&ty, scope, path),
+        }
+    }
+
     /// schemars' `json_schema_for_flatten`: the child's schema with
     /// `additionalProperties: false` removed, and `required` dropped when it
     /// is an `Option`.
@@ -1301,7 +1360,11 @@ impl<'a> Builder<'a> {
                     .map_or(raw.clone(), |r| r.apply_to_variant(&raw))
             });
             let vpath = format!("{path}.{name}");
-            let field_rule = vattrs.rename_all.or(cattrs.rename_all_fields);
+            // schemars 0.8 reads neither `rename_all_fields` nor variant-level `untagged`.
+            let legacy = self.legacy();
+            let field_rule = vattrs
+                .rename_all
+                .or(cattrs.rename_all_fields.filter(|_| !legacy));
             let body = |b: &mut Self| -> Value {
                 match &variant.fields {
                     syn::Fields::Unit => json!({"type": "null"}),
@@ -1330,7 +1393,7 @@ impl<'a> Builder<'a> {
                     }
                 }
             };
-            if cattrs.untagged || vattrs.untagged {
+            if cattrs.untagged || (vattrs.untagged && !legacy) {
                 any_untagged_variant |= vattrs.untagged;
                 let mut s = body(self);
                 self.container_mutators(&mut s, &vattrs, scope, &vpath);
@@ -1543,6 +1606,145 @@ pub fn allow_null(schema: Value) -> Value {
     }
 }
 
+/// schemars 0.8's `Option<T>`: `T`'s schema with `nullable: true`
+/// (`option_nullable`, which kube-derive's openapi3 settings turn on).
+pub fn nullable(schema: Value) -> Value {
+    let mut schema = schema;
+    ensure_object(&mut schema).insert("nullable".into(), Value::Bool(true));
+    schema
+}
+
+/// schemars 0.8's integers: a format, and `minimum: 0` for unsigned ones;
+/// no bounds otherwise (schemars 1 bounds 8 and 16 bit integers).
+fn legacy_integer(mut schema: Value) -> Value {
+    if schema.get("type") == Some(&json!("integer"))
+        && let Value::Object(o) = &mut schema
+    {
+        o.remove("maximum");
+        let unsigned = o
+            .get("format")
+            .and_then(Value::as_str)
+            .is_some_and(|f| f.starts_with("uint"));
+        if !unsigned {
+            o.remove("minimum");
+        }
+    }
+    schema
+}
+
+/// Whether a schemars 0.8 schema, as rsop's raw schemas write it, has an
+/// object validation block (`SchemaObject::object`): every struct's
+/// schema has one, even without properties; an enum's or a scalar's has
+/// none.
+fn has_object_block(o: &Map<String, Value>) -> bool {
+    [
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "maxProperties",
+        "minProperties",
+        "propertyNames",
+    ]
+    .iter()
+    .any(|k| o.contains_key(*k))
+        || (o.get("type") == Some(&json!("object"))
+            && !["oneOf", "anyOf", "allOf"]
+                .iter()
+                .any(|k| o.contains_key(*k)))
+}
+
+/// schemars 0.8's `Schema::flatten(parent, child)`: a merge, keyword by
+/// keyword, in which the parent's value wins, but for properties (the
+/// child's win), `required` (the union), `enum` (concatenated) and
+/// `additionalProperties` (see below).
+pub fn flatten_0_8(parent: &mut Value, child: Value) {
+    let null = json!({"type": "null"});
+    if *parent == null {
+        *parent = child;
+        return;
+    }
+    if child == null {
+        return;
+    }
+    let mut child = child;
+    let c = std::mem::take(ensure_object(&mut child));
+    let p = ensure_object(parent);
+    let both_objects = has_object_block(p) && has_object_block(&c);
+    let parent_additional = p.remove("additionalProperties");
+    let mut child_additional = None;
+    for (key, value) in c {
+        match key.as_str() {
+            "additionalProperties" => child_additional = Some(value),
+            "properties" | "patternProperties" => match p.get_mut(&key) {
+                Some(Value::Object(existing)) => {
+                    if let Value::Object(more) = value {
+                        existing.extend(more);
+                    }
+                }
+                _ => {
+                    p.insert(key, value);
+                }
+            },
+            "required" | "enum" => match p.get_mut(&key) {
+                Some(Value::Array(existing)) => {
+                    if let Value::Array(more) = value {
+                        for v in more {
+                            if key == "enum" || !existing.contains(&v) {
+                                existing.push(v);
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    p.insert(key, value);
+                }
+            },
+            "type" => match p.get("type").cloned() {
+                None => {
+                    p.insert(key, value);
+                }
+                Some(existing) if existing == value => {}
+                Some(existing) => {
+                    const ORDER: [&str; 7] = [
+                        "null", "boolean", "object", "array", "number", "string", "integer",
+                    ];
+                    let mut types: Vec<String> = type_set(&json!({"type": existing}));
+                    types.extend(type_set(&json!({"type": value})));
+                    types.sort_by_key(|t| ORDER.iter().position(|o| o == t));
+                    types.dedup();
+                    p.insert("type".into(), json!(types));
+                }
+            },
+            // Extensions: the child's value wins.
+            k if k.starts_with("x-") || k == "nullable" || k == "example" => {
+                p.insert(key, value);
+            }
+            _ => {
+                p.entry(key).or_insert(value);
+            }
+        }
+    }
+    let additional = if both_objects {
+        match (parent_additional, child_additional) {
+            (Some(Value::Bool(true)), _) | (_, Some(Value::Bool(true))) => Some(Value::Bool(true)),
+            (None, _) | (_, None) => None,
+            (Some(Value::Bool(false)), Some(other)) | (Some(other), Some(Value::Bool(false))) => {
+                Some(other)
+            }
+            (Some(mut a), Some(b)) => {
+                flatten_0_8(&mut a, b);
+                Some(a)
+            }
+        }
+    } else {
+        parent_additional.or(child_additional)
+    };
+    if let Some(a) = additional {
+        p.insert("additionalProperties".into(), a);
+    }
+}
+
 /// schemars' `flatten(parent, child)`.
 pub fn flatten(parent: &mut Value, child: Value) {
     match child {
@@ -1692,5 +1894,72 @@ fn schema_name_expr(e: &syn::Expr) -> syn::Expr {
             c.args[0].clone()
         }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::flatten_0_8;
+
+    fn flattened(parent: serde_json::Value, child: serde_json::Value) -> serde_json::Value {
+        let mut parent = parent;
+        flatten_0_8(&mut parent, child);
+        parent
+    }
+
+    /// schemars 0.8's merge: properties and `required` unite, the
+    /// parent's keywords win, and `additionalProperties` follows its own
+    /// table.
+    #[test]
+    fn flatten_0_8_merges_as_schemars_0_8() {
+        let parent = json!({"type": "object", "description": "P", "required": ["a"], "properties": {"a": {"type": "string"}}});
+        assert_eq!(
+            flattened(
+                parent.clone(),
+                json!({"type": "object", "description": "C", "required": ["b"], "properties": {"b": {"type": "integer"}}})
+            ),
+            json!({"type": "object", "description": "P", "required": ["a", "b"], "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}})
+        );
+        // A map of anything keeps unknown fields; a map of strings loses
+        // its value schema, as the parent has none.
+        assert_eq!(
+            flattened(
+                parent.clone(),
+                json!({"type": "object", "additionalProperties": true})
+            )["additionalProperties"],
+            json!(true)
+        );
+        assert!(
+            flattened(
+                parent.clone(),
+                json!({"type": "object", "additionalProperties": {"type": "string"}})
+            )
+            .get("additionalProperties")
+            .is_none()
+        );
+        // `deny_unknown_fields` beside a flattened struct goes.
+        let closed = json!({"type": "object", "additionalProperties": false, "properties": {}});
+        assert!(
+            flattened(closed, json!({"type": "object", "properties": {"b": {}}}))
+                .get("additionalProperties")
+                .is_none()
+        );
+        // An enum's `oneOf` is copied; different types make an array.
+        assert_eq!(
+            flattened(parent.clone(), json!({"oneOf": [{"required": ["x"]}]}))["oneOf"],
+            json!([{"required": ["x"]}])
+        );
+        assert_eq!(
+            flattened(
+                json!({"type": "object"}),
+                json!({"type": "string", "enum": ["a"]})
+            )["type"],
+            json!(["object", "string"])
+        );
+        // A unit type adds nothing, and takes the child's place.
+        assert_eq!(flattened(parent.clone(), json!({"type": "null"})), parent);
+        assert_eq!(flattened(json!({"type": "null"}), parent.clone()), parent);
     }
 }

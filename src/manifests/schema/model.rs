@@ -9,6 +9,12 @@
 //! release, rather than guessing.
 //!
 //! kube-core (kube-derive is released with it, at the same version):
+//! - 0.85 to 0.90: schemars 0.8's openapi3 visitors and the
+//!   `StructuralSchemaRewriter` on schemars' typed schemas: no `AddNullable`
+//!   (schemars 0.8 writes `nullable` itself), a `true`
+//!   `additionalProperties` beside properties always becomes
+//!   `x-kubernetes-preserve-unknown-fields: true`, and `uniqueItems` stays.
+//! - 0.91 to 1.1: the same, and `uniqueItems` is dropped everywhere.
 //! - 2.0: schemars' openapi3 transforms and `StructuralSchemaRewriter`.
 //! - 3.0.0: adds `OptionalEnum` (`anyOf: [<enum>, null]` of an `Option`
 //!   flattened into the enum plus `nullable`, only where the `anyOf` is the
@@ -23,6 +29,12 @@
 //!   `shortNames`, `additionalPrinterColumns` and `subresources`; before
 //!   4.0, the title of a kind with root validation rules ends in `Validated`.
 //!
+//! schemars 0.8 (kube 0.85 to 1.1): `Option<T>` is `T` with
+//! `nullable: true`, unsigned integers have only `minimum: 0.0`, maps are
+//! `additionalProperties` whatever their key, `required` is sorted, the
+//! lines of a doc comment's paragraph are joined with spaces, and
+//! `flatten` merges schemas its own way.
+//!
 //! schemars 1:
 //! - 1.0: a flattened enum keeps the enum's own schema, which serde does
 //!   not write; rsop does not model it and builds such a kind.
@@ -36,6 +48,8 @@ use std::fmt;
 /// A kube-core release line with its own transforms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum KubeCore {
+    V0_85,
+    V0_91,
     V2_0,
     V3_0_0,
     V3_0_1,
@@ -45,6 +59,7 @@ pub enum KubeCore {
 /// A schemars release line with its own output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Schemars {
+    V0_8,
     V1_0,
     V1_1,
     V1_2,
@@ -89,8 +104,8 @@ pub struct Unmodelled {
 impl fmt::Display for Unmodelled {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let known = match self.krate {
-            "schemars" => "schemars 1.0 to 1.2",
-            _ => "kube 2.0 to 5.0",
+            "schemars" => "schemars 0.8 and 1.0 to 1.2",
+            _ => "kube 0.85 to 5.0",
         };
         write!(
             f,
@@ -118,12 +133,21 @@ impl KubeCore {
             version: version.to_string(),
         };
         Ok(match release(version).ok_or_else(unmodelled)? {
+            (0, 85..=90, _) => KubeCore::V0_85,
+            (0, 91..=99, _) | (1, 0..=1, _) => KubeCore::V0_91,
             (2, 0, _) => KubeCore::V2_0,
             (3, 0, 0) => KubeCore::V3_0_0,
             (3, 0, _) => KubeCore::V3_0_1,
             (3, 1, _) | (4, 0..=2, _) | (5, 0, _) => KubeCore::V3_1,
             _ => return Err(unmodelled()),
         })
+    }
+}
+
+impl KubeCore {
+    /// A release of the schemars 0.8 era (kube 0.85 to 1.1).
+    pub fn is_legacy(self) -> bool {
+        self < KubeCore::V2_0
     }
 }
 
@@ -135,6 +159,7 @@ impl Schemars {
             version: version.to_string(),
         };
         Ok(match release(version).ok_or_else(unmodelled)? {
+            (0, 8, 6..) => Schemars::V0_8,
             (1, 0, _) => Schemars::V1_0,
             (1, 1, _) => Schemars::V1_1,
             (1, 2, _) => Schemars::V1_2,
@@ -155,7 +180,12 @@ mod tests {
         assert_eq!(KubeCore::of("3.1.0"), Ok(KubeCore::V3_1));
         assert_eq!(KubeCore::of("4.2.0"), Ok(KubeCore::V3_1));
         assert_eq!(KubeCore::of("5.0.0"), Ok(KubeCore::V3_1));
-        for unknown in ["1.1.0", "0.99.0", "5.1.0", "6.0.0", "5.0.0-rc.1"] {
+        assert_eq!(KubeCore::of("0.85.0"), Ok(KubeCore::V0_85));
+        assert_eq!(KubeCore::of("0.90.0"), Ok(KubeCore::V0_85));
+        assert_eq!(KubeCore::of("0.91.0"), Ok(KubeCore::V0_91));
+        assert_eq!(KubeCore::of("0.99.0"), Ok(KubeCore::V0_91));
+        assert_eq!(KubeCore::of("1.1.0"), Ok(KubeCore::V0_91));
+        for unknown in ["0.84.0", "1.2.0", "5.1.0", "6.0.0", "5.0.0-rc.1"] {
             assert!(KubeCore::of(unknown).is_err(), "{unknown}");
         }
         assert!(writes_empty_lists("3.1.0") && writes_empty_lists("4.0.0"));
@@ -163,12 +193,14 @@ mod tests {
         assert_eq!(Schemars::of("1.0.4"), Ok(Schemars::V1_0));
         assert_eq!(Schemars::of("1.1.0"), Ok(Schemars::V1_1));
         assert_eq!(Schemars::of("1.2.3"), Ok(Schemars::V1_2));
-        for unknown in ["0.8.22", "0.9.0", "1.3.0", "1.0.0-rc.2"] {
+        assert_eq!(Schemars::of("0.8.22"), Ok(Schemars::V0_8));
+        assert_eq!(Schemars::of("0.8.6"), Ok(Schemars::V0_8));
+        for unknown in ["0.8.5", "0.9.0", "1.3.0", "1.0.0-rc.2"] {
             assert!(Schemars::of(unknown).is_err(), "{unknown}");
         }
         assert_eq!(
-            Schemars::of("0.8.22").unwrap_err().to_string(),
-            "rsop has no model of schemars 0.8.22: it derives CRDs statically for schemars 1.0 to 1.2"
+            Schemars::of("0.9.0").unwrap_err().to_string(),
+            "rsop has no model of schemars 0.9.0: it derives CRDs statically for schemars 0.8 and 1.0 to 1.2"
         );
     }
 }

@@ -142,6 +142,20 @@ impl TransformError {
 pub fn finalize(root: Value, model: Model) -> Result<Value, TransformError> {
     let kube = model.kube_core;
     let mut root = root;
+    if kube.is_legacy() {
+        // schemars 0.8's openapi3 visitors, in their order, then kube's.
+        // The raw schema already has `nullable` where schemars 0.8 writes
+        // it; the two replacements turn the keywords rsop's raw schema
+        // shares with schemars 1 (`const`, `prefixItems`) into those
+        // schemars 0.8 writes (`enum`, `items`).
+        replace_const_value(&mut root);
+        replace_prefix_items(&mut root);
+        remove_ref_siblings(&mut root);
+        replace_bool_schemas(&mut root);
+        set_single_example(&mut root);
+        structural_schema_rewriter(&mut root, kube)?;
+        return json_schema_props(root, &Pointer::ROOT);
+    }
     replace_unevaluated_properties(&mut root);
     replace_bool_schemas(&mut root);
     add_nullable(&mut root);
@@ -1028,11 +1042,19 @@ fn rewrite_node(
             if value {
                 node.extensions
                     .insert(PRESERVE_UNKNOWN_FIELDS.to_owned(), Value::Bool(true));
+                // Before 2.0, the rewriter sets the key in schemars' one
+                // extensions map: `true` replaces any value it had.
+                if kube.is_legacy() {
+                    node.other.remove(PRESERVE_UNKNOWN_FIELDS);
+                }
             }
         }
     }
 
-    if let Some(array) = node.array.as_mut() {
+    // `uniqueItems` (of sets) stays before 0.91.
+    if kube >= KubeCore::V0_91
+        && let Some(array) = node.array.as_mut()
+    {
         array.unique_items = None;
     }
 
