@@ -1198,21 +1198,21 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
         let dir = tree(&[
             (
                 "Cargo.toml",
-                &manifest(r#"k8s-openapi = { version = "0.25", features = ["v1_33"] }"#),
+                &manifest(r#"k8s-openapi = { version = "0.18", features = ["v1_26"] }"#),
             ),
-            ("Cargo.lock", &lock(&["0.25.0"], None)),
+            ("Cargo.lock", &lock(&["0.18.0"], None)),
         ]);
         let u = unsupported(dir.path());
         assert_eq!(
             u.reason,
             Reason::Version {
-                version: "0.25.0".into()
+                version: "0.18.0".into()
             }
         );
         let d = u.diagnostic();
         assert_eq!(
             d.message,
-            "k8s-openapi 0.25.0 is not supported statically; rsop has 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0"
+            "k8s-openapi 0.18.0 is not supported statically; rsop has 0.19.0, 0.20.0, 0.21.0, 0.21.1, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0"
         );
         assert!(
             d.help
@@ -1226,7 +1226,7 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
         // A member's lock is the workspace's, shown from the member.
         let dir = tree(&[
             ("Cargo.toml", "[workspace]\nmembers = [\"crates/op\"]\n"),
-            ("Cargo.lock", &lock(&["0.25.0"], None)),
+            ("Cargo.lock", &lock(&["0.18.0"], None)),
             ("crates/op/Cargo.toml", &manifest(V1_34)),
         ]);
         let u = unsupported(&dir.path().join("crates/op"));

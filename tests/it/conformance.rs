@@ -269,8 +269,69 @@ fn compare(variant: &Variant) {
         "{}",
         run.stderr
     );
+    let report = differences(&project, &deviations());
+    assert!(
+        report.is_empty(),
+        "rsop's CRDs differ from kube-derive's (k8s-openapi {} `{}`, kube {}, schemars {}):\n{report}",
+        variant.k8s_openapi.0,
+        variant.k8s_openapi.1,
+        variant.kube,
+        variant.schemars
+    );
+}
+
+/// The fixture of the schemars 0.8 era (kube 0.85 to 1.1) as one release
+/// line locks it: `tests/fixtures/conformance-legacy/kube-<line>` holds
+/// that line's Cargo.toml and Cargo.lock, the sources are shared.
+fn compare_legacy(line: &str) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance-legacy");
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("conformance-legacy");
+    copy_tree(&fixture.join("src"), &project.join("src"), None);
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        std::fs::copy(
+            fixture.join(format!("kube-{line}")).join(file),
+            project.join(file),
+        )
+        .unwrap();
+    }
+    strip_newer_kinds(&project, line);
+    let run = rsop(&project, &["manifests", "--static"]).success();
+    assert!(!run.stderr.contains("built"), "{}", run.stderr);
+    let deviations = vec![Deviation {
+        name: "a bare serde_json::Value field preserves unknown fields (kube-derive's `{}` is not structural)",
+        key: "legacy.rsop.dev/Everything/v1",
+        pointer: "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/raw",
+        kube: json!({"description": "Free-form data."}),
+        rsop: json!({"description": "Free-form data.", "x-kubernetes-preserve-unknown-fields": true}),
+    }];
+    let report = differences(&project, &deviations);
+    assert!(
+        report.is_empty(),
+        "rsop's CRDs differ from kube-derive {line}'s:\n{report}"
+    );
+}
+
+/// kube 0.85 to 0.90: kube-core's first rewriter, k8s-openapi 0.21.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_0_88() {
+    compare_legacy("0.88");
+}
+
+/// kube 0.91 to 1.1: the rewriter that drops `uniqueItems`, validation
+/// rules, k8s-openapi 0.25.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_1_1() {
+    compare_legacy("1.1");
+}
+
+/// The unified diff of each CRD version rsop wrote under `project` and
+/// kube-derive's `K::crd()` of it, from the project's binary (which prints
+/// them all as one JSON map); empty when all are equal but for
+/// `deviations`.
+fn differences(project: &Path, deviations: &[Deviation]) -> String {
     // PyYAML (YAML 1.1) reads what serde reads, so both equal `K::crd()`.
-    let problems = yaml_reader_disagreements(&project, &yaml_files(&project.join("config")));
+    let problems = yaml_reader_disagreements(project, &yaml_files(&project.join("config")));
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
     let mut ours: BTreeMap<String, Value> = BTreeMap::new();
     for entry in std::fs::read_dir(project.join("config/crd/bases")).unwrap() {
@@ -291,7 +352,7 @@ fn compare(variant: &Variant) {
     }
 
     let out = run_tool(
-        &project,
+        project,
         "cargo",
         &["run", "--quiet"],
         &generated_cargo_env(),
@@ -303,7 +364,6 @@ fn compare(variant: &Variant) {
         theirs.keys().collect::<Vec<_>>(),
         "rsop and kube-derive found different kinds"
     );
-    let deviations = deviations();
     let mut report = String::new();
     for (key, mut expected) in theirs {
         let actual = ours.remove(&key).unwrap();
@@ -330,12 +390,5 @@ fn compare(variant: &Variant) {
             report.push_str(&diff);
         }
     }
-    assert!(
-        report.is_empty(),
-        "rsop's CRDs differ from kube-derive's (k8s-openapi {} `{}`, kube {}, schemars {}):\n{report}",
-        variant.k8s_openapi.0,
-        variant.k8s_openapi.1,
-        variant.kube,
-        variant.schemars
-    );
+    report
 }

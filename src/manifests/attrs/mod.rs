@@ -691,6 +691,26 @@ fn expr_of(item: &AttrItem) -> Option<Expr> {
     }
 }
 
+/// The regex a `regex = "PATH"` or `regex(path = "PATH")` names: schemars
+/// 0.8 and validator write the path of a constant or a `Regex` in a string,
+/// whose text is the pattern; a path given bare (`path = *RE`) is itself.
+fn regex_path(item: &AttrItem) -> Option<Expr> {
+    let e = expr_of(item)?;
+    if let Some(text) = expr_str(&e) {
+        return syn::parse_str::<syn::Path>(&text).ok().map(|path| {
+            Expr::Path(syn::ExprPath {
+                attrs: Vec::new(),
+                qself: None,
+                path,
+            })
+        });
+    }
+    match e {
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => Some(*u.expr),
+        other => Some(other),
+    }
+}
+
 /// `"key" = value, ...`; values keep their tokens (they use `json!` syntax).
 fn parse_extend(tokens: TokenStream) -> syn::Result<Vec<(String, TokenStream, Span)>> {
     let parser =
@@ -746,7 +766,14 @@ fn apply_foreign_validation(out: &mut ItemAttrs, tool: &str, item: &AttrItem) {
         }
         "required" if matches!(item.value, AttrValue::Flag) => out.required = true,
         "regex" if tool == "validate" => {
-            if let Some(e) = nested().iter().find(|s| s.key == "path").and_then(expr_of) {
+            let path = match &item.value {
+                AttrValue::Expr(_) => regex_path(item),
+                _ => nested()
+                    .iter()
+                    .find(|s| s.key == "path")
+                    .and_then(regex_path),
+            };
+            if let Some(e) = path {
                 v.pattern = Some(e);
             }
         }
@@ -844,12 +871,20 @@ fn apply_validation(v: &mut Validation, item: &AttrItem, errors: &mut Vec<(Span,
                 }
             }
         }
+        // schemars 0.8 also reads `regex = "PATH"` and `regex(path = "PATH")`.
+        "regex" if matches!(item.value, AttrValue::Expr(_)) => v.pattern = regex_path(item),
         "regex" => {
             for s in sub(errors) {
                 match (s.key.as_str(), expr_of(&s)) {
                     ("pattern", Some(e)) => v.pattern = Some(e),
+                    ("path", Some(_)) => v.pattern = regex_path(&s),
                     (key, _) => {
-                        errors.push(unknown_key("schemars(regex", key, s.span, &["pattern"]));
+                        errors.push(unknown_key(
+                            "schemars(regex",
+                            key,
+                            s.span,
+                            &["pattern", "path"],
+                        ));
                     }
                 }
             }

@@ -82,13 +82,13 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// This builder, deriving what the releases of `model` derive.
-    #[must_use]
     /// Whether the project's schemars is 0.8 (kube 0.85 to 1.1).
     pub fn legacy(&self) -> bool {
         self.model.schemars == model::Schemars::V0_8
     }
 
+    /// This builder, deriving what the releases of `model` derive.
+    #[must_use]
     pub fn with_model(mut self, model: model::Model) -> Self {
         self.model = model;
         self
@@ -905,7 +905,9 @@ impl<'a> Builder<'a> {
                 };
                 let last = func.path.segments.last()?.ident.to_string();
                 match (last.as_str(), c.args.len()) {
-                    ("from" | "try_from" | "from_value", 1) => {
+                    // `serde_json::to_value(generator.subschema_for::<T>())`
+                    // is the schema as JSON, for a `json!` literal.
+                    ("from" | "try_from" | "from_value" | "to_value", 1) => {
                         self.schema_expr(&c.args[0], scope, env, path)
                     }
                     // `T::json_schema(generator)`, `<T as JsonSchema>::json_schema(..)`.
