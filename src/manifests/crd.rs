@@ -98,6 +98,7 @@ fn other_attribute_macro(attrs: &[syn::Attribute]) -> Option<String> {
         "serde",
         "schemars",
         "x_kube",
+        "cel_validate",
         "validate",
         "garde",
         "allow",
@@ -280,6 +281,7 @@ fn owned_version<'a>(
             found.foreign.push(ForeignKind {
                 reason: Reason::Listed,
                 root_path: guess,
+                group: None,
             });
             return None;
         }
@@ -327,7 +329,11 @@ fn owned_version<'a>(
         .kinds
         .push((root_path.clone(), spec, location.file.clone()));
     if let Some(reason) = reason {
-        found.foreign.push(ForeignKind { reason, root_path });
+        found.foreign.push(ForeignKind {
+            reason,
+            root_path,
+            group: Some(attrs.group.clone()),
+        });
         return None;
     }
     if *ident == root_name {

@@ -71,6 +71,8 @@ pub struct ForeignKind {
     pub reason: Reason,
     /// The Rust path of the kind's struct from the crate root.
     pub root_path: String,
+    /// Its API group, where its `#[kube(...)]` was read.
+    pub group: Option<String>,
 }
 
 /// What decides which kinds are the project's: the user's lists and the
@@ -147,9 +149,21 @@ pub fn count_kind_derives(text: &str) -> usize {
 pub struct Entry {
     pub text: String,
     pub location: Location,
+    /// Not the user's: rsop claims the kind itself (see
+    /// [`Ownership::judge`]), so no Cargo.toml line names it.
+    pub implied: bool,
 }
 
 impl Entry {
+    /// rsop's own claim of the kind at `root_path`.
+    pub fn claim(root_path: &str) -> Entry {
+        Entry {
+            text: format!("crate::{root_path}"),
+            location: Location::new("Cargo.toml", 1, 1),
+            implied: true,
+        }
+    }
+
     /// A file or folder, rather than a Rust path.
     fn is_path(&self) -> bool {
         self.text.contains('/') || Path::new(&self.text).extension().is_some_and(|e| e == "rs")
@@ -223,6 +237,7 @@ pub fn listed(root: &Path, key: &str) -> Result<Vec<Entry>> {
             toml_edit::Value::String(s) if !s.value().trim().is_empty() => entries.push(Entry {
                 text: s.value().trim().to_string(),
                 location: at(s.span()),
+                implied: false,
             }),
             other => problems.push(
                 Diagnostic::new(
@@ -363,6 +378,7 @@ mod tests {
         let entry = |text: &str| Entry {
             text: text.into(),
             location: Location::new("Cargo.toml", 1, 1),
+            implied: false,
         };
         let file = Path::new("src/vendor/snapshot.rs");
         let kind = "vendor::snapshot::VolumeSnapshot";
@@ -396,14 +412,17 @@ mod tests {
             Entry {
                 text: "vendor::VolumeSnapshots".into(),
                 location: Location::new("Cargo.toml", 9, 5),
+                implied: false,
             },
             Entry {
                 text: "src/vendr/".into(),
                 location: Location::new("Cargo.toml", 10, 5),
+                implied: false,
             },
             Entry {
                 text: "src/vendor/".into(),
                 location: Location::new("Cargo.toml", 11, 5),
+                implied: false,
             },
         ];
         let kinds = [(

@@ -132,7 +132,7 @@ pub fn generate_from(
             (schema::k8s::Table::pinned(), None)
         }
     };
-    let ownership = ownership(sources, &opts.root)?;
+    let mut ownership = ownership(sources, &opts.root)?;
     // Without a model of the project's schemars or kube-core, or tables of
     // its k8s-openapi, no schema is derived (what rsop would find against
     // its own releases means nothing): every kind is built, for that one
@@ -145,22 +145,41 @@ pub fn generate_from(
         .into_iter()
         .chain(unsupported_k8s)
         .collect();
+    let model = schema::model::Model {
+        empty_lists: selection.empty_lists,
+        ..selection.model.clone().unwrap_or_default()
+    };
+    let derive_schemas = opts.derivation != Derivation::Cargo && unmodelled.is_empty();
+    let mut found_kinds =
+        crd::versions(sources, k8s, kube_derive, model, derive_schemas, &ownership);
+    // An API group is one project's: a kind no `crd()` call names, in the
+    // group of a kind one does, is the project's too (a CRD it keeps by
+    // hand, say). Those kinds are derived again, as owned.
+    let owned_groups: std::collections::BTreeSet<&str> = found_kinds
+        .versions
+        .iter()
+        .map(|v| v.attrs.group.as_str())
+        .collect();
+    let claimed: Vec<foreign::Entry> = found_kinds
+        .foreign
+        .iter()
+        .filter(|k| {
+            k.reason == foreign::Reason::NotGenerated
+                && k.group.as_deref().is_some_and(|g| owned_groups.contains(g))
+        })
+        .map(|k| foreign::Entry::claim(&k.root_path))
+        .collect();
+    if !claimed.is_empty() {
+        ownership.owned.extend(claimed);
+        found_kinds = crd::versions(sources, k8s, kube_derive, model, derive_schemas, &ownership);
+        ownership.owned.retain(|e| !e.implied);
+    }
     let crd::Found {
         mut versions,
         foreign: foreign_kinds,
         kinds,
         problems,
-    } = crd::versions(
-        sources,
-        k8s,
-        kube_derive,
-        schema::model::Model {
-            empty_lists: selection.empty_lists,
-            ..selection.model.clone().unwrap_or_default()
-        },
-        opts.derivation != Derivation::Cargo && unmodelled.is_empty(),
-        &ownership,
-    );
+    } = found_kinds;
     found.extend(problems);
     found.extend(foreign::unmatched(
         &ownership.external,

@@ -425,13 +425,13 @@ fn locked_project(manifest: &str, lock: &str, body: &str) -> tempfile::TempDir {
 fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
     let tmp = locked_project(
         "[package]\nname = \"old\"\nversion = \"0.1.0\"\n\n[dependencies]\n\
-         k8s-openapi = { version = \"0.25\", features = [\"v1_33\"] }\n",
-        "version = 4\n\n[[package]]\nname = \"k8s-openapi\"\nversion = \"0.25.0\"\n\n\
+         k8s-openapi = { version = \"0.18\", features = [\"v1_26\"] }\n",
+        "version = 4\n\n[[package]]\nname = \"k8s-openapi\"\nversion = \"0.18.0\"\n\n\
          [[package]]\nname = \"old\"\nversion = \"0.1.0\"\ndependencies = [\"k8s-openapi\"]\n",
         "pub pod: k8s_openapi::api::core::v1::PodSpec",
     );
     let needles = [
-        "k8s-openapi 0.25.0 is not supported statically; rsop has 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0",
+        "k8s-openapi 0.18.0 is not supported statically; rsop has 0.19.0, 0.20.0, 0.21.0, 0.21.1, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0",
         "Cargo.lock:5:11",
         "drop `--static`",
         "nothing was written",
@@ -441,21 +441,21 @@ fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
     }
 }
 
-/// A kube or schemars release rsop has no model of (kube 1 with schemars
-/// 0.8, a release newer than rsop's) is never guessed: each kind needs the
+/// A kube or schemars release rsop has no model of (kube before 0.85,
+/// schemars 0.9, a release newer than rsop's) is never guessed: each kind needs the
 /// build, for that one reason, and `--static` refuses at the lock's line.
 #[test]
 fn a_release_rsop_has_no_model_of_is_never_guessed() {
     for (krate, version, expected) in [
         (
             "kube-core",
-            "1.1.0",
-            "rsop has no model of kube 1.1.0: it derives CRDs statically for kube 2.0 to 5.0",
+            "0.84.0",
+            "rsop has no model of kube 0.84.0: it derives CRDs statically for kube 0.85 to 5.0",
         ),
         (
             "schemars",
             "1.3.0",
-            "rsop has no model of schemars 1.3.0: it derives CRDs statically for schemars 1.0 to 1.2",
+            "rsop has no model of schemars 1.3.0: it derives CRDs statically for schemars 0.8 and 1.0 to 1.2",
         ),
     ] {
         let tmp = locked_project(
@@ -564,12 +564,40 @@ fn the_kube_attribute_grammar_follows_the_projects_kube_derive() {
         &["manifests", "--static"],
         1,
         &[
-            "kube-derive 4 has no `no_spec` key in `#[kube(...)]`",
-            "it came with kube-derive 5",
+            "kube-derive 4.2 has no `no_spec` key in `#[kube(...)]`",
+            "it came with kube-derive 5.0",
             "nothing was written",
         ],
     ) {
         panic!("{problems}");
+    }
+
+    // Keys of kube 0.85 to 1.1: `rule` was `validation` before 1.0, and
+    // `doc` came with 0.87.2.
+    let rule = project(
+        "0.99.0",
+        r#"rule = Rule::new("self.spec.size > 0").message("positive")"#,
+    );
+    rsop(rule.path(), &["manifests", "--static"]).success();
+    let crd = std::fs::read_to_string(rule.path().join("config/crd/bases/a.io_apps.yaml")).unwrap();
+    assert!(
+        crd.contains("rule: self.spec.size > 0") && crd.contains("title: App_kube_validation"),
+        "{crd}"
+    );
+    for (release, key, expected) in [
+        (
+            "1.1.0",
+            r#"rule = "self.x""#,
+            "kube-derive 1.0 replaced it with `validation`",
+        ),
+        ("0.87.1", r#"doc = "x""#, "it came with kube-derive 0.87.2"),
+    ] {
+        let old = project(release, key);
+        if let Some(problems) =
+            refusal_problems(old.path(), &["manifests", "--static"], 1, &[expected])
+        {
+            panic!("{release}: {problems}");
+        }
     }
 }
 
@@ -1128,8 +1156,8 @@ fn a_namespaced_project_refuses_requests_across_the_cluster() {
 
 /// Kinds a crate writes no CRD for get none: hand-written client types in
 /// a protected group without the approval annotation, and, where a crdgen
-/// prints `K::crd()`, the kinds it does not print. An enum spec is a kind
-/// like any other. Nothing needs the build; `owned` claims a kind back, and
+/// prints `K::crd()`, the kinds it does not print, unless they share an API
+/// group with one it prints. An enum spec is a kind like any other. Nothing needs the build; `owned` claims a kind back, and
 /// an `owned` entry that names nothing fails at its line in Cargo.toml.
 #[test]
 fn kinds_the_crate_does_not_generate_are_foreign_unless_owned() {
@@ -1148,6 +1176,13 @@ fn kinds_the_crate_does_not_generate_are_foreign_unless_owned() {
         run.stderr
     );
     assert_tree(&tmp.path().join("config"), &case.join("expected"));
+    // The kind the crdgen does not name, in the group of those it does, is
+    // the project's.
+    assert!(
+        tmp.path()
+            .join("config/crd/bases/backup.example.com_schedules.yaml")
+            .is_file()
+    );
 
     // Claimed with `owned`, the sandbox gets its CRD.
     let manifest = tmp.path().join("Cargo.toml");

@@ -495,6 +495,16 @@ pub fn read(
         }
     }
 
+    // kube 0.98 and 0.99's `#[derive(CELSchema)]` read its rules from
+    // `#[cel_validate(rule = ...)]`, as `KubeSchema` later reads
+    // `#[x_kube(validation = ...)]`.
+    if let Ok(items) = items_of(attrs, "cel_validate") {
+        for item in items {
+            if let ("rule", AttrValue::Expr(e)) = (item.key.as_str(), &item.value) {
+                out.kube_validations.push(e.clone());
+            }
+        }
+    }
     match items_of(attrs, "x_kube") {
         Ok(items) => {
             for item in items {

@@ -633,6 +633,8 @@ pub fn cel_rule(e: &Expr) -> Option<Value> {
                 None
             }
         }
+        // `("rule", "message").into()`: a `Rule` from its pair.
+        Expr::MethodCall(m) if m.method == "into" && m.args.is_empty() => cel_rule(&m.receiver),
         Expr::MethodCall(m) => {
             let mut rule = cel_rule(&m.receiver)?;
             let obj = rule.as_object_mut()?;

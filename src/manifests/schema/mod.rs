@@ -14,6 +14,7 @@ mod foreign;
 pub mod k8s;
 pub mod model;
 pub mod transform;
+mod typed;
 
 use std::rc::Rc;
 
@@ -784,10 +785,18 @@ impl<'a> Builder<'a> {
     /// The schema `schema_with = "f"` gives, when `f` is a function of the
     /// crate whose body [`Self::schema_code`] evaluates.
     fn schema_with_value(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) -> Option<Value> {
-        let fn_path = a.schema_with_path.as_ref()?;
-        let segments: Vec<String> = fn_path.split("::").map(str::to_string).collect();
+        let fn_path: syn::Path = syn::parse_str(a.schema_with_path.as_ref()?).ok()?;
+        let segments: Vec<String> = fn_path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
         let (module, f) = self.krate.resolve_fn(scope.module, &segments)?;
-        self.schema_code(module, &f.block, path)
+        // `list_set::<Url>`: the function's type parameters, bound to the
+        // types the attribute gives, which are written in the field's scope.
+        let args = generic_args(&fn_path.segments.last()?.arguments);
+        let fn_scope = Self::bind_generics(module, &f.sig.generics, &args, scope);
+        self.schema_code_in(&fn_scope, &f.block, path)
     }
 
     /// The schema of a hand-written `impl JsonSchema`, when its
@@ -832,31 +841,80 @@ impl<'a> Builder<'a> {
     /// constants, and `let` bindings of those before it. Anything else
     /// (loops, mutation, conditions on runtime values) is `None`.
     fn schema_code(&mut self, module: &'a Module, block: &syn::Block, path: &str) -> Option<Value> {
-        let scope = Scope::new(module);
-        let mut env: Vec<(String, Value)> = Vec::new();
+        self.schema_code_in(&Scope::new(module), block, path)
+    }
+
+    /// [`Self::schema_code`] in `scope`, which binds the generic
+    /// parameters of the function (`schema_with = "list_set::<Url>"`).
+    ///
+    /// schemars 0.8's typed API is read too (see [`typed`]): bindings of a
+    /// `SchemaObject` that later statements change field by field, and a
+    /// `let Schema::Object(ref mut object) = schema else { .. }` that
+    /// changes `schema` through `object`.
+    fn schema_code_in(
+        &mut self,
+        scope: &Scope<'a>,
+        block: &syn::Block,
+        path: &str,
+    ) -> Option<Value> {
+        let mut env: typed::Env = Vec::new();
+        // (binding, the binding that is a mutable view of it)
+        let mut views: Vec<(String, String)> = Vec::new();
         let (last, lets) = block.stmts.split_last()?;
         for stmt in lets {
-            let syn::Stmt::Local(local) = stmt else {
-                return None;
-            };
-            let pat = match &local.pat {
-                syn::Pat::Type(t) => t.pat.as_ref(),
-                p => p,
-            };
-            let syn::Pat::Ident(name) = pat else {
-                return None;
-            };
-            let init = local.init.as_ref()?;
-            if init.diverge.is_some() {
-                return None;
+            match stmt {
+                syn::Stmt::Local(local) => {
+                    let init = local.init.as_ref()?;
+                    let (name, viewed) = match &local.pat {
+                        syn::Pat::Type(t) => match t.pat.as_ref() {
+                            syn::Pat::Ident(name) => (name.ident.to_string(), None),
+                            _ => return None,
+                        },
+                        syn::Pat::Ident(name) if init.diverge.is_none() => {
+                            (name.ident.to_string(), None)
+                        }
+                        // `let Schema::Object(ref mut object) = schema else { .. };`
+                        syn::Pat::TupleStruct(t)
+                            if t.path.segments.last().is_some_and(|s| s.ident == "Object") =>
+                        {
+                            let [syn::Pat::Ident(name)] = t.elems.iter().collect::<Vec<_>>()[..]
+                            else {
+                                return None;
+                            };
+                            let syn::Expr::Path(of) = init.expr.as_ref() else {
+                                return None;
+                            };
+                            (
+                                name.ident.to_string(),
+                                Some(of.path.get_ident()?.to_string()),
+                            )
+                        }
+                        _ => return None,
+                    };
+                    let value = self.schema_api_value(&init.expr, scope, &env, path)?;
+                    if let Some(viewed) = viewed {
+                        views.push((viewed, name.clone()));
+                    }
+                    env.push((name, value));
+                }
+                syn::Stmt::Expr(e, Some(_)) => {
+                    if !self.schema_api_statement(e, scope, &mut env, path) {
+                        return None;
+                    }
+                }
+                _ => return None,
             }
-            let value = self.schema_expr(&init.expr, &scope, &env, path)?;
-            env.push((name.ident.to_string(), value));
+            for (viewed, view) in &views {
+                let value = env.iter().rev().find(|(n, _)| n == view)?.1.clone();
+                if let Some(slot) = env.iter_mut().rev().find(|(n, _)| n == viewed) {
+                    slot.1 = value;
+                }
+            }
         }
         let syn::Stmt::Expr(e, None) = last else {
             return None;
         };
-        self.schema_expr(e, &scope, &env, path)
+        self.schema_api_value(e, scope, &env, path)
     }
 
     fn schema_expr(
