@@ -1133,6 +1133,9 @@ impl<'a> Builder<'a> {
                             _ => value_in(self.krate, module, e),
                         }
                     }
+                    (_, 1) if func.path.segments.len() >= 2 => self
+                        .newtype_variant(&func.path, &c.args[0], module, ty, ty_scope, depth, path)
+                        .or_else(|| value_in(self.krate, module, e)),
                     _ => value_in(self.krate, module, e),
                 }
             }
@@ -1155,6 +1158,55 @@ impl<'a> Builder<'a> {
             }
             _ => value_in(self.krate, module, e),
         }
+    }
+
+    /// `Reference::Branch(value)`, a newtype variant of the local enum
+    /// `ty`, serialized as serde does for an externally tagged or an
+    /// untagged enum (`{"branch": value}`, `value`).
+    #[allow(clippy::too_many_arguments)]
+    fn newtype_variant(
+        &mut self,
+        variant: &syn::Path,
+        arg: &Expr,
+        module: &'a Module,
+        ty: &syn::Type,
+        ty_scope: &Scope<'a>,
+        depth: usize,
+        path: &str,
+    ) -> Option<Value> {
+        let syn::Type::Path(tp) = ty else { return None };
+        let Some(Resolved::Local(item)) = self.krate.resolve(ty_scope.module, &tp.path) else {
+            return None;
+        };
+        let syn::Item::Enum(e) = item.item else {
+            return None;
+        };
+        let name = variant.segments.last()?.ident.to_string();
+        let v = e.variants.iter().find(|v| v.ident == name)?;
+        let syn::Fields::Unnamed(fields) = &v.fields else {
+            return None;
+        };
+        let [field] = fields.unnamed.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let cattrs = self.read_attrs(item.module, &e.attrs, ItemKind::Container, path);
+        if cattrs.tag.is_some() {
+            return None;
+        }
+        let vattrs = self.read_attrs(item.module, &v.attrs, ItemKind::Variant, path);
+        let field_scope = Scope::new(item.module);
+        let value = self.typed_value(arg, module, &field.ty, &field_scope, depth + 1, path)?;
+        if cattrs.untagged || vattrs.untagged {
+            return Some(value);
+        }
+        let key = vattrs.rename.unwrap_or_else(|| {
+            cattrs
+                .rename_all
+                .map_or(name.clone(), |r| r.apply_to_variant(&name))
+        });
+        let mut out = serde_json::Map::new();
+        out.insert(key, value);
+        Some(Value::Object(out))
     }
 
     /// The serialized name of the unit variant `variant` names, when `ty`

@@ -341,6 +341,11 @@ impl<'a> Builder<'a> {
                         self.schema_api_value(&c.args[0], scope, env, path)
                     }
                     ("default", 0) => Some(Value::Object(Map::new())),
+                    // `serde_json::from_str(r#"[..]"#)`: JSON written as a string.
+                    ("from_str", 1) => match self.schema_api_value(&c.args[0], scope, env, path)? {
+                        Value::String(text) => serde_json::from_str(&text).ok(),
+                        _ => None,
+                    },
                     ("from" | "from_iter", 1) => {
                         let v = self.schema_api_value(&c.args[0], scope, env, path)?;
                         Some(pairs_to_map(v))
