@@ -13,6 +13,9 @@
 //! 2. 10 realistic kinds (k8s-openapi types embedded, a `PodTemplateSpec`
 //!    among them) as a whole process (target: under 20 ms), and in-process;
 //! 3. 500 kinds in-process (target: well under 1 s);
+//! 3b. 5 of the realistic kinds in a crate locked to kube 0.98, schemars 0.8
+//!    and k8s-openapi 0.24, as a whole process (target: under 20 ms, where
+//!    before rsop modelled those releases it built every kind with cargo);
 //! 4. the time to rebuild a crdgen binary after a one-line change
 //!    (`rsop manifests --cargo` on the 10 realistic kinds), and how many
 //!    times faster the static process is (target: 100x).
@@ -148,6 +151,39 @@ fn cargo_lock() -> String {
         .unwrap();
     }
     lock
+}
+
+/// The releases of a crate of the schemars 0.8 era: Cargo.toml's
+/// requirements and Cargo.lock's releases.
+const LEGACY_TOML: &str = "[dependencies]\nk8s-openapi = { version = \"0.24\", default-features = false, features = [\"schemars\", \"v1_32\"] }\n\
+     kube = { version = \"0.98\", default-features = false, features = [\"derive\"] }\n\
+     schemars = \"0.8\"\nserde = { version = \"1.0\", features = [\"derive\"] }\nserde_json = \"1.0\"\n\n[workspace]\n";
+const LEGACY_LOCK: &[(&str, &str)] = &[
+    ("k8s-openapi", "0.24.0"),
+    ("kube-core", "0.98.0"),
+    ("kube-derive", "0.98.0"),
+    ("schemars", "0.8.22"),
+];
+
+/// `kinds` realistic kinds in a crate locked to kube 0.98 and schemars 0.8.
+fn write_legacy_crate(dir: &Path, kinds: usize) {
+    write_crate(dir, kinds);
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"legacy-{kinds}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{LEGACY_TOML}"
+        ),
+    )
+    .unwrap();
+    let mut lock = String::from("version = 4\n");
+    for (name, version) in LEGACY_LOCK {
+        write!(
+            lock,
+            "\n[[package]]\nname = \"{name}\"\nversion = \"{version}\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("Cargo.lock"), lock).unwrap();
 }
 
 fn write_crate(dir: &Path, kinds: usize) {
@@ -631,6 +667,16 @@ fn main() {
             with_check.saturating_sub(plain)
         );
     }
+
+    let dir = base.join("legacy-5");
+    write_legacy_crate(&dir, 5);
+    let generated = manifests::generate(&options(&dir, false), &mut std::io::sink())
+        .expect("the kube 0.98 crate derives statically");
+    assert!(generated.built.is_empty(), "no kind needs the build");
+    report(
+        "manifests, 5 kinds, kube 0.98, process",
+        &measure(50, || run_process(&dir)),
+    );
 
     scaffolded_project_check(&base.join("scaffolded-10"));
 
