@@ -528,6 +528,9 @@ impl<'a> Builder<'a> {
     /// A struct's schema, with its container mutators.
     pub fn struct_schema(&mut self, s: &syn::ItemStruct, scope: &Scope<'a>, path: &str) -> Value {
         let cattrs = self.read_attrs(scope.module, &s.attrs, ItemKind::Container, path);
+        if let Some(schema) = self.container_schema_with(&cattrs, scope, path) {
+            return schema;
+        }
         self.check_unsupported_container(&cattrs, scope, path);
         if let Some((from, span)) = &cattrs.from {
             let ty = self.parse_type(from, *span, scope, path);
@@ -1030,10 +1033,30 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// A container's `schema_with` replaces its whole schema, which rsop
-    /// does not model; a field's is evaluated in [`Self::field_type_schema`].
+    /// A container's `schema_with` replaces its whole schema: the schema
+    /// its function gives, when [`Self::schema_code`] evaluates it, with the
+    /// container's own metadata on top. schemars 0.8 reads `schema_with` on
+    /// fields and variants only, and derives the container as if it were not
+    /// there.
+    fn container_schema_with(
+        &mut self,
+        a: &ItemAttrs,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Option<Value> {
+        a.schema_with?;
+        if self.legacy() {
+            return None;
+        }
+        let mut schema = self.schema_with_value(a, scope, path)?;
+        self.container_mutators(&mut schema, a, scope, path);
+        Some(schema)
+    }
+
+    /// A container's `schema_with` rsop could not evaluate (see
+    /// [`Self::container_schema_with`]), and transforms.
     fn check_unsupported_container(&mut self, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
-        if let Some(span) = a.schema_with {
+        if let Some(span) = a.schema_with.filter(|_| !self.legacy()) {
             self.schema_with_unsupported(span, scope, path);
         }
         self.check_transform(a, scope, path);
@@ -1396,6 +1419,9 @@ impl<'a> Builder<'a> {
     /// An enum's schema, by its serde representation.
     pub fn enum_schema(&mut self, e: &syn::ItemEnum, scope: &Scope<'a>, path: &str) -> Value {
         let cattrs = self.read_attrs(scope.module, &e.attrs, ItemKind::Container, path);
+        if let Some(schema) = self.container_schema_with(&cattrs, scope, path) {
+            return schema;
+        }
         self.check_unsupported_container(&cattrs, scope, path);
         // `from`/`try_from` (the Deserialize contract reads the other type)
         // and a container `with` replace the enum's own schema.
