@@ -13,10 +13,10 @@
 //! 2. 10 realistic kinds (k8s-openapi types embedded, a `PodTemplateSpec`
 //!    among them) as a whole process (target: under 20 ms), and in-process;
 //! 3. 500 kinds in-process (target: well under 1 s);
-//! 3b. 5 of the realistic kinds in a crate locked to kube 0.98, schemars 0.8
+//! 4. 5 of the realistic kinds in a crate locked to kube 0.98, schemars 0.8
 //!    and k8s-openapi 0.24, as a whole process (target: under 20 ms, where
 //!    before rsop modelled those releases it built every kind with cargo);
-//! 4. the time to rebuild a crdgen binary after a one-line change
+//! 5. the time to rebuild a crdgen binary after a one-line change
 //!    (`rsop manifests --cargo` on the 10 realistic kinds), and how many
 //!    times faster the static process is (target: 100x).
 //!
