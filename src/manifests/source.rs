@@ -216,6 +216,58 @@ pub struct Sources {
     parse_budget: usize,
 }
 
+/// An error for each `include!("file")` of `file` (relative to `root`)
+/// whose file declares kinds: rsop reads the module tree, not the files
+/// macros paste into it, and a kind must never go missing without a word.
+fn included_kinds(root: &Path, file: &Path, text: &str, diagnostics: &mut Diagnostics) {
+    fn walk(tokens: proc_macro2::TokenStream, found: &mut Vec<(String, proc_macro2::Span)>) {
+        let trees: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+        for (i, t) in trees.iter().enumerate() {
+            match t {
+                proc_macro2::TokenTree::Ident(id) if id == "include" => {
+                    if let (
+                        Some(proc_macro2::TokenTree::Punct(bang)),
+                        Some(proc_macro2::TokenTree::Group(args)),
+                    ) = (trees.get(i + 1), trees.get(i + 2))
+                        && bang.as_char() == '!'
+                        && let Ok(lit) = syn::parse2::<syn::LitStr>(args.stream())
+                    {
+                        found.push((lit.value(), id.span()));
+                    }
+                }
+                proc_macro2::TokenTree::Group(g) => walk(g.stream(), found),
+                _ => {}
+            }
+        }
+    }
+    let Ok(tokens) = text.parse::<proc_macro2::TokenStream>() else {
+        return;
+    };
+    let mut found = Vec::new();
+    walk(tokens, &mut found);
+    let dir = root.join(file);
+    let dir = dir.parent().unwrap_or(root);
+    for (included, span) in found {
+        let Ok(included_text) = std::fs::read_to_string(dir.join(&included)) else {
+            continue;
+        };
+        if super::foreign::count_kind_derives(&included_text) == 0 {
+            continue;
+        }
+        diagnostics.push(
+            Diagnostic::new(
+                Location::of_span(file, span),
+                format!(
+                    "`include!(\"{included}\")` pastes kinds into this module, and rsop reads modules, not the files macros paste"
+                ),
+            )
+            .with_help(
+                "make the included file a module of its own (`#[path = \"...\"] mod name;`), which rustc compiles the same and rsop reads",
+            ),
+        );
+    }
+}
+
 /// The first segment of a path dependency's modules: not an identifier, so
 /// it never meets a name from the sources.
 const DEPENDENCY: &str = "::";
@@ -277,6 +329,11 @@ impl Sources {
         for file in modules::reachable(&binaries, &[], &config)? {
             if seen.insert(file.path.clone()) {
                 sources.push((relative(&file.path), file.text, None, Some(shared.clone())));
+            }
+        }
+        for (file, text, module, _) in &sources {
+            if module.is_some() && text.contains("include!") {
+                included_kinds(root, file, text, diagnostics);
             }
         }
         let mut dependencies = path_dependencies(root)?;

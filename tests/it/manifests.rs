@@ -1326,3 +1326,51 @@ fn applying_a_help_clears_its_error() {
         assert_eq!(run.code, 0, "{}: {}", fix.name, run.stderr);
     }
 }
+
+/// A kind that `include!` pastes into a module is never dropped without a
+/// word: rsop reads modules, so it says where the macro is and what to do;
+/// done, the kind gets its CRD.
+#[test]
+fn kinds_pasted_by_include_are_an_error_until_they_are_a_module() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"pasted\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("src/pool")).unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "pub mod pool {\n    include!(\"pool/crd.rs\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/pool/crd.rs"),
+        format!(
+            "{KIND_HEAD}#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"Pool\")]\npub struct PoolSpec {{ pub size: i32 }}\n"
+        ),
+    )
+    .unwrap();
+    if let Some(problems) = refusal_problems(
+        root,
+        &["manifests", "--static"],
+        1,
+        &[
+            "`include!(\"pool/crd.rs\")` pastes kinds into this module",
+            "src/lib.rs:2:5",
+            "make the included file a module of its own",
+            "nothing was written",
+        ],
+    ) {
+        panic!("{problems}");
+    }
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "#[path = \"pool/crd.rs\"]\npub mod pool;\n",
+    )
+    .unwrap();
+    rsop(root, &["manifests", "--static"]).success();
+    assert!(root.join("config/crd/bases/a.io_pools.yaml").is_file());
+}
