@@ -457,7 +457,7 @@ fn options(root: &Path, cargo: bool) -> ManifestsOptions {
         } else {
             Derivation::Static
         },
-        rbac: rsop::manifests::rbac_check::Mode::Markers,
+        rbac: rsop::manifests::check::rbac_check::Mode::Markers,
     }
 }
 
@@ -530,8 +530,8 @@ fn scaffolded_project_check(dir: &Path) {
         rbac,
         ..options(dir, false)
     };
-    let markers = opts(rsop::manifests::rbac_check::Mode::Markers);
-    let checked = opts(rsop::manifests::rbac_check::Mode::Check);
+    let markers = opts(rsop::manifests::check::rbac_check::Mode::Markers);
+    let checked = opts(rsop::manifests::check::rbac_check::Mode::Check);
     let plain = report(
         "scaffolded, 10 kinds, markers only",
         &measure(100, || {
@@ -653,7 +653,7 @@ fn main() {
         });
         let plain = report(&format!("manifests, {kinds} kinds, in-process"), &times);
         let checked = ManifestsOptions {
-            rbac: rsop::manifests::rbac_check::Mode::Check,
+            rbac: rsop::manifests::check::rbac_check::Mode::Check,
             ..opts.clone()
         };
         let times = measure(runs, || {

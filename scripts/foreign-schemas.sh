@@ -4,7 +4,7 @@
 # (chrono04, jiff02, uuid1, url2, ...), from the real crates: a throwaway
 # crate on rsop's schemars with every such feature prints them (dump.rs)
 # under kube-derive's settings. The file also records, for the test in
-# src/manifests/schema/foreign.rs, what schemars gives the generic
+# src/manifests/derive/schema/foreign.rs, what schemars gives the generic
 # containers (IndexMap, SmallVec, ArrayVec, Either) at a few arguments.
 #
 # Run it after moving rsop's schemars:

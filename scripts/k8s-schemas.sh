@@ -7,7 +7,7 @@
 # data/k8s-openapi/schemas.json.gz. It also writes
 # data/k8s-openapi/pinned_types.rs, the type list of rsop's own pinned
 # k8s-openapi (the dev-dependency in Cargo.toml), which the drift test in
-# src/manifests/schema/k8s.rs compiles against.
+# src/manifests/derive/schema/k8s.rs compiles against.
 #
 # Run it after adding a k8s-openapi version or moving the pinned one:
 #   scripts/k8s-schemas.sh                  # every version in VERSIONS

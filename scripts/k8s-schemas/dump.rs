@@ -3,7 +3,7 @@
 //! own `JsonSchema` impls generate them under kube-derive's settings before
 //! any transform (openapi3, no inlining, no meta schema). Built by
 //! `scripts/k8s-schemas.sh` once per k8s-openapi version and feature; the
-//! drift test in `src/manifests/schema/k8s.rs` runs the same code against
+//! drift test in `src/manifests/derive/schema/k8s.rs` runs the same code against
 //! rsop's pinned k8s-openapi.
 
 use std::collections::BTreeMap;

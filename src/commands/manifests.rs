@@ -6,7 +6,8 @@ use std::path::Path;
 
 use crate::Result;
 use crate::cli::{ManifestsArgs, RbacMode};
-use crate::manifests::{self, Derivation, ManifestsOptions, rbac_check};
+use crate::manifests::check::rbac_check;
+use crate::manifests::{self, Derivation, ManifestsOptions};
 use crate::output::{self, Mode, Outcome};
 use crate::project::Project;
 

@@ -2,38 +2,34 @@
 //! project's Rust sources, statically, as kube-derive and controller-gen
 //! would make them.
 //!
-//! Pipeline: [`modules`] finds the files rustc compiles; [`source`] parses
-//! them and resolves names; [`attrs`] reads `#[kube]`, `#[serde]`, `#[schemars]`, `#[x_kube]` and docs;
-//! [`schema`] builds each kind's raw schema and applies kube's transforms;
-//! [`crd`] assembles and merges the CRDs; [`rbac`] and [`webhook`] turn
-//! comment markers (their syntax: [`markers`]) into `role.yaml` and the
-//! webhooks' `manifests.yaml`. The result is a list of file changes for `output::apply`.
+//! The pipeline runs in stages, each a folder whose modules use only those
+//! of the stages before it: [`read`] (the files rustc compiles, parsed, and
+//! which kinds are the project's), [`derive`] (the releases' models,
+//! attributes, schemas), [`emit`] (CRDs and their merge, the role, webhook
+//! configurations), [`check`] (the code's kube-rs calls against the role),
+//! and [`build`] (the crdgen build of the kinds that need code). This
+//! module drives them; the result is a list of file changes for
+//! `output::apply`.
 //! Every problem in the sources is collected and reported at once, and then
 //! nothing is written.
 
-pub mod attrs;
-pub mod calls;
-pub mod cargo;
-pub mod crd;
-pub mod crd_calls;
+pub mod build;
+pub mod check;
+pub mod derive;
 pub mod diagnostics;
-pub mod foreign;
-pub mod k8s_version;
-pub mod macros;
-pub mod markers;
-pub mod merge_crds;
-pub mod modules;
-pub mod rbac;
-pub mod rbac_check;
-pub mod schema;
-pub mod source;
-pub mod webhook;
+pub mod emit;
+pub mod read;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use build::crdgen;
+use check::{calls, rbac_check};
+use derive::{releases, schema};
 use diagnostics::{Diagnostic, Diagnostics};
-use source::Sources;
+use emit::{crd, merge_crds, rbac, webhook};
+use read::source::Sources;
+use read::{crd_calls, ownership};
 
 use crate::output::{Disk, FileChange};
 use crate::{Error, Result};
@@ -112,7 +108,7 @@ pub fn generate_from(
     let mut found = Vec::new();
     // A k8s-openapi release or Kubernetes version rsop has no tables for
     // makes every kind one the build derives (or, with `--static`, an error).
-    let selection = k8s_version::select(&opts.root)?;
+    let selection = releases::select(&opts.root)?;
     // `create api` runs this on a project before its first build: the
     // assumption is for `rsop manifests` to state.
     if let Some(line) = &selection.assumed
@@ -160,14 +156,14 @@ pub fn generate_from(
         .iter()
         .map(|v| v.attrs.group.as_str())
         .collect();
-    let claimed: Vec<foreign::Entry> = found_kinds
+    let claimed: Vec<ownership::Entry> = found_kinds
         .foreign
         .iter()
         .filter(|k| {
-            k.reason == foreign::Reason::NotGenerated
+            k.reason == ownership::Reason::NotGenerated
                 && k.group.as_deref().is_some_and(|g| owned_groups.contains(g))
         })
-        .map(|k| foreign::Entry::claim(&k.root_path))
+        .map(|k| ownership::Entry::claim(&k.root_path))
         .collect();
     if !claimed.is_empty() {
         ownership.owned.extend(claimed);
@@ -181,36 +177,39 @@ pub fn generate_from(
         problems,
     } = found_kinds;
     found.extend(problems);
-    found.extend(foreign::unmatched(
+    found.extend(ownership::unmatched(
         &ownership.external,
         "external",
         &opts.root,
         &kinds,
     ));
-    found.extend(foreign::unmatched(
+    found.extend(ownership::unmatched(
         &ownership.owned,
         "owned",
         &opts.root,
         &kinds,
     ));
-    let mut skipped = vec![(foreign::Reason::ExternalDir, sources.external_kind_count())];
+    let mut skipped = vec![(
+        ownership::Reason::ExternalDir,
+        sources.external_kind_count(),
+    )];
     for reason in [
-        foreign::Reason::Kopium,
-        foreign::Reason::SchemaDisabled,
-        foreign::Reason::Listed,
-        foreign::Reason::ProtectedGroup,
-        foreign::Reason::NotGenerated,
+        ownership::Reason::Kopium,
+        ownership::Reason::SchemaDisabled,
+        ownership::Reason::Listed,
+        ownership::Reason::ProtectedGroup,
+        ownership::Reason::NotGenerated,
     ] {
         let n = foreign_kinds.iter().filter(|k| k.reason == reason).count();
         skipped.push((reason, n));
     }
     skipped.sort();
-    let judged: Vec<(foreign::Reason, String)> = foreign_kinds
+    let judged: Vec<(ownership::Reason, String)> = foreign_kinds
         .iter()
         .filter(|k| {
             matches!(
                 k.reason,
-                foreign::Reason::ProtectedGroup | foreign::Reason::NotGenerated
+                ownership::Reason::ProtectedGroup | ownership::Reason::NotGenerated
             )
         })
         .map(|k| (k.reason, k.root_path.clone()))
@@ -279,7 +278,7 @@ pub fn generate_from(
                     );
                 }
                 let started = std::time::Instant::now();
-                match cargo::schemas(&opts.root, &pending) {
+                match crdgen::schemas(&opts.root, &pending) {
                     Ok(b) => built = b,
                     // A build that cannot run (a git dependency offline, a
                     // build script that downloads, no linker) costs only the
@@ -334,7 +333,7 @@ pub fn generate_from(
     let mut generated = generate_rest(sources, opts, diagnostics, found, versions, notes)?;
     generated.built = built;
     generated.incomplete = incomplete;
-    if let Some(line) = foreign::summary(&skipped, &judged) {
+    if let Some(line) = ownership::summary(&skipped, &judged) {
         let _ = writeln!(notes, "{line}");
     }
     Ok(generated)
@@ -343,7 +342,7 @@ pub fn generate_from(
 /// The user's `external` and `owned` lists, and the kinds the crate's
 /// `crd()` calls name (in the files rsop read, and in `tests/`,
 /// `examples/` and `build.rs`).
-fn ownership(sources: &Sources, root: &Path) -> Result<foreign::Ownership> {
+fn ownership(sources: &Sources, root: &Path) -> Result<ownership::Ownership> {
     let extra = crd_calls::extra_files(root);
     let files = sources
         .files
@@ -351,9 +350,9 @@ fn ownership(sources: &Sources, root: &Path) -> Result<foreign::Ownership> {
         .filter(|f| !f.dependency)
         .map(|f| (f.path.as_path(), f.text.as_str()))
         .chain(extra.iter().map(|(p, t)| (p.as_path(), t.as_str())));
-    Ok(foreign::Ownership {
-        external: foreign::listed(root, "external")?,
-        owned: foreign::listed(root, "owned")?,
+    Ok(ownership::Ownership {
+        external: ownership::listed(root, "external")?,
+        owned: ownership::listed(root, "owned")?,
         calls: crd_calls::scan(files),
     })
 }
@@ -565,13 +564,13 @@ fn declares_kinds(dir: &Path) -> bool {
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
         .any(|e| {
-            std::fs::read_to_string(e.path()).is_ok_and(|t| foreign::count_kind_derives(&t) > 0)
+            std::fs::read_to_string(e.path()).is_ok_and(|t| ownership::count_kind_derives(&t) > 0)
         })
 }
 
 /// The package and library names and the version, from Cargo.toml (`[lib] name`, else the
 /// package name with `-` as `_`).
-pub fn package(root: &Path) -> Result<cargo::Package> {
+pub fn package(root: &Path) -> Result<crdgen::Package> {
     let path = root.join("Cargo.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
@@ -605,7 +604,7 @@ pub fn package(root: &Path) -> Result<cargo::Package> {
             "run `rsop manifests` at the root of a package, not of a workspace",
         ));
     };
-    Ok(cargo::Package {
+    Ok(crdgen::Package {
         name: name.to_string(),
         lib: lib_name.unwrap_or(name).replace('-', "_"),
         version: doc
@@ -614,4 +613,32 @@ pub fn package(root: &Path) -> Result<cargo::Package> {
             .and_then(|v| v.as_str())
             .map(str::to_string),
     })
+}
+
+#[cfg(test)]
+mod stage_tests {
+    /// Each stage of the pipeline uses only the stages before it (and
+    /// itself): `read` nothing, `derive` `read`, and so on. A module that
+    /// reaches forward is in the wrong stage.
+    #[test]
+    fn stages_use_only_the_stages_before_them() {
+        const STAGES: [&str; 5] = ["read", "derive", "emit", "check", "build"];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/manifests");
+        let mut wrong = Vec::new();
+        for (i, stage) in STAGES.iter().enumerate() {
+            for entry in walkdir::WalkDir::new(root.join(stage)) {
+                let path = entry.unwrap().into_path();
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (j, other) in STAGES.iter().enumerate() {
+                    if j > i && text.contains(&format!("crate::manifests::{other}::")) {
+                        wrong.push(format!("{} uses `{other}`", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 }

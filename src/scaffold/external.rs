@@ -30,7 +30,7 @@ use heck::{ToPascalCase, ToSnakeCase};
 use serde::Deserialize as _;
 use serde_yaml_ng::Value;
 
-use crate::manifests::attrs::RenameRule;
+use crate::manifests::derive::attrs::RenameRule;
 use crate::manifests::diagnostics::did_you_mean;
 use crate::project::names;
 use crate::yaml::get_str;

@@ -135,7 +135,7 @@ fn related_from_markers(
     text: &str,
 ) -> Option<(Vec<String>, Vec<String>)> {
     let mut problems = Vec::new();
-    let rules = crate::manifests::rbac::parse_markers(path, text, &mut problems);
+    let rules = crate::manifests::emit::rbac::parse_markers(path, text, &mut problems);
     if !problems.is_empty() {
         return None;
     }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use heck::ToSnakeCase;
 
 use crate::manifests::{
-    self, Derivation, ManifestsOptions, diagnostics::Diagnostics, source::Sources,
+    self, Derivation, ManifestsOptions, diagnostics::Diagnostics, read::source::Sources,
 };
 use crate::output::{Disk, FileChange};
 use crate::project::k8s_kinds::K8sKind;
@@ -711,7 +711,7 @@ pub fn resolve_plan_with_manifests(
         webhook_dir: "config/webhook".into(),
         namespaced: project.namespaced,
         derivation: Derivation::Deferred,
-        rbac: crate::manifests::rbac_check::Mode::Markers,
+        rbac: crate::manifests::check::rbac_check::Mode::Markers,
     };
     let generated =
         manifests::generate_from(&sources, &mopts, diagnostics, &mut anstream::stderr())?;

@@ -18,8 +18,8 @@ use std::path::Path;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::diagnostics::Location;
-use super::schema::generic_args;
+use crate::manifests::derive::schema::generic_args;
+use crate::manifests::diagnostics::Location;
 use crate::project::{k8s_kinds, names};
 
 /// One request the code makes.
@@ -272,10 +272,10 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
             continue;
         };
         let mut errors = Vec::new();
-        if let Some((kube, _)) = super::attrs::kube::parse(
+        if let Some((kube, _)) = crate::manifests::derive::attrs::kube::parse(
             &attrs,
             proc_macro2::Span::call_site(),
-            super::schema::DEFAULT_KUBE_DERIVE,
+            crate::manifests::derive::schema::DEFAULT_KUBE_DERIVE,
             &mut errors,
         ) {
             kinds.push(OwnKind {

@@ -13,9 +13,9 @@
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::diagnostics::Location;
-use super::modules::BuildConfig;
-use super::source::SourceFile;
+use crate::manifests::diagnostics::Location;
+use crate::manifests::read::modules::BuildConfig;
+use crate::manifests::read::source::SourceFile;
 
 /// One `merge_crds(vec![A::crd(), B::crd()], "v2")` call.
 #[derive(Debug, Clone, PartialEq, Eq)]

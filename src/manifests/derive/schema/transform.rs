@@ -1568,7 +1568,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::{KubeCore, Model, TransformError, finalize};
-    use crate::manifests::schema::model::Schemars;
+    use crate::manifests::derive::schema::model::Schemars;
 
     fn on(kube_core: KubeCore) -> Model {
         Model {

@@ -1,5 +1,5 @@
 //! First stage of `rsop manifests`: the files of the project's module tree
-//! (those rustc compiles, see [`super::modules`]), parsed with syn, and
+//! (those rustc compiles, see [`crate::manifests::read::modules`]), parsed with syn, and
 //! an index that resolves type names the way rustc would for the cases that
 //! matter to CRD types: local items, `use` (renames, groups, globs),
 //! `crate::`/`super::`/`self::` paths, re-exports and type aliases.
@@ -28,10 +28,10 @@ use std::path::{Path, PathBuf};
 
 use syn::spanned::Spanned;
 
-use super::crd::EXTERNAL_DIR;
-use super::diagnostics::{Diagnostic, Diagnostics, Location};
-use super::macros::Macros;
-use super::modules::{self, BuildConfig};
+use super::ownership::EXTERNAL_DIR;
+use crate::manifests::diagnostics::{Diagnostic, Diagnostics, Location};
+use crate::manifests::read::macros::Macros;
+use crate::manifests::read::modules::{self, BuildConfig};
 use crate::{Error, Result};
 
 /// How much source text one [`Crate`] parses before its thread starts a new
@@ -251,7 +251,7 @@ fn included_kinds(root: &Path, file: &Path, text: &str, diagnostics: &mut Diagno
         let Ok(included_text) = std::fs::read_to_string(dir.join(&included)) else {
             continue;
         };
-        if super::foreign::count_kind_derives(&included_text) == 0 {
+        if crate::manifests::read::ownership::count_kind_derives(&included_text) == 0 {
             continue;
         }
         diagnostics.push(
@@ -514,12 +514,12 @@ impl Sources {
     }
 
     /// How many kinds the files under `src/external/` declare: other
-    /// projects' kinds, which are not parsed (see [`super::foreign`]).
+    /// projects' kinds, which are not parsed (see [`crate::manifests::read::ownership`]).
     pub fn external_kind_count(&self) -> usize {
         self.files
             .iter()
             .filter(|f| !f.dependency && f.path.starts_with(EXTERNAL_DIR))
-            .map(|f| super::foreign::count_kind_derives(&f.text))
+            .map(|f| crate::manifests::read::ownership::count_kind_derives(&f.text))
             .sum()
     }
 

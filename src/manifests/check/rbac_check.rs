@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::calls::{Analysis, Call};
-use super::diagnostics::{Diagnostic, Location};
-use super::rbac::RbacRule;
+use crate::manifests::check::calls::{Analysis, Call};
+use crate::manifests::diagnostics::{Diagnostic, Location};
+use crate::manifests::emit::rbac::RbacRule;
 
 /// What `rsop manifests` does with the calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -402,7 +402,7 @@ pub fn bound_rules(root: &Path, dir: &Path) -> Vec<RbacRule> {
 mod tests {
     use super::*;
 
-    use crate::manifests::rbac::tests::rule;
+    use crate::manifests::emit::rbac::tests::rule;
 
     fn call(group: &str, resource: &str, verb: &'static str, line: usize) -> Call {
         Call {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
-use super::diagnostics::Location;
+use crate::manifests::diagnostics::Location;
 
 /// What the crate's generating functions call `crd()` on.
 #[derive(Debug, Clone, Default)]

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{Document, Item};
 
-use super::diagnostics::{Diagnostic, Location};
-use super::schema::k8s::{self, Table};
-use super::schema::model::{self, KubeCore, Model, Schemars};
+use crate::manifests::derive::schema::k8s::{self, Table};
+use crate::manifests::derive::schema::model::{self, KubeCore, Model, Schemars};
+use crate::manifests::diagnostics::{Diagnostic, Location};
 use crate::{Error, Result};
 
 const CRATE: &str = "k8s-openapi";
@@ -128,7 +128,7 @@ pub struct Selection {
     /// The major version of kube-derive (the highest, if there are
     /// several), whose `#[kube(...)]` grammar applies; `None` without a
     /// lock or kube-derive.
-    pub kube_derive: Option<crate::manifests::schema::KubeDerive>,
+    pub kube_derive: Option<crate::manifests::derive::schema::KubeDerive>,
     /// The schemars and kube-core releases the derivation follows, or a
     /// note (at the release in Cargo.lock) that rsop has no model of one:
     /// the kinds are then built.
@@ -282,7 +282,7 @@ fn table_for(
     }
 }
 
-/// The kube releases rsop has a model of (see [`super::schema::model`]).
+/// The kube releases rsop has a model of (see [`crate::manifests::derive::schema::model`]).
 const KUBE_RELEASES: &[&str] = &[
     "0.85.0", "0.86.0", "0.87.1", "0.87.2", "0.88.0", "0.88.1", "0.89.0", "0.90.0", "0.91.0",
     "0.92.0", "0.92.1", "0.93.0", "0.93.1", "0.94.0", "0.94.1", "0.94.2", "0.95.0", "0.96.0",

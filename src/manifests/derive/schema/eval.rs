@@ -10,8 +10,8 @@ use syn::spanned::Spanned;
 use syn::{Expr, Lit};
 
 use super::{Builder, Scope};
-use crate::manifests::attrs::{DefaultAttr, ItemAttrs, ItemKind, RenameRule};
-use crate::manifests::source::{Crate, Module, Resolved};
+use crate::manifests::derive::attrs::{DefaultAttr, ItemAttrs, ItemKind, RenameRule};
+use crate::manifests::read::source::{Crate, Module, Resolved};
 
 /// An array length literal.
 pub fn usize_of(e: &Expr) -> Option<usize> {
@@ -1038,7 +1038,7 @@ impl<'a> Builder<'a> {
     /// `Self::Variant`, a constant, another default).
     fn manual_default(
         &mut self,
-        item: crate::manifests::source::ItemRef<'a>,
+        item: crate::manifests::read::source::ItemRef<'a>,
         ty: &syn::Type,
         scope: &Scope<'a>,
         span: proc_macro2::Span,

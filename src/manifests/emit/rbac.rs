@@ -26,7 +26,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::manifests::diagnostics::Diagnostic;
-use crate::manifests::markers::{self, Grammar, Problem, backtick_list};
+use crate::manifests::emit::markers::{self, Grammar, Problem, backtick_list};
 use crate::project::names;
 
 /// The first lines of the generated file.

@@ -20,7 +20,7 @@ use syn::spanned::Spanned;
 
 use super::{Builder, Scope, eval};
 
-static DATA: &str = include_str!("../../../data/foreign/schemas.json");
+static DATA: &str = include_str!("../../../../data/foreign/schemas.json");
 
 /// Crates that re-export a foreign crate at their root: k8s-openapi
 /// re-exports chrono (up to 0.26) or jiff (from 0.27), and projects import
@@ -205,10 +205,10 @@ fn bound<'a>(ty: &syn::Type, scope: &Scope<'a>) -> (syn::Type, Scope<'a>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifests::derive::schema::DEFAULT_KUBE_DERIVE;
+    use crate::manifests::derive::schema::k8s::Table;
     use crate::manifests::diagnostics::Diagnostics;
-    use crate::manifests::schema::DEFAULT_KUBE_DERIVE;
-    use crate::manifests::schema::k8s::Table;
-    use crate::manifests::source::{Crate, Sources};
+    use crate::manifests::read::source::{Crate, Sources};
 
     fn recorded() -> Value {
         serde_json::from_str(DATA).unwrap()

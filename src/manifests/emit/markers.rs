@@ -14,7 +14,7 @@
 //!
 //! This module finds the markers and checks that syntax, the keys included
 //! ("did you mean"); what the values mean is the business of each grammar's
-//! module ([`super::rbac`], [`super::webhook`]). Every problem becomes one
+//! module ([`crate::manifests::emit::rbac`], [`crate::manifests::emit::webhook`]). Every problem becomes one
 //! [`Diagnostic`] located at the marker's `+`, and a marker with a problem
 //! yields nothing.
 

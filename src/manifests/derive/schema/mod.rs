@@ -22,9 +22,9 @@ use proc_macro2::Span;
 use serde_json::{Map, Value, json};
 use syn::spanned::Spanned;
 
-use super::attrs::{self, ItemAttrs, ItemKind, RenameRule};
-use super::diagnostics::{Diagnostic, Location};
-use super::source::{Crate, ItemRef, Module, Resolved};
+use crate::manifests::derive::attrs::{self, ItemAttrs, ItemKind, RenameRule};
+use crate::manifests::diagnostics::{Diagnostic, Location};
+use crate::manifests::read::source::{Crate, ItemRef, Module, Resolved};
 
 /// Where a type expression is written: its module (for name resolution)
 /// and the generic parameters in force there.
@@ -60,7 +60,7 @@ pub struct Builder<'a> {
     pub krate: &'a Crate<'a>,
     pub diagnostics: Vec<Diagnostic>,
     /// The schemas of the project's k8s-openapi release and Kubernetes
-    /// version (see [`super::k8s_version`]).
+    /// version (see [`crate::manifests::derive::releases`]).
     pub k8s: k8s::Table,
     /// The project's kube-derive release, whose `#[kube(...)]` grammar
     /// applies ([`DEFAULT_KUBE_DERIVE`] when unknown).

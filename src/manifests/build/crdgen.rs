@@ -21,8 +21,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use super::crd::Version;
-use super::modules::{self, BuildConfig};
+use crate::manifests::emit::crd::Version;
+use crate::manifests::read::modules::{self, BuildConfig};
 use crate::paths::lexical;
 use crate::{Error, Result};
 

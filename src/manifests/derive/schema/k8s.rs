@@ -376,10 +376,10 @@ mod tests {
                 )*
             }};
         }
-        include!("../../../data/k8s-openapi/pinned_types.rs");
+        include!("../../../../data/k8s-openapi/pinned_types.rs");
 
         let table = Table::pinned();
-        let manifest = include_str!("../../../Cargo.toml");
+        let manifest = include_str!("../../../../Cargo.toml");
         let dev_dependency = manifest
             .lines()
             .find(|l| l.starts_with("k8s-openapi = "))

@@ -8,14 +8,16 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 use syn::spanned::Spanned;
 
-use super::attrs;
-use super::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
-use super::diagnostics::{Diagnostic, Location};
-use super::foreign::{self, ForeignKind, Reason};
-use super::merge_crds::StorageChoice;
-use super::schema::model::Model;
-use super::schema::{Builder, Scope, allow_null, ensure_object, flatten, k8s, object, transform};
-use super::source::{Crate, Module, Sources};
+use crate::manifests::derive::attrs;
+use crate::manifests::derive::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
+use crate::manifests::derive::schema::model::Model;
+use crate::manifests::derive::schema::{
+    Builder, Scope, allow_null, ensure_object, flatten, k8s, object, transform,
+};
+use crate::manifests::diagnostics::{Diagnostic, Location};
+use crate::manifests::emit::merge_crds::StorageChoice;
+use crate::manifests::read::ownership::{self, ForeignKind, Reason};
+use crate::manifests::read::source::{Crate, Module, Sources};
 use crate::project::names;
 
 /// One `#[derive(CustomResource)]` item, made into a CRD version.
@@ -66,10 +68,6 @@ impl Crd {
         format!("{}_{}.yaml", self.group, self.plural)
     }
 }
-
-/// The folder of the types `rsop create api --external-api-crd` generates
-/// from other projects' CRDs.
-pub const EXTERNAL_DIR: &str = "src/external";
 
 fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
@@ -151,10 +149,10 @@ pub struct Found {
 pub fn versions(
     sources: &Sources,
     k8s: k8s::Table,
-    kube_derive: super::schema::KubeDerive,
+    kube_derive: crate::manifests::derive::schema::KubeDerive,
     model: Model,
     derive_schemas: bool,
-    ownership: &foreign::Ownership,
+    ownership: &ownership::Ownership,
 ) -> Found {
     let found = sources.for_each_group(sources.kind_groups(), |krate, g| {
         let mut builder = Builder::new(krate, k8s, kube_derive).with_model(model);
@@ -239,7 +237,7 @@ fn version<'a>(
     s: SpecItem<'a>,
     builder: &mut Builder<'a>,
     derive_schemas: bool,
-    ownership: &foreign::Ownership,
+    ownership: &ownership::Ownership,
     found: &mut Found,
 ) {
     if let Some(v) = owned_version(krate, at, s, builder, derive_schemas, ownership, found) {
@@ -253,7 +251,7 @@ fn owned_version<'a>(
     s: SpecItem<'a>,
     builder: &mut Builder<'a>,
     derive_schemas: bool,
-    ownership: &foreign::Ownership,
+    ownership: &ownership::Ownership,
     found: &mut Found,
 ) -> Option<Version> {
     let file = krate.file_of(module).path.clone();
@@ -312,7 +310,7 @@ fn owned_version<'a>(
     let path_in_file = root_path[file_root.min(root_path.len() - 1)..].join("::");
     let root_path = root_path.join("::");
     let spec = ident.to_string();
-    let reason = if foreign::is_kopium_output(&krate.file_of(module).text) {
+    let reason = if ownership::is_kopium_output(&krate.file_of(module).text) {
         Some(Reason::Kopium)
     } else if attrs.schema == SchemaMode::Disabled {
         Some(Reason::SchemaDisabled)
@@ -323,7 +321,13 @@ fn owned_version<'a>(
     {
         Some(Reason::Listed)
     } else {
-        ownership.judge(&root_path, &spec, &location.file, &attrs)
+        ownership.judge(
+            &root_path,
+            &spec,
+            &location.file,
+            &attrs.group,
+            &attrs.annotations,
+        )
     };
     found
         .kinds
@@ -539,7 +543,7 @@ fn root_schema<'a>(
         });
         let status = builder.type_schema(&ty, &scope, &format!("{path}.status"));
         let status_schema = if builder.legacy() {
-            super::schema::nullable(status)
+            crate::manifests::derive::schema::nullable(status)
         } else {
             allow_null(status)
         };
@@ -568,7 +572,7 @@ fn root_schema<'a>(
         obj.insert("description".into(), json!(d));
     }
     for rule in &code.validations {
-        match super::schema::eval_cel_rule(rule) {
+        match crate::manifests::derive::schema::eval_cel_rule(rule) {
             Some(r) => match obj.get_mut("x-kubernetes-validations") {
                 Some(Value::Array(rules)) => rules.push(r),
                 _ => {
@@ -894,9 +898,9 @@ fn manual_root_schema(root_name: &str, builder: &mut Builder<'_>, path: &str) ->
 #[cfg(test)]
 mod tests {
     use super::{Sources, k8s, version_priority, versions};
+    use crate::manifests::derive::schema::DEFAULT_KUBE_DERIVE;
+    use crate::manifests::derive::schema::model::Model;
     use crate::manifests::diagnostics::Diagnostics;
-    use crate::manifests::schema::DEFAULT_KUBE_DERIVE;
-    use crate::manifests::schema::model::Model;
 
     /// The versions and problems of `sources`, under rsop's own releases.
     fn derive(sources: &Sources) -> (Vec<super::Version>, Vec<super::Diagnostic>) {
@@ -906,7 +910,7 @@ mod tests {
             DEFAULT_KUBE_DERIVE,
             Model::default(),
             true,
-            &crate::manifests::foreign::Ownership::default(),
+            &crate::manifests::read::ownership::Ownership::default(),
         );
         (found.versions, found.problems)
     }

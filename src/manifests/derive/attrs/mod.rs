@@ -15,7 +15,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, Lit, Meta, Token};
 
-use super::diagnostics::{Diagnostic, did_you_mean};
+use crate::manifests::diagnostics::{Diagnostic, did_you_mean};
 
 /// One `key`, `key = value` or `key(...)` inside an attribute.
 #[derive(Debug, Clone)]
@@ -958,8 +958,11 @@ pub fn into_diagnostics(
     errors
         .into_iter()
         .map(|(span, message, help)| {
-            let d = Diagnostic::new(super::diagnostics::Location::of_span(file, span), message)
-                .with_help(help);
+            let d = Diagnostic::new(
+                crate::manifests::diagnostics::Location::of_span(file, span),
+                message,
+            )
+            .with_help(help);
             match field_path {
                 Some(p) => d.with_field_path(p),
                 None => d,

@@ -23,7 +23,7 @@
 //!   `api-approved.kubernetes.io` annotation: the API server refuses such a
 //!   CRD, so no project can install it that way, and the type is a client
 //!   of a Kubernetes SIG's API (Gateway API routes, say), or
-//! - the crate writes CRDs with `K::crd()` (see [`super::crd_calls`]) and
+//! - the crate writes CRDs with `K::crd()` (see [`crate::manifests::read::crd_calls`]) and
 //!   no such call names it.
 //!
 //! `[package.metadata.rsop] owned = [...]` lists kinds the project owns
@@ -36,7 +36,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::diagnostics::{Diagnostic, Location};
+use crate::manifests::diagnostics::{Diagnostic, Location};
 use crate::{Error, Result};
 
 /// Why a kind is another project's.
@@ -75,6 +75,10 @@ pub struct ForeignKind {
     pub group: Option<String>,
 }
 
+/// The folder of the types `rsop create api --external-api-crd` generates
+/// from other projects' CRDs.
+pub const EXTERNAL_DIR: &str = "src/external";
+
 /// What decides which kinds are the project's: the user's lists and the
 /// crate's `crd()` calls.
 #[derive(Debug, Default)]
@@ -83,29 +87,30 @@ pub struct Ownership {
     pub external: Vec<Entry>,
     /// `[package.metadata.rsop] owned`.
     pub owned: Vec<Entry>,
-    pub calls: super::crd_calls::CrdCalls,
+    pub calls: crate::manifests::read::crd_calls::CrdCalls,
 }
 
 impl Ownership {
     /// Why the kind whose generated struct is at `root_path` (its spec
-    /// struct `spec`, declared in `file`, with the parsed `attrs`) is
-    /// another project's, by the rules the user can override with `owned`;
-    /// `None` when it is the project's.
+    /// struct `spec`, declared in `file`, in API `group`, with the CRD
+    /// `annotations` of its `#[kube(...)]`) is another project's, by the
+    /// rules the user can override with `owned`; `None` when it is the
+    /// project's.
     pub fn judge(
         &self,
         root_path: &str,
         spec: &str,
         file: &Path,
-        attrs: &super::attrs::kube::KubeAttrs,
+        group: &str,
+        annotations: &[(String, String)],
     ) -> Option<Reason> {
         if self.owned.iter().any(|e| e.matches(root_path, spec, file)) {
             return None;
         }
-        let approved = attrs
-            .annotations
+        let approved = annotations
             .iter()
             .any(|(key, _)| key == crate::project::names::API_APPROVED_ANNOTATION);
-        if crate::project::names::is_protected_group(&attrs.group) && !approved {
+        if crate::project::names::is_protected_group(group) && !approved {
             return Some(Reason::ProtectedGroup);
         }
         let root = root_path.rsplit("::").next().unwrap_or(root_path);

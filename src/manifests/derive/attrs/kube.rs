@@ -6,8 +6,8 @@ use proc_macro2::Span;
 use syn::Expr;
 
 use super::{AttrItem, AttrValue, expr_str, items_of, parse_items};
+use crate::manifests::derive::schema::KubeDerive;
 use crate::manifests::diagnostics::did_you_mean;
-use crate::manifests::schema::KubeDerive;
 
 /// A printer column (JSON string or list form).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
