@@ -148,25 +148,40 @@ pub fn generate_from(
     let derive_schemas = opts.derivation != Derivation::Cargo && unmodelled.is_empty();
     let mut found_kinds =
         crd::versions(sources, k8s, kube_derive, model, derive_schemas, &ownership);
-    // An API group is one project's: a kind no `crd()` call names, in the
-    // group of a kind one does, is the project's too (a CRD it keeps by
-    // hand, say). Those kinds are derived again, as owned.
-    let owned_groups: std::collections::BTreeSet<&str> = found_kinds
-        .versions
-        .iter()
-        .map(|v| v.attrs.group.as_str())
-        .collect();
-    let claimed: Vec<ownership::Entry> = found_kinds
-        .foreign
-        .iter()
-        .filter(|k| {
-            k.reason == ownership::Reason::NotGenerated
-                && k.group.as_deref().is_some_and(|g| owned_groups.contains(g))
-        })
-        .map(|k| ownership::Entry::claim(&k.root_path))
-        .collect();
-    if !claimed.is_empty() {
+    // Calls that name none of the crate's kinds (`Self::crd()`, a generic
+    // helper nothing instantiates) decide nothing. Otherwise an API group
+    // is one project's: a kind no `crd()` call names, in the group of a
+    // kind the project owns, is the project's too (a CRD it keeps by hand,
+    // say). Either way the kinds are derived again under the corrected
+    // ownership.
+    let names_a_kind = found_kinds.kinds.iter().any(|(root_path, _, _)| {
+        ownership
+            .calls
+            .names(root_path.rsplit("::").next().unwrap_or(root_path))
+    });
+    let again = if ownership.calls.any() && !names_a_kind {
+        ownership.calls = crd_calls::CrdCalls::default();
+        true
+    } else {
+        let owned_groups: std::collections::BTreeSet<&str> = found_kinds
+            .versions
+            .iter()
+            .map(|v| v.attrs.group.as_str())
+            .collect();
+        let claimed: Vec<ownership::Entry> = found_kinds
+            .foreign
+            .iter()
+            .filter(|k| {
+                k.reason == ownership::Reason::NotGenerated
+                    && k.group.as_deref().is_some_and(|g| owned_groups.contains(g))
+            })
+            .map(|k| ownership::Entry::claim(&k.root_path))
+            .collect();
+        let any = !claimed.is_empty();
         ownership.owned.extend(claimed);
+        any
+    };
+    if again {
         found_kinds = crd::versions(sources, k8s, kube_derive, model, derive_schemas, &ownership);
         ownership.owned.retain(|e| !e.implied);
     }
@@ -285,6 +300,11 @@ pub fn generate_from(
                     // kinds it was for: the rest is written.
                     Err(e) if opts.derivation == Derivation::Hybrid => {
                         let _ = writeln!(notes, "error: {e}");
+                        let mut cause = std::error::Error::source(&e);
+                        while let Some(c) = cause {
+                            let _ = writeln!(notes, "  caused by: {c}");
+                            cause = c.source();
+                        }
                         if let Some(help) = e.help() {
                             let _ = writeln!(notes, "  help: {help}");
                         }
@@ -296,7 +316,7 @@ pub fn generate_from(
                             .collect();
                         let _ = writeln!(
                             notes,
-                            "note: the CRDs of {} were left as they are on disk; every other manifest was derived statically and written",
+                            "note: the CRDs of {} are left as they are on disk; the other manifests are derived statically",
                             kinds.join(", ")
                         );
                         for &i in &needing_code {

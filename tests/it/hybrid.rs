@@ -313,7 +313,7 @@ fn a_compile_error_in_a_built_kind_is_reported_as_cargo_reports_it() {
         "no method named `push_it` found",
         "the crdgen build of `Coded` failed",
         "`Level` implements `JsonSchema` by hand",
-        "note: the CRDs of `Coded` were left as they are on disk",
+        "note: the CRDs of `Coded` are left as they are on disk",
     ] {
         assert!(
             run.stderr.contains(needle),
@@ -447,7 +447,7 @@ fn a_build_that_cannot_run_leaves_only_its_kinds_unwritten() {
     for needle in [
         "rsop builds these kinds because their schema needs code to run",
         &format!("src/kinds/coded.rs:{}", coded_impl_line()),
-        "note: the CRDs of `Coded` were left as they are on disk; every other manifest was derived statically and written",
+        "note: the CRDs of `Coded` are left as they are on disk; the other manifests are derived statically",
     ] {
         assert!(
             run.stderr.contains(needle),

@@ -359,7 +359,13 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
         }
     }
     let schemars_requirements = workspace.requirements(&["schemars"])?;
+    // kube 0.85 to 1.1 derive with their kube-core's schemars 0.8, whatever
+    // else the project requires.
     if let Ok(m) = &mut model
+        && m.kube_core.is_legacy()
+    {
+        m.schemars = Schemars::V0_8;
+    } else if let Ok(m) = &mut model
         && !schemars_requirements.is_empty()
     {
         match newest(SCHEMARS_RELEASES, &schemars_requirements) {
@@ -478,6 +484,10 @@ fn model_in(
     };
     if let Some((version, at)) = chosen {
         out.schemars = Schemars::of(version).map_err(|u| unmodelled(u, at))?;
+    }
+    // kube 0.85 to 1.1 derive with their kube-core's schemars 0.8.
+    if out.kube_core.is_legacy() {
+        out.schemars = Schemars::V0_8;
     }
     Ok(out)
 }

@@ -207,8 +207,8 @@ struct Site<'a> {
     file_root: usize,
 }
 
-/// The item that derives `CustomResource`: the spec, a struct or (from
-/// kube-derive 0.92) an enum.
+/// The item that derives `CustomResource`: the spec, a struct or an enum
+/// (which every kube-derive rsop models accepts).
 #[derive(Clone, Copy)]
 enum SpecItem<'a> {
     Struct(&'a syn::ItemStruct),

@@ -8,10 +8,15 @@
 //! install.
 //!
 //! A call counts when the function around it puts CRDs out: it serializes
-//! or prints them, merges them, returns `CustomResourceDefinition`s, or is
-//! a `main`. A test that only inspects one kind's CRD names nothing, so a
-//! test of one kind never makes the others foreign. The calls are found in
-//! the token trees, so that calls inside macros (`println!`, `vec!`) count.
+//! them to YAML or pretty JSON, writes them, merges them, returns
+//! `CustomResourceDefinition`s, or is a `main`. Test code (a `#[test]`, a
+//! function under `#[cfg(test)]`, a file under `tests/`) counts only when
+//! it also writes a file, so a test that looks at one kind's CRD never makes
+//! the others foreign. The calls are found in the token trees, so that calls
+//! inside macros (`println!`, `vec!`) count; `use .. as` renames are
+//! followed. Calls that name no kind of the crate (`Self::crd()`, a generic
+//! helper nothing instantiates) decide nothing: the caller then treats the
+//! crate as one without calls.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -41,31 +46,22 @@ impl CrdCalls {
     }
 }
 
-/// Identifiers that, in a function's body, say it puts CRDs out.
+/// Identifiers that, in a function's body, say it puts CRDs out: YAML
+/// writers, pretty or streaming JSON, and kube's merge.
 const EMITTING: &[&str] = &[
     "serde_yaml",
     "serde_yml",
     "serde_yaml_ng",
     "serde_norway",
-    "serde_json",
-    "to_string",
     "to_string_pretty",
     "to_writer",
     "to_writer_pretty",
-    "to_vec",
     "to_vec_pretty",
-    "to_value",
-    "print",
-    "println",
-    "write",
-    "write_all",
-    "writeln",
     "merge_crds",
 ];
 
-/// Identifiers that, in a test's body, say it writes CRDs out (a test that
-/// only serializes one to look at it names nothing).
-const WRITING: &[&str] = &["print", "println", "write", "write_all", "writeln", "File"];
+/// Identifiers that, in test code, say it writes a file.
+const WRITING: &[&str] = &["write", "write_all", "File", "OpenOptions"];
 
 /// Finds the generating `crd()` calls in `files` (path relative to the
 /// package root, text).
@@ -74,44 +70,83 @@ pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCall
     // Receivers that are type parameters (`K::crd()` in a generic helper):
     // the helper's callers name the kinds in their turbofish.
     let mut generic_helpers: BTreeSet<String> = BTreeSet::new();
-    let mut parsed: Vec<(&Path, &str, TokenStream)> = Vec::new();
+    let mut parsed: Vec<(&Path, &str, Option<TokenStream>)> = Vec::new();
     for (path, text) in files {
-        if !text.contains("crd(") && !text.contains("crd (") {
-            parsed.push((path, text, TokenStream::new()));
+        if !text.contains("crd") {
+            parsed.push((path, text, None));
             continue;
         }
         let Ok(tokens) = text.parse::<TokenStream>() else {
             continue;
         };
+        let aliases = renames(tokens.clone());
+        let in_tests = path.starts_with("tests");
         let mut found = Vec::new();
-        functions(tokens.clone(), &mut found);
+        functions(tokens.clone(), in_tests, &mut found);
         for f in found {
             if !f.emits {
                 continue;
             }
             for (receiver, span) in f.receivers {
+                if receiver == "Self" {
+                    continue;
+                }
                 if f.generics.contains(&receiver) {
                     generic_helpers.insert(f.name.clone());
-                } else {
-                    out.named.insert(receiver);
+                    continue;
                 }
+                let name = aliases.get(&receiver).cloned().unwrap_or(receiver);
+                out.named.insert(name);
                 if out.first.is_none() {
                     out.first = Some(Location::of_span(path, span));
                 }
             }
         }
-        parsed.push((path, text, tokens));
+        parsed.push((path, text, Some(tokens)));
     }
     if !generic_helpers.is_empty() {
-        for (_, text, tokens) in &parsed {
+        for (path, text, tokens) in &parsed {
             if generic_helpers.iter().any(|h| text.contains(h.as_str())) {
-                let tokens = if tokens.is_empty() {
-                    text.parse::<TokenStream>().unwrap_or_default()
-                } else {
-                    tokens.clone()
+                let tokens = match tokens {
+                    Some(t) => t.clone(),
+                    None => text.parse::<TokenStream>().unwrap_or_default(),
                 };
-                turbofish_args(tokens, &generic_helpers, &mut out.named);
+                let aliases = renames(tokens.clone());
+                let mut named = BTreeSet::new();
+                turbofish_args(tokens, &generic_helpers, &mut named);
+                if out.first.is_none() && !named.is_empty() {
+                    out.first = Some(Location::new(*path, 1, 1));
+                }
+                out.named.extend(
+                    named
+                        .into_iter()
+                        .map(|n| aliases.get(&n).cloned().unwrap_or(n)),
+                );
             }
+        }
+    }
+    out
+}
+
+/// The renames of a file's `use` declarations: `WidgetV1` for
+/// `use crate::v1::Widget as WidgetV1;`, mapped to `Widget`.
+fn renames(tokens: TokenStream) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Ident(id) if id == "as" && i > 0 => {
+                if let (Some(TokenTree::Ident(original)), Some(TokenTree::Ident(alias))) =
+                    (trees.get(i - 1), trees.get(i + 1))
+                    && alias != "_"
+                {
+                    out.insert(alias.to_string(), original.to_string());
+                }
+            }
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+                out.extend(renames(g.stream()));
+            }
+            _ => {}
         }
     }
     out
@@ -153,8 +188,9 @@ struct Function {
 }
 
 /// Every `fn` in `tokens`, nested ones (in `mod` and `impl` blocks)
-/// included.
-fn functions(tokens: TokenStream, out: &mut Vec<Function>) {
+/// included; `in_tests` when the tokens are test code (a file under
+/// `tests/`, a module under `#[cfg(test)]`).
+fn functions(tokens: TokenStream, in_tests: bool, out: &mut Vec<Function>) {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut i = 0;
     while i < trees.len() {
@@ -180,7 +216,10 @@ fn functions(tokens: TokenStream, out: &mut Vec<Function>) {
                     continue;
                 };
                 let attributes = preceding_attributes(&trees[..i]);
-                let test = attributes.iter().any(|a| a.ends_with("test"));
+                let test = in_tests
+                    || attributes
+                        .iter()
+                        .any(|a| a.split('(').next().is_some_and(|p| p.ends_with("test")));
                 let mut idents = BTreeSet::new();
                 let mut receivers = Vec::new();
                 walk(body.stream(), &mut idents, &mut receivers);
@@ -196,12 +235,14 @@ fn functions(tokens: TokenStream, out: &mut Vec<Function>) {
                         s
                     })
                     .collect();
+                let serializes = EMITTING.iter().any(|w| idents.contains(*w))
+                    || (idents.contains("serde_json") && idents.contains("to_string"));
                 let emits = if test {
-                    WRITING.iter().any(|w| idents.contains(*w))
+                    serializes && WRITING.iter().any(|w| idents.contains(*w))
                 } else {
                     name == "main"
                         || signature_idents.contains("CustomResourceDefinition")
-                        || EMITTING.iter().any(|w| idents.contains(*w))
+                        || serializes
                 };
                 out.push(Function {
                     name: name.to_string(),
@@ -210,11 +251,21 @@ fn functions(tokens: TokenStream, out: &mut Vec<Function>) {
                     receivers,
                 });
                 // Functions nested in this one's body.
-                functions(body.stream(), out);
+                functions(body.stream(), test, out);
                 i = j + 1;
             }
+            // `#[cfg(test)] mod tests { .. }`: test code.
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+                let test_module = i >= 2
+                    && matches!(&trees[i - 2], TokenTree::Ident(id) if id == "mod")
+                    && preceding_attributes(&trees[..i - 2])
+                        .iter()
+                        .any(|a| a == "cfg(test)");
+                functions(g.stream(), in_tests || test_module, out);
+                i += 1;
+            }
             TokenTree::Group(g) => {
-                functions(g.stream(), out);
+                functions(g.stream(), in_tests, out);
                 i += 1;
             }
             _ => i += 1,
@@ -222,8 +273,9 @@ fn functions(tokens: TokenStream, out: &mut Vec<Function>) {
     }
 }
 
-/// The paths of the outer attributes right before `trees`' end
-/// (`#[test]`, `#[tokio::test]`), skipping visibility and qualifiers.
+/// The outer attributes right before `trees`' end, as their text without
+/// spaces (`test`, `tokio::test(flavor="multi_thread")`, `cfg(test)`),
+/// skipping visibility and qualifiers.
 fn preceding_attributes(trees: &[TokenTree]) -> Vec<String> {
     let mut out = Vec::new();
     let mut k = trees.len();
@@ -241,13 +293,7 @@ fn preceding_attributes(trees: &[TokenTree]) -> Vec<String> {
             TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => k -= 1,
             TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => {
                 if k >= 2 && matches!(&trees[k - 2], TokenTree::Punct(p) if p.as_char() == '#') {
-                    let path: String = g
-                        .stream()
-                        .into_iter()
-                        .take_while(|t| !matches!(t, TokenTree::Group(_)))
-                        .map(|t| t.to_string())
-                        .collect();
-                    out.push(path);
+                    out.push(g.stream().to_string().replace(' ', ""));
                     k -= 2;
                 } else {
                     break;
@@ -332,20 +378,32 @@ fn receiver_before(trees: &[TokenTree]) -> Option<String> {
     match trees.last()? {
         TokenTree::Ident(id) => Some(id.to_string()),
         TokenTree::Punct(p) if p.as_char() == '>' => {
-            // `<X as Trait>` or `X::<T>`: the first identifier after the `<`
-            // that opens it.
+            // `<v1::X as Trait>`: the last identifier before `as`; `X::<T>`:
+            // the identifier before `::<`.
             let mut depth = 0usize;
             for k in (0..trees.len()).rev() {
                 match &trees[k] {
                     TokenTree::Punct(p) if p.as_char() == '>' => depth += 1,
                     TokenTree::Punct(p) if p.as_char() == '<' => {
                         depth -= 1;
-                        if depth == 0 {
-                            return trees[k + 1..].iter().find_map(|t| match t {
-                                TokenTree::Ident(id) if id != "as" => Some(id.to_string()),
+                        if depth > 0 {
+                            continue;
+                        }
+                        let inside = &trees[k + 1..];
+                        if let Some(at) = inside
+                            .iter()
+                            .position(|t| matches!(t, TokenTree::Ident(id) if id == "as"))
+                        {
+                            return inside[..at].iter().rev().find_map(|t| match t {
+                                TokenTree::Ident(id) => Some(id.to_string()),
                                 _ => None,
                             });
                         }
+                        // `X::<T>`: `<` follows `::`, which follows `X`.
+                        return match trees.get(k.checked_sub(3)?) {
+                            Some(TokenTree::Ident(id)) => Some(id.to_string()),
+                            _ => None,
+                        };
                     }
                     _ => {}
                 }
@@ -416,6 +474,23 @@ mod tests {
         assert_eq!(named(&[("src/bin/crdgen.rs", main)]), ["Gadget", "Widget"]);
     }
 
+    /// `<v1::Widget as CustomResourceExt>`, `Widget::<T>` and a `use .. as`
+    /// rename all name `Widget`; `Self::crd()` names nothing.
+    #[test]
+    fn paths_renames_and_self_resolve_to_the_kind() {
+        let main = "use crate::v2::Gadget as GadgetV2;\n\
+            fn main() {\n\
+                let a = <v1::Widget as kube::CustomResourceExt>::crd();\n\
+                let b = Holder::<u8>::crd();\n\
+                let merged = merge_crds(vec![a, b, GadgetV2::crd()], \"v1\");\n\
+            }\n\
+            impl Other { fn print() { println!(\"{}\", serde_yaml::to_string(&Self::crd()).unwrap()); } }\n";
+        assert_eq!(
+            named(&[("src/main.rs", main)]),
+            ["Gadget", "Holder", "Widget"]
+        );
+    }
+
     #[test]
     fn merge_crds_and_functions_returning_crds_name_kinds() {
         let lib = "pub fn crds() -> Vec<CustomResourceDefinition> { vec![A::crd()] }\n\
@@ -429,10 +504,15 @@ mod tests {
             #[test] fn plural() { assert_eq!(A::crd().spec.names.plural, \"as\"); }\n\
             #[test] fn schema() { let v = serde_json::to_value(B::crd()).unwrap(); assert!(v.is_object()); }\n\
             #[test] fn writes() { std::fs::write(\"crd.yaml\", serde_yaml::to_string(&C::crd()).unwrap()).unwrap(); }\n\
+            fn snapshot() -> String { serde_yaml::to_string(&D::crd()).unwrap() }\n\
+            #[test] fn prints() { println!(\"{}\", serde_yaml::to_string(&E::crd()).unwrap()); }\n\
             }\n";
         let calls = scan([(Path::new("src/lib.rs"), lib)]);
         assert_eq!(calls.named.into_iter().collect::<Vec<_>>(), ["C"]);
         assert_eq!(calls.first.unwrap().line, 4);
+        // A helper in `tests/` is test code too.
+        let helper = "pub fn yaml() -> String { serde_yaml::to_string(&F::crd()).unwrap() }\n";
+        assert!(!scan([(Path::new("tests/common.rs"), helper)]).any());
     }
 
     #[test]

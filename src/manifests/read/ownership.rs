@@ -149,7 +149,7 @@ pub fn count_kind_derives(text: &str) -> usize {
     count
 }
 
-/// One entry of `[package.metadata.rsop] external`.
+/// One entry of `[package.metadata.rsop] external` or `owned`.
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub text: String,

@@ -155,8 +155,6 @@ const REPLACED_KEYS: &[(&str, KubeDerive, &str)] = &[
 
 type Errors = Vec<(Span, String, String)>;
 
-/// Parses the `#[kube(...)]` attributes of an item; `None` when there are
-/// errors (all of them pushed to `errors`).
 /// The `#[kube(...)]` keys each kube-derive release before 5 lacks, with
 /// the release that brought them.
 const LATER_KEYS: &[(&str, KubeDerive)] = &[
@@ -184,6 +182,9 @@ fn release_name((major, minor, patch): KubeDerive) -> String {
     }
 }
 
+/// Parses the `#[kube(...)]` attributes of an item under the grammar of
+/// kube-derive `kube_derive`; `None` when there are errors (all of them
+/// pushed to `errors`).
 pub fn parse(
     attrs: &[syn::Attribute],
     item_span: Span,
@@ -341,13 +342,17 @@ pub fn parse(
             "category" => out.categories.extend(string(item, errors)),
             "shortname" => out.shortnames.extend(string(item, errors)),
             "selectable" => out.selectable.extend(string(item, errors)),
-            // kube-derive 2 joins its printcolumn strings into one JSON
-            // array, so one string may hold several comma-separated columns.
+            // kube-derive before 3 joins its printcolumn strings into one
+            // JSON array, so one string may hold several comma-separated
+            // columns.
             "printcolumn" if kube_derive < (3, 0, 0) => match item.str_value() {
                 Some(text) => legacy_columns.push(text),
                 None => errors.push((
                     item.span,
-                    "kube-derive 2 takes `printcolumn` as a JSON string".into(),
+                    format!(
+                        "kube-derive {} takes `printcolumn` as a JSON string",
+                        release_name(kube_derive)
+                    ),
                     "write `printcolumn = r#\"{\"name\":\"Replicas\",\"type\":\"integer\",\"jsonPath\":\".spec.replicas\"}\"#`, or move to kube 3.1 or later for the list form".into(),
                 )),
             },
@@ -356,6 +361,17 @@ pub fn parse(
                     out.printcolumns.push(c);
                 }
             }
+            // The list form came with kube-derive 0.99.
+            "scale" if kube_derive < (0, 99, 0) && matches!(item.value, AttrValue::List(_)) => {
+                errors.push((
+                    item.span,
+                    format!(
+                        "kube-derive {} takes `scale` as a JSON string",
+                        release_name(kube_derive)
+                    ),
+                    "write `scale = r#\"{\"specReplicasPath\":\".spec.replicas\",\"statusReplicasPath\":\".status.replicas\"}\"#`, or move to kube 0.99 or later for the list form".into(),
+                ));
+            }
             "scale" => out.scale = scale(item, errors),
             "annotation" => out.annotations.extend(key_value(item, errors)),
             "label" => out.labels.extend(key_value(item, errors)),
@@ -363,8 +379,8 @@ pub fn parse(
                 AttrValue::Expr(e) => code.validations.push(e.clone()),
                 _ => errors.push((
                     item.span,
-                    "`validation` takes a value".into(),
-                    "write `validation = \"self.x > 0\"`".into(),
+                    format!("`{key}` takes a value"),
+                    format!("write `{key} = \"self.x > 0\"`"),
                 )),
             },
             "deprecated" => {
@@ -394,7 +410,7 @@ pub fn parse(
             Err(err) => errors.push((
                 item_span,
                 format!("invalid `printcolumn` JSON: {err}"),
-                "kube-derive 2 reads the printcolumn strings joined by commas as one JSON array; give each column as `{\"name\":..,\"type\":..,\"jsonPath\":..}`".into(),
+                "kube-derive before 3 reads the printcolumn strings joined by commas as one JSON array; give each column as `{\"name\":..,\"type\":..,\"jsonPath\":..}`".into(),
             )),
         }
     }

@@ -1160,6 +1160,36 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// The variant `variant` names of the local enum `ty`: the enum's module,
+    /// its attributes, the variant, and the variant's serde name.
+    fn local_variant(
+        &mut self,
+        variant: &syn::Path,
+        ty: &syn::Type,
+        ty_scope: &Scope<'a>,
+        path: &str,
+    ) -> Option<(&'a Module, ItemAttrs, &'a syn::Variant, String)> {
+        let syn::Type::Path(tp) = ty else { return None };
+        let Some(Resolved::Local(item)) = self.krate.resolve(ty_scope.module, &tp.path) else {
+            return None;
+        };
+        let syn::Item::Enum(e) = item.item else {
+            return None;
+        };
+        let name = variant.segments.last()?.ident.to_string();
+        let v = e.variants.iter().find(|v| v.ident == name)?;
+        let cattrs = self.read_attrs(item.module, &e.attrs, ItemKind::Container, path);
+        let vattrs = self.read_attrs(item.module, &v.attrs, ItemKind::Variant, path);
+        let serde_name = vattrs.rename.clone().unwrap_or_else(|| {
+            cattrs
+                .rename_all
+                .map_or(name.clone(), |r| r.apply_to_variant(&name))
+        });
+        let untagged = cattrs.untagged || vattrs.untagged;
+        let cattrs = ItemAttrs { untagged, ..cattrs };
+        Some((item.module, cattrs, v, serde_name))
+    }
+
     /// `Reference::Branch(value)`, a newtype variant of the local enum
     /// `ty`, serialized as serde does for an externally tagged or an
     /// untagged enum (`{"branch": value}`, `value`).
@@ -1174,38 +1204,23 @@ impl<'a> Builder<'a> {
         depth: usize,
         path: &str,
     ) -> Option<Value> {
-        let syn::Type::Path(tp) = ty else { return None };
-        let Some(Resolved::Local(item)) = self.krate.resolve(ty_scope.module, &tp.path) else {
-            return None;
-        };
-        let syn::Item::Enum(e) = item.item else {
-            return None;
-        };
-        let name = variant.segments.last()?.ident.to_string();
-        let v = e.variants.iter().find(|v| v.ident == name)?;
+        let (enum_module, cattrs, v, name) = self.local_variant(variant, ty, ty_scope, path)?;
         let syn::Fields::Unnamed(fields) = &v.fields else {
             return None;
         };
         let [field] = fields.unnamed.iter().collect::<Vec<_>>()[..] else {
             return None;
         };
-        let cattrs = self.read_attrs(item.module, &e.attrs, ItemKind::Container, path);
         if cattrs.tag.is_some() {
             return None;
         }
-        let vattrs = self.read_attrs(item.module, &v.attrs, ItemKind::Variant, path);
-        let field_scope = Scope::new(item.module);
+        let field_scope = Scope::new(enum_module);
         let value = self.typed_value(arg, module, &field.ty, &field_scope, depth + 1, path)?;
-        if cattrs.untagged || vattrs.untagged {
+        if cattrs.untagged {
             return Some(value);
         }
-        let key = vattrs.rename.unwrap_or_else(|| {
-            cattrs
-                .rename_all
-                .map_or(name.clone(), |r| r.apply_to_variant(&name))
-        });
         let mut out = serde_json::Map::new();
-        out.insert(key, value);
+        out.insert(name, value);
         Some(Value::Object(out))
     }
 
@@ -1218,25 +1233,8 @@ impl<'a> Builder<'a> {
         ty_scope: &Scope<'a>,
         path: &str,
     ) -> Option<Value> {
-        let syn::Type::Path(tp) = ty else { return None };
-        let Some(Resolved::Local(item)) = self.krate.resolve(ty_scope.module, &tp.path) else {
-            return None;
-        };
-        let syn::Item::Enum(e) = item.item else {
-            return None;
-        };
-        let name = variant.segments.last()?.ident.to_string();
-        let v = e.variants.iter().find(|v| v.ident == name)?;
-        if !matches!(v.fields, syn::Fields::Unit) {
-            return None;
-        }
-        let cattrs = self.read_attrs(item.module, &e.attrs, ItemKind::Container, path);
-        let vattrs = self.read_attrs(item.module, &v.attrs, ItemKind::Variant, path);
-        Some(Value::String(vattrs.rename.unwrap_or_else(|| {
-            cattrs
-                .rename_all
-                .map_or(name.clone(), |r| r.apply_to_variant(&name))
-        })))
+        let (_, _, v, name) = self.local_variant(variant, ty, ty_scope, path)?;
+        matches!(v.fields, syn::Fields::Unit).then_some(Value::String(name))
     }
 
     /// A struct literal, serialized: a local struct's fields by their serde

@@ -285,14 +285,17 @@ impl<'a> Builder<'a> {
                 return if self.legacy() { legacy_integer(s) } else { s };
             }
             // schemars: the primitive's schema, which 0 is not.
+            let primitive_of = |name: &str| {
+                primitive(name).map(|s| if self.legacy() { legacy_integer(s) } else { s })
+            };
             if let Some(unsigned) = name.strip_prefix("NonZeroU")
-                && let Some(mut s) = primitive(&format!("u{}", unsigned.to_ascii_lowercase()))
+                && let Some(mut s) = primitive_of(&format!("u{}", unsigned.to_ascii_lowercase()))
             {
                 s["minimum"] = json!(1);
                 return s;
             }
             if let Some(signed) = name.strip_prefix("NonZeroI")
-                && let Some(mut s) = primitive(&format!("i{}", signed.to_ascii_lowercase()))
+                && let Some(mut s) = primitive_of(&format!("i{}", signed.to_ascii_lowercase()))
             {
                 s["not"] = json!({"const": 0});
                 return s;
@@ -394,15 +397,16 @@ impl<'a> Builder<'a> {
         span: Span,
         path: &str,
     ) -> Value {
-        let key_schema = self.type_schema(key, scope, path);
         let value_schema = self.type_schema(value, scope, &format!("{path}.*"));
-        // schemars 0.8: a map is `additionalProperties`, whatever its key.
+        // schemars 0.8: a map is `additionalProperties`, whatever its key
+        // (whose schema it never asks for).
         if self.legacy() {
             return object([
                 ("type", "object".into()),
                 ("additionalProperties", value_schema),
             ]);
         }
+        let key_schema = self.type_schema(key, scope, path);
         let is_plain_string = key_schema.get("type") == Some(&json!("string"))
             && key_schema.get("enum").is_none()
             && key_schema.get("pattern").is_none();
@@ -532,13 +536,14 @@ impl<'a> Builder<'a> {
             return schema;
         }
         self.check_unsupported_container(&cattrs, scope, path);
-        if let Some((from, span)) = &cattrs.from {
+        // schemars 0.8 reads neither `from` nor `with` on a container.
+        if let Some((from, span)) = cattrs.from.as_ref().filter(|_| !self.legacy()) {
             let ty = self.parse_type(from, *span, scope, path);
             let mut schema = ty.map_or(json!({}), |t| self.type_schema(&t, scope, path));
             self.container_mutators(&mut schema, &cattrs, scope, path);
             return schema;
         }
-        if let Some((with, span)) = &cattrs.with {
+        if let Some((with, span)) = cattrs.with.as_ref().filter(|_| !self.legacy()) {
             let ty = self.parse_type(with, *span, scope, path);
             let mut schema = ty.map_or(json!({}), |t| self.type_schema(&t, scope, path));
             self.container_mutators(&mut schema, &cattrs, scope, path);
@@ -1425,7 +1430,12 @@ impl<'a> Builder<'a> {
         self.check_unsupported_container(&cattrs, scope, path);
         // `from`/`try_from` (the Deserialize contract reads the other type)
         // and a container `with` replace the enum's own schema.
-        if let Some((other, span)) = cattrs.from.as_ref().or(cattrs.with.as_ref()) {
+        if let Some((other, span)) = cattrs
+            .from
+            .as_ref()
+            .or(cattrs.with.as_ref())
+            .filter(|_| !self.legacy())
+        {
             let ty = self.parse_type(other, *span, scope, path);
             let mut schema = ty.map_or(json!({}), |t| self.type_schema(&t, scope, path));
             self.container_mutators(&mut schema, &cattrs, scope, path);
@@ -1745,12 +1755,12 @@ fn has_object_block(o: &Map<String, Value>) -> bool {
 /// child's win), `required` (the union), `enum` (concatenated) and
 /// `additionalProperties` (see below).
 pub fn flatten_0_8(parent: &mut Value, child: Value) {
-    let null = json!({"type": "null"});
-    if *parent == null {
+    let is_null = |v: &Value| v.get("type") == Some(&json!("null"));
+    if is_null(parent) {
         *parent = child;
         return;
     }
-    if child == null {
+    if is_null(&child) {
         return;
     }
     let mut child = child;
@@ -1772,11 +1782,11 @@ pub fn flatten_0_8(parent: &mut Value, child: Value) {
                     p.insert(key, value);
                 }
             },
-            "required" | "enum" => match p.get_mut(&key) {
+            "required" | "enum" | "examples" => match p.get_mut(&key) {
                 Some(Value::Array(existing)) => {
                     if let Value::Array(more) = value {
                         for v in more {
-                            if key == "enum" || !existing.contains(&v) {
+                            if key != "required" || !existing.contains(&v) {
                                 existing.push(v);
                             }
                         }

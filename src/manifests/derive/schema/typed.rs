@@ -19,7 +19,7 @@
 use serde_json::{Map, Value};
 use syn::Expr;
 
-use super::{Builder, Scope, eval};
+use super::{Builder, Scope, ensure_object, eval};
 
 /// A binding of schema code: its name and value.
 pub(super) type Env = Vec<(String, Value)>;
@@ -213,9 +213,7 @@ impl<'a> Builder<'a> {
                 else {
                     return false;
                 };
-                let Value::Object(target) = ensure(target) else {
-                    return false;
-                };
+                let target = ensure_object(target);
                 match (place.key, place.block.as_deref()) {
                     (Some(key), _) => set(target, key, value),
                     // A whole block: its keys replaced by the new block's.
@@ -248,9 +246,7 @@ impl<'a> Builder<'a> {
                 else {
                     return false;
                 };
-                let Value::Object(target) = ensure(target) else {
-                    return false;
-                };
+                let target = ensure_object(target);
                 match (place.key, place.block.as_deref(), args.as_slice()) {
                     // `extensions.insert(key, value)`.
                     (None, Some("extensions"), [Value::String(k), v]) => {
@@ -312,6 +308,13 @@ impl<'a> Builder<'a> {
                 Some(Value::String(name.to_ascii_lowercase()))
             }
             Expr::Struct(s) => {
+                // `..Default::default()` adds nothing; another base would.
+                if let Some(rest) = &s.rest
+                    && !matches!(rest.as_ref(), Expr::Call(c)
+                        if c.args.is_empty() && last_ident(&c.func).as_deref() == Some("default"))
+                {
+                    return None;
+                }
                 let mut out = Map::new();
                 for field in &s.fields {
                     let syn::Member::Named(name) = &field.member else {
@@ -334,9 +337,11 @@ impl<'a> Builder<'a> {
             Expr::Call(c) => {
                 let func = last_ident(&c.func)?;
                 match (func.as_str(), c.args.len()) {
+                    // `Box::new(x)`, `Schema::Object(x)`, `Value::String(x)`...
                     ("Some" | "new" | "Object" | "Single" | "Vec" | "Bool" | "String", 1)
-                        if !matches!(func.as_str(), "String")
-                            || matches!(&*c.func, Expr::Path(p) if p.path.segments.len() > 1) =>
+                        if matches!(func.as_str(), "Some")
+                            || matches!(&*c.func, Expr::Path(p) if p.path.segments.len() > 1
+                                && (func != "new" || p.path.segments[p.path.segments.len() - 2].ident == "Box")) =>
                     {
                         self.schema_api_value(&c.args[0], scope, env, path)
                     }
@@ -403,18 +408,6 @@ impl<'a> Builder<'a> {
             _ => self.schema_expr(e, scope, env, path),
         }
     }
-}
-
-/// An object schema from a `Value` that may be a boolean schema.
-fn ensure(v: &mut Value) -> &mut Value {
-    if let Value::Bool(b) = v {
-        let mut map = Map::new();
-        if !*b {
-            map.insert("not".into(), Value::Object(Map::new()));
-        }
-        *v = Value::Object(map);
-    }
-    v
 }
 
 /// Sets `key`, or removes it for `null` (a `None`).
