@@ -915,6 +915,38 @@ mod tests {
         (found.versions, found.problems)
     }
 
+    /// A generic type nested in itself with other arguments is no
+    /// recursion; the same type with the same arguments inside is.
+    #[test]
+    fn nested_generic_instances_are_not_recursion() {
+        let lib = "#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+             #[serde(untagged)]\n\
+             pub enum Either<L, R> { Left(L), Right(R) }\n\
+             pub type Inner = Either<i32, bool>;\n\
+             #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+             pub struct Tree<T> { pub value: T, pub kids: Vec<Tree<T>> }\n\
+             #[derive(kube::CustomResource, serde::Serialize, serde::Deserialize, Clone, Debug, schemars::JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"Nest\")]\n\
+             pub struct NestSpec { pub either: Either<String, Inner> }\n\
+             #[derive(kube::CustomResource, serde::Serialize, serde::Deserialize, Clone, Debug, schemars::JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"Grove\")]\n\
+             pub struct GroveSpec { pub tree: Tree<String> }\n";
+        let mut diagnostics = Diagnostics::default();
+        let sources = Sources::from_sources(
+            &[("src/lib.rs", lib)],
+            Some("demo".into()),
+            &mut diagnostics,
+        );
+        let (found, problems) = derive(&sources);
+        let kinds: Vec<&str> = found.iter().map(|v| v.attrs.kind.as_str()).collect();
+        assert_eq!(kinds, ["Nest"], "{problems:?}");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].message.contains("`Tree` contains itself"),
+            "{problems:?}"
+        );
+    }
+
     #[test]
     fn kinds_under_src_external_have_no_crd() {
         let kind = |group: &str| {

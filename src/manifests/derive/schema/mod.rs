@@ -476,7 +476,16 @@ impl<'a> Builder<'a> {
         if let syn::Item::Type(alias) = item.item {
             return self.type_schema(&alias.ty, &item_scope, path);
         }
-        let id = format!("{}::{ident}", item.module.path.join("::"));
+        // A generic type is itself with the same arguments only:
+        // `Either<A, Either<B, C>>` nests, `Tree<T>` in `Tree<T>` recurses.
+        let id = format!(
+            "{}::{ident}<{}>",
+            item.module.path.join("::"),
+            args.iter()
+                .map(|a| self.type_key(a, scope, 0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         if let Some((module, imp)) = self.krate.manual_impl_of(&ident.to_string(), "JsonSchema") {
             if let Some(schema) = self.manual_impl_schema(module, imp, path) {
                 return schema;
@@ -492,7 +501,7 @@ impl<'a> Builder<'a> {
             );
             return json!({});
         }
-        if self.stack.contains(&id) {
+        if self.stack.contains(&id) || self.stack.len() > 64 {
             self.error(
                 item.module,
                 ident.span(),
@@ -510,6 +519,41 @@ impl<'a> Builder<'a> {
         };
         self.stack.pop();
         schema
+    }
+
+    /// `ty` as text, with the generic parameters of `scope` replaced by the
+    /// types they are bound to: what tells two instances of a generic type
+    /// apart.
+    fn type_key(&self, ty: &syn::Type, scope: &Scope<'a>, depth: usize) -> String {
+        if let syn::Type::Path(p) = ty
+            && p.qself.is_none()
+            && depth < 16
+        {
+            if let Some(ident) = p.path.get_ident()
+                && let Some((_, bound, outer)) = scope.param(&ident.to_string())
+            {
+                return self.type_key(bound, outer, depth + 1);
+            }
+            return p
+                .path
+                .segments
+                .iter()
+                .map(|s| {
+                    let args = generic_args(&s.arguments);
+                    if args.is_empty() {
+                        s.ident.to_string()
+                    } else {
+                        let args: Vec<String> = args
+                            .iter()
+                            .map(|a| self.type_key(a, scope, depth + 1))
+                            .collect();
+                        format!("{}<{}>", s.ident, args.join(", "))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("::");
+        }
+        quote::ToTokens::to_token_stream(ty).to_string()
     }
 
     fn bind_generics(
