@@ -482,7 +482,7 @@ impl<'a> Builder<'a> {
             "{}::{ident}<{}>",
             item.module.path.join("::"),
             args.iter()
-                .map(|a| self.type_key(a, scope, 0))
+                .map(|a| Self::type_key(a, scope, 0))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -524,7 +524,7 @@ impl<'a> Builder<'a> {
     /// `ty` as text, with the generic parameters of `scope` replaced by the
     /// types they are bound to: what tells two instances of a generic type
     /// apart.
-    fn type_key(&self, ty: &syn::Type, scope: &Scope<'a>, depth: usize) -> String {
+    fn type_key(ty: &syn::Type, scope: &Scope<'a>, depth: usize) -> String {
         if let syn::Type::Path(p) = ty
             && p.qself.is_none()
             && depth < 16
@@ -532,7 +532,7 @@ impl<'a> Builder<'a> {
             if let Some(ident) = p.path.get_ident()
                 && let Some((_, bound, outer)) = scope.param(&ident.to_string())
             {
-                return self.type_key(bound, outer, depth + 1);
+                return Self::type_key(bound, outer, depth + 1);
             }
             return p
                 .path
@@ -545,7 +545,7 @@ impl<'a> Builder<'a> {
                     } else {
                         let args: Vec<String> = args
                             .iter()
-                            .map(|a| self.type_key(a, scope, depth + 1))
+                            .map(|a| Self::type_key(a, scope, depth + 1))
                             .collect();
                         format!("{}<{}>", s.ident, args.join(", "))
                     }
