@@ -2,7 +2,7 @@
 //! `json_schema!`, hand-written `JsonSchema` impls and `schema_with`
 //! functions built a `SchemaObject` and set its fields:
 //!
-//! ```ignore
+//! ```text
 //! let mut schema: SchemaObject = <Vec<String>>::json_schema(gen).into();
 //! schema.extensions.insert("x-kubernetes-list-type".to_owned(), "set".into());
 //! schema.metadata().description = Some("Hosts.".into());
