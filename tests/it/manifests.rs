@@ -1261,6 +1261,8 @@ fn applying_a_help_clears_its_error() {
         cargo_toml: &'static str,
         /// What it says to replace in the source, as (from, to).
         replace: Option<(&'static str, &'static str)>,
+        /// A file it says to create.
+        create: Option<&'static str>,
         help: &'static str,
     }
     let fixes = [
@@ -1269,6 +1271,7 @@ fn applying_a_help_clears_its_error() {
             source: "#[versioned(crd(group = \"a.io\"))]\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct AppSpec { pub x: i32 }\n",
             cargo_toml: "\n[package.metadata.rsop]\nexternal = [\"src/lib.rs\"]\n",
             replace: None,
+            create: None,
             help: "[package.metadata.rsop] external = [\"src/lib.rs\"]",
         },
         Fix {
@@ -1276,7 +1279,59 @@ fn applying_a_help_clears_its_error() {
             source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", shortnames = \"a\")]\npub struct AppSpec { pub x: i32 }\n",
             cargo_toml: "",
             replace: Some(("shortnames", "shortname")),
+            create: None,
             help: "did you mean `shortname`?",
+        },
+        Fix {
+            name: "an unknown schemars key's suggestion",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[schemars(lenght(min = 1))]\n    pub name: String,\n}\n",
+            cargo_toml: "",
+            replace: Some(("lenght", "length")),
+            create: None,
+            help: "did you mean `length`?",
+        },
+        Fix {
+            name: "an unknown x_kube key's suggestion",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, kube::KubeSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[x_kube(validations = \"self > 0\")]\n    pub n: i32,\n}\n",
+            cargo_toml: "",
+            replace: Some(("validations", "validation")),
+            create: None,
+            help: "did you mean `validation`?",
+        },
+        Fix {
+            name: "an RBAC marker key's suggestion",
+            source: "// +rsop:rbac:groups=apps,resources=deployments,verb=get\n",
+            cargo_toml: "",
+            replace: Some(("verb=", "verbs=")),
+            create: None,
+            help: "did you mean `verbs`?",
+        },
+        Fix {
+            name: "a webhook marker key's suggestion",
+            source: "// +rsop:webhook:path=/validate-a-io-v1-app,mutating=false,failurePolicy=fail,sideEffect=None,groups=a.io,resources=apps,verbs=create,versions=v1,name=vapp.a.io,admissionReviewVersions=v1\n",
+            cargo_toml: "",
+            replace: Some(("sideEffect=", "sideEffects=")),
+            create: None,
+            help: "did you mean `sideEffects`?",
+        },
+        Fix {
+            name: "one storage version",
+            source: "pub mod a {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\npub mod b {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v2\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\n",
+            cargo_toml: "",
+            replace: Some((
+                "version = \"v1\", kind = \"App\"",
+                "version = \"v1\", kind = \"App\", storage = false",
+            )),
+            create: None,
+            help: "storage = false",
+        },
+        Fix {
+            name: "a module's missing file",
+            source: "mod api;\n",
+            cargo_toml: "",
+            replace: None,
+            create: Some("src/api.rs"),
+            help: "create the module's file",
         },
         Fix {
             name: "approve a claimed protected group",
@@ -1286,6 +1341,7 @@ fn applying_a_help_clears_its_error() {
                 "kind = \"App\"",
                 "kind = \"App\", annotation(\"api-approved.kubernetes.io\", \"unapproved, experimental-only\")",
             )),
+            create: None,
             help: "such as `\"unapproved, experimental-only\"`",
         },
     ];
@@ -1320,7 +1376,11 @@ fn applying_a_help_clears_its_error() {
         }
         if let Some((from, to)) = fix.replace {
             let text = std::fs::read_to_string(&lib).unwrap();
+            assert!(text.contains(from), "{}", fix.name);
             std::fs::write(&lib, text.replace(from, to)).unwrap();
+        }
+        if let Some(file) = fix.create {
+            std::fs::write(tmp.path().join(file), "").unwrap();
         }
         let run = rsop(tmp.path(), &["manifests", "--static"]);
         assert_eq!(run.code, 0, "{}: {}", fix.name, run.stderr);
