@@ -11,6 +11,10 @@
 //! k8s-openapi 0.26: rsop must follow the project's kube-core, schemars and
 //! k8s-openapi releases and Kubernetes version. Each variant compiles
 //! k8s-openapi once more, so the list is kept to these.
+//!
+//! The schemars 0.8 era (kube 0.85 to 1.1) has a fixture of its own,
+//! `tests/fixtures/conformance-legacy`, locked three times: kube 0.88 (the
+//! first rewriter), 0.98 (`CELSchema`, `#[kube(rule)]`) and 1.1.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -219,7 +223,8 @@ fn release(text: &str) -> (u64, u64) {
 
 /// Removes what the variant's kube-derive lacks: the lines between
 /// `since kube X.Y: begin` and `since kube X.Y: end` markers of a newer
-/// release than `kube`.
+/// release than `kube`, and those between `until kube X.Y` markers of a
+/// release `kube` has reached. Marked blocks nest.
 fn strip_newer_kinds(project: &Path, kube: &str) {
     let kube = release(kube);
     for entry in walkdir::WalkDir::new(project.join("src")) {
@@ -229,20 +234,28 @@ fn strip_newer_kinds(project: &Path, kube: &str) {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         let mut kept = String::new();
-        let mut skipping = false;
+        // Whether each open block is left out.
+        let mut open: Vec<bool> = Vec::new();
         for line in text.lines() {
-            if let Some(rest) = line.split("since kube ").nth(1)
-                && let Some((since, marker)) = rest.split_once(':')
+            let marker = ["since kube ", "until kube "]
+                .iter()
+                .find_map(|m| Some((*m, line.split(m).nth(1)?)));
+            if let Some((kind, rest)) = marker
+                && let Some((release_text, what)) = rest.split_once(':')
             {
-                let newer = release(since) > kube;
-                if marker.trim_start().starts_with("begin") {
-                    skipping = newer;
+                if what.trim_start().starts_with("begin") {
+                    let reached = release(release_text) <= kube;
+                    open.push(if kind == "since kube " {
+                        !reached
+                    } else {
+                        reached
+                    });
                 } else {
-                    skipping = false;
+                    open.pop();
                 }
                 continue;
             }
-            if !skipping {
+            if !open.iter().any(|&out| out) {
                 kept.push_str(line);
                 kept.push('\n');
             }
@@ -323,6 +336,13 @@ fn static_crds_equal_kube_derive_on_kube_0_88() {
 #[test]
 fn static_crds_equal_kube_derive_on_kube_1_1() {
     compare_legacy("1.1");
+}
+
+/// kube 0.98 and 0.99: `#[kube(rule)]`, `CELSchema` and its
+/// `#[cel_validate]`, k8s-openapi 0.24.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_0_98() {
+    compare_legacy("0.98");
 }
 
 /// The unified diff of each CRD version rsop wrote under `project` and

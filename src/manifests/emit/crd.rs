@@ -12,7 +12,7 @@ use crate::manifests::derive::attrs;
 use crate::manifests::derive::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
 use crate::manifests::derive::schema::model::Model;
 use crate::manifests::derive::schema::{
-    Builder, Scope, allow_null, ensure_object, flatten, k8s, object, transform,
+    Builder, Scope, allow_null, derives, ensure_object, flatten, k8s, object, transform,
 };
 use crate::manifests::diagnostics::{Diagnostic, Location};
 use crate::manifests::emit::merge_crds::StorageChoice;
@@ -67,22 +67,6 @@ impl Crd {
     pub fn file_name(&self) -> String {
         format!("{}_{}.yaml", self.group, self.plural)
     }
-}
-
-fn derives_custom_resource(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path().is_ident("derive")
-            && a.parse_args_with(
-                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
-            )
-            .is_ok_and(|ps| {
-                ps.iter().any(|p| {
-                    p.segments
-                        .last()
-                        .is_some_and(|s| s.ident == "CustomResource")
-                })
-            })
-    })
 }
 
 /// The first attribute of `attrs` that is neither a built-in attribute nor
@@ -168,10 +152,10 @@ pub fn versions(
                 .unwrap_or(0);
             for item in &module.items {
                 let spec = match item {
-                    syn::Item::Struct(s) if derives_custom_resource(&s.attrs) => {
+                    syn::Item::Struct(s) if derives(&s.attrs, "CustomResource") => {
                         SpecItem::Struct(s)
                     }
-                    syn::Item::Enum(e) if derives_custom_resource(&e.attrs) => SpecItem::Enum(e),
+                    syn::Item::Enum(e) if derives(&e.attrs, "CustomResource") => SpecItem::Enum(e),
                     _ => continue,
                 };
                 version(

@@ -626,6 +626,13 @@ impl<'a> Builder<'a> {
             syn::Fields::Unit => json!({"type": "null"}),
         };
         self.container_mutators(&mut schema, &cattrs, scope, path);
+        // kube 0.98 and 0.99's `CELSchema` sets the struct's rules even when
+        // it has none: an empty `x-kubernetes-validations`.
+        if ((0, 98, 0)..(1, 0, 0)).contains(&self.kube_derive) && derives(&s.attrs, "CELSchema") {
+            ensure_object(&mut schema)
+                .entry("x-kubernetes-validations")
+                .or_insert_with(|| Value::Array(Vec::new()));
+        }
         schema
     }
 
@@ -1628,6 +1635,21 @@ impl<'a> Builder<'a> {
         self.container_mutators(&mut schema, &cattrs, scope, path);
         schema
     }
+}
+
+/// Whether `attrs` derive `name` (by the last segment of its path).
+pub fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("derive")
+            && a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|paths| {
+                paths
+                    .iter()
+                    .any(|p| p.segments.last().is_some_and(|s| s.ident == name))
+            })
+    })
 }
 
 /// A type's declared generic arguments (`Vec<T>` gives `[T]`).
