@@ -917,63 +917,93 @@ impl<'a> Builder<'a> {
         path: &str,
     ) -> Option<Value> {
         let mut env: typed::Env = Vec::new();
-        // (binding, the binding that is a mutable view of it)
         let mut views: Vec<(String, String)> = Vec::new();
         let (last, lets) = block.stmts.split_last()?;
-        for stmt in lets {
+        self.schema_statements(lets, scope, &mut env, &mut views, path)?;
+        let syn::Stmt::Expr(tail, None) = last else {
+            return None;
+        };
+        self.schema_api_value(tail, scope, &env, path)
+    }
+
+    /// Runs statements of schema code on `env`: `let` bindings, changes of
+    /// the typed API (see [`typed`]), and views of a binding (`let
+    /// Schema::Object(ref mut o) = schema else { .. };`, `if let
+    /// Schema::Object(ref mut o) = schema { .. }`) whose changes reach it.
+    /// `views` holds (binding, view) pairs. `None` on any other statement.
+    fn schema_statements(
+        &mut self,
+        stmts: &[syn::Stmt],
+        scope: &Scope<'a>,
+        env: &mut typed::Env,
+        views: &mut Vec<(String, String)>,
+        path: &str,
+    ) -> Option<()> {
+        /// `Schema::Object(ref mut o)` matched against a binding: the view's
+        /// name and the binding's.
+        fn object_view(pat: &syn::Pat, init: &syn::Expr) -> Option<(String, String)> {
+            let syn::Pat::TupleStruct(t) = pat else {
+                return None;
+            };
+            if !t.path.segments.last().is_some_and(|s| s.ident == "Object") {
+                return None;
+            }
+            let [syn::Pat::Ident(name)] = t.elems.iter().collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let syn::Expr::Path(of) = init else {
+                return None;
+            };
+            Some((name.ident.to_string(), of.path.get_ident()?.to_string()))
+        }
+        for stmt in stmts {
             match stmt {
                 syn::Stmt::Local(local) => {
                     let init = local.init.as_ref()?;
-                    let (name, viewed) = match &local.pat {
+                    // `let Schema::Object(ref mut object) = schema else { .. };`
+                    if let Some((view, viewed)) = object_view(&local.pat, &init.expr) {
+                        let value = env.iter().rev().find(|(n, _)| *n == viewed)?.1.clone();
+                        views.push((viewed, view.clone()));
+                        env.push((view, value));
+                        continue;
+                    }
+                    let name = match &local.pat {
                         syn::Pat::Type(t) => match t.pat.as_ref() {
-                            syn::Pat::Ident(name) => (name.ident.to_string(), None),
+                            syn::Pat::Ident(name) => name.ident.to_string(),
                             _ => return None,
                         },
-                        syn::Pat::Ident(name) if init.diverge.is_none() => {
-                            (name.ident.to_string(), None)
-                        }
-                        // `let Schema::Object(ref mut object) = schema else { .. };`
-                        syn::Pat::TupleStruct(t)
-                            if t.path.segments.last().is_some_and(|s| s.ident == "Object") =>
-                        {
-                            let [syn::Pat::Ident(name)] = t.elems.iter().collect::<Vec<_>>()[..]
-                            else {
-                                return None;
-                            };
-                            let syn::Expr::Path(of) = init.expr.as_ref() else {
-                                return None;
-                            };
-                            (
-                                name.ident.to_string(),
-                                Some(of.path.get_ident()?.to_string()),
-                            )
-                        }
+                        syn::Pat::Ident(name) if init.diverge.is_none() => name.ident.to_string(),
                         _ => return None,
                     };
-                    let value = self.schema_api_value(&init.expr, scope, &env, path)?;
-                    if let Some(viewed) = viewed {
-                        views.push((viewed, name.clone()));
-                    }
+                    let value = self.schema_api_value(&init.expr, scope, env, path)?;
                     env.push((name, value));
                 }
+                // `if let Schema::Object(ref mut object) = schema { .. }`
+                syn::Stmt::Expr(syn::Expr::If(i), _) if i.else_branch.is_none() => {
+                    let syn::Expr::Let(cond) = i.cond.as_ref() else {
+                        return None;
+                    };
+                    let (view, viewed) = object_view(&cond.pat, &cond.expr)?;
+                    let value = env.iter().rev().find(|(n, _)| *n == viewed)?.1.clone();
+                    views.push((viewed, view.clone()));
+                    env.push((view, value));
+                    self.schema_statements(&i.then_branch.stmts, scope, env, views, path)?;
+                }
                 syn::Stmt::Expr(e, Some(_)) => {
-                    if !self.schema_api_statement(e, scope, &mut env, path) {
+                    if !self.schema_api_statement(e, scope, env, path) {
                         return None;
                     }
                 }
                 _ => return None,
             }
-            for (viewed, view) in &views {
+            for (viewed, view) in views.iter() {
                 let value = env.iter().rev().find(|(n, _)| n == view)?.1.clone();
                 if let Some(slot) = env.iter_mut().rev().find(|(n, _)| n == viewed) {
                     slot.1 = value;
                 }
             }
         }
-        let syn::Stmt::Expr(e, None) = last else {
-            return None;
-        };
-        self.schema_api_value(e, scope, &env, path)
+        Some(())
     }
 
     fn schema_expr(
