@@ -945,7 +945,7 @@ impl<'a> Builder<'a> {
             let syn::Pat::TupleStruct(t) = pat else {
                 return None;
             };
-            if !t.path.segments.last().is_some_and(|s| s.ident == "Object") {
+            if t.path.segments.last().is_none_or(|s| s.ident != "Object") {
                 return None;
             }
             let [syn::Pat::Ident(name)] = t.elems.iter().collect::<Vec<_>>()[..] else {
