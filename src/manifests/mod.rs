@@ -353,6 +353,18 @@ pub fn generate_from(
     let mut generated = generate_rest(sources, opts, diagnostics, found, versions, notes)?;
     generated.built = built;
     generated.incomplete = incomplete;
+    let unread = sources.binary_only_kind_files();
+    if !unread.is_empty() {
+        let files: Vec<String> = unread
+            .iter()
+            .map(|p| format!("`{}`", p.display()))
+            .collect();
+        let _ = writeln!(
+            notes,
+            "note: kinds declared in binaries beside the library get no CRD ({}): rsop derives the kinds of the crate's library (and `src/main.rs`), and reads other binaries for their RBAC markers; move the kinds to the library if their CRDs are the project's",
+            files.join(", ")
+        );
+    }
     if let Some(line) = ownership::summary(&skipped, &judged) {
         let _ = writeln!(notes, "{line}");
     }

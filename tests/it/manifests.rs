@@ -1434,3 +1434,40 @@ fn kinds_pasted_by_include_are_an_error_until_they_are_a_module() {
     rsop(root, &["manifests", "--static"]).success();
     assert!(root.join("config/crd/bases/a.io_pools.yaml").is_file());
 }
+
+/// A kind declared in a binary of a crate with a library gets no CRD (rsop
+/// derives the library's kinds, and reads other binaries for markers), and
+/// the run says so rather than leave it out without a word.
+#[test]
+fn kinds_of_a_binary_beside_a_library_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"two\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("src/bin")).unwrap();
+    let kind = |name: &str| {
+        format!(
+            "{KIND_HEAD}#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"{name}\")]\npub struct {name}Spec {{ pub size: i32 }}\n"
+        )
+    };
+    std::fs::write(root.join("src/lib.rs"), kind("Pool")).unwrap();
+    std::fs::write(
+        root.join("src/bin/migrate.rs"),
+        format!("{}\nfn main() {{}}\n", kind("OldPool")),
+    )
+    .unwrap();
+    let run = rsop(root, &["manifests", "--static"]).success();
+    assert!(
+        run.stderr.contains(
+            "note: kinds declared in binaries beside the library get no CRD (`src/bin/migrate.rs`)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(root.join("config/crd/bases/a.io_pools.yaml").is_file());
+    assert!(!root.join("config/crd/bases/a.io_oldpools.yaml").exists());
+}

@@ -523,6 +523,27 @@ impl Sources {
             .sum()
     }
 
+    /// The files of binaries that are read for their markers only (the
+    /// crate's kinds are its library's) and that declare kinds all the
+    /// same: those kinds get no CRD, which the run says.
+    pub fn binary_only_kind_files(&self) -> Vec<&Path> {
+        let grouped: HashSet<usize> = self
+            .groups
+            .iter()
+            .flat_map(|g| g.files.iter().copied())
+            .collect();
+        self.files
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| {
+                !grouped.contains(i)
+                    && !f.dependency
+                    && crate::manifests::read::ownership::count_kind_derives(&f.text) > 0
+            })
+            .map(|(_, f)| f.path.as_path())
+            .collect()
+    }
+
     /// The groups whose files may declare kinds, in load order.
     pub fn kind_groups(&self) -> Vec<usize> {
         (0..self.groups.len())
