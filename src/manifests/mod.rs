@@ -350,7 +350,16 @@ pub fn generate_from(
         }
     }
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
-    let mut generated = generate_rest(sources, opts, diagnostics, found, versions, notes)?;
+    let storage_key = kube_derive >= (0, 98, 0);
+    let mut generated = generate_rest(
+        sources,
+        opts,
+        diagnostics,
+        found,
+        versions,
+        storage_key,
+        notes,
+    )?;
     generated.built = built;
     generated.incomplete = incomplete;
     let unread = sources.binary_only_kind_files();
@@ -413,10 +422,11 @@ fn generate_rest(
     mut diagnostics: Diagnostics,
     mut found: Vec<Diagnostic>,
     versions: Vec<crd::Version>,
+    storage_key: bool,
     notes: &mut dyn std::io::Write,
 ) -> Result<Generated> {
     let choices = merge_crds::calls(&sources.files);
-    let crds = crd::merge(versions, &choices, &mut found);
+    let crds = crd::merge(versions, &choices, storage_key, &mut found);
 
     let mut marked = Vec::new();
     let mut webhooks = Vec::new();

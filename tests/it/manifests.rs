@@ -1471,3 +1471,49 @@ fn kinds_of_a_binary_beside_a_library_are_named() {
     assert!(root.join("config/crd/bases/a.io_pools.yaml").is_file());
     assert!(!root.join("config/crd/bases/a.io_oldpools.yaml").exists());
 }
+
+/// Two stored versions on a kube-derive without `#[kube(storage)]` (before
+/// 0.98): the help names `merge_crds` only, and applying it clears the
+/// error.
+#[test]
+fn the_storage_help_follows_the_projects_kube_derive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(
+        root.join("Cargo.toml"),
+        "[package]\nname = \"old\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("Cargo.lock"),
+        "version = 4\n\n[[package]]\nname = \"kube-derive\"\nversion = \"0.97.0\"\n\n[[package]]\nname = \"kube-core\"\nversion = \"0.97.0\"\n\n[[package]]\nname = \"schemars\"\nversion = \"0.8.22\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    let kinds = format!(
+        "{KIND_HEAD}pub mod a {{\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+         #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {{ pub x: i32 }}\n}}\n\
+         pub mod b {{\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+         #[kube(group = \"a.io\", version = \"v2\", kind = \"App\")]\npub struct AppSpec {{ pub x: i32 }}\n}}\n"
+    );
+    std::fs::write(root.join("src/lib.rs"), &kinds).unwrap();
+    if let Some(problems) = refusal_problems(
+        root,
+        &["manifests", "--static"],
+        1,
+        &[
+            "`App.a.io` has several storage versions",
+            "merge the versions with `kube::core::crd::merge_crds(vec![b::App::crd(), a::App::crd()], \"v2\")` (kube-derive before 0.98 has no `#[kube(storage)]`)",
+        ],
+    ) {
+        panic!("{problems}");
+    }
+    std::fs::create_dir(root.join("src/bin")).unwrap();
+    std::fs::write(
+        root.join("src/bin/crdgen.rs"),
+        "use kube::CustomResourceExt;\nfn main() {\n    let crd = kube::core::crd::merge_crds(vec![old::a::App::crd(), old::b::App::crd()], \"v2\").unwrap();\n    print!(\"{}\", serde_yaml::to_string(&crd).unwrap());\n}\n",
+    )
+    .unwrap();
+    rsop(root, &["manifests", "--static"]).success();
+    assert!(root.join("config/crd/bases/a.io_apps.yaml").is_file());
+}

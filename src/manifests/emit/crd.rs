@@ -591,9 +591,12 @@ fn root_schema<'a>(
 ///
 /// A `merge_crds(..., "vN")` call of the project's (`choices`) decides the
 /// storage version of the kinds it merges, as kube's `merge_crds` does.
+/// `storage_key`: the project's kube-derive has `#[kube(storage)]` (0.98
+/// and later), which the help may then suggest.
 pub fn merge(
     versions: Vec<Version>,
     choices: &[StorageChoice],
+    storage_key: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Crd> {
     // Every (type name, version) of the crate, to tell a `merge_crds` call
@@ -689,7 +692,17 @@ pub fn merge(
                         format!("`{kind}.{group}` has several storage versions: {listed}")
                     },
                 )
-                .with_help(if storage.is_empty() {
+                .with_help(if !storage_key {
+                    format!(
+                        "exactly one version is stored: merge the versions with `kube::core::crd::merge_crds(vec![{}], \"{}\")` (kube-derive before 0.98 has no `#[kube(storage)]`)",
+                        versions
+                            .iter()
+                            .map(|v| format!("{}::crd()", v.root_path))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        versions[0].attrs.version
+                    )
+                } else if storage.is_empty() {
                     "exactly one version is stored: mark it with `#[kube(storage)]`, or name it in a `merge_crds(vec![...], \"vN\")` call".to_string()
                 } else {
                     format!(

@@ -916,11 +916,26 @@ impl<'s> Crate<'s> {
             return Some((target, f));
         }
         // `use crate::util::is_default;` in that module.
-        let imported = target.index.imports.get(last)?;
-        if imported.len() > 1 && self.is_local_path(target, imported) {
-            return self.resolve_fn_within(target, imported, depth + 1);
+        if let Some(imported) = target.index.imports.get(last) {
+            if imported.len() > 1 && self.is_local_path(target, imported) {
+                return self.resolve_fn_within(target, imported, depth + 1);
+            }
+            return None;
         }
-        None
+        // `use super::*;`: a function of a glob-imported module.
+        if !parent.is_empty() {
+            return None;
+        }
+        target
+            .index
+            .globs
+            .iter()
+            .filter(|g| self.is_local_path(target, g))
+            .find_map(|glob| {
+                let mut full = glob.clone();
+                full.push(last.clone());
+                self.resolve_fn_within(target, &full, depth + 1)
+            })
     }
 
     /// A function `path` names in `module`: a free function of the crate, or

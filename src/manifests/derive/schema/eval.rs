@@ -445,6 +445,39 @@ fn format_literal(template: &str, args: &[Value]) -> Option<String> {
 /// The value of `e` written in `module`: [`const_expr`], with the crate's
 /// constants, statics and argument-less functions evaluated where named
 /// (to a bounded depth, so that cycles end).
+/// `Namespace::API_VERSION`, `Deployment::KIND`...: the `Resource`
+/// constants of a Kubernetes kind k8s-openapi types, for the kinds rsop
+/// knows (see [`crate::project::k8s_kinds`]).
+fn k8s_resource_constant(krate: &Crate, module: &Module, path: &syn::Path) -> Option<Value> {
+    let n = path.segments.len();
+    if n < 2 {
+        return None;
+    }
+    let constant = &path.segments[n - 1];
+    let ty_path = syn::Path {
+        leading_colon: path.leading_colon,
+        segments: path.segments.iter().take(n - 1).cloned().collect(),
+    };
+    let Some(Resolved::External(full)) = krate.resolve(module, &ty_path) else {
+        return None;
+    };
+    if full.first().is_none_or(|f| f != "k8s_openapi") {
+        return None;
+    }
+    let kind = crate::project::k8s_kinds::KINDS
+        .iter()
+        .find(|k| k.rust_path() == full.join("::"))?;
+    let group = if kind.group == "core" { "" } else { kind.group };
+    Some(Value::String(match constant.ident.to_string().as_str() {
+        "API_VERSION" => kind.api_version(),
+        "KIND" => kind.kind.to_string(),
+        "GROUP" => group.to_string(),
+        "VERSION" => kind.version.to_string(),
+        "URL_PATH_SEGMENT" => kind.plural.to_string(),
+        _ => return None,
+    }))
+}
+
 pub fn value_in(krate: &Crate, module: &Module, e: &Expr) -> Option<Value> {
     value_at_depth(krate, module, e, 0)
 }
@@ -475,6 +508,9 @@ fn value_with(
                 }
                 if let Some((m, expr)) = krate.resolve_const(module, &p.path) {
                     return value_at_depth(krate, m, expr, depth + 1);
+                }
+                if let Some(v) = k8s_resource_constant(krate, module, &p.path) {
+                    return Some(v);
                 }
                 (&p.path, Vec::new())
             }

@@ -104,6 +104,11 @@ impl<'a> Builder<'a> {
         let [krate, .., name] = full else {
             return None;
         };
+        // schemars 0.8 gives chrono's `NaiveTime` the format of
+        // `NaiveDateTime`; schemars 1 has one of its own.
+        if self.legacy() && krate == "chrono" && name == "NaiveTime" {
+            return Some(json!({"type": "string", "format": "partial-date-time"}));
+        }
         if let Some(schema) = leaves()
             .get(krate.as_str())
             .and_then(|types| types.get(name.as_str()))

@@ -1031,7 +1031,15 @@ impl<'a> Builder<'a> {
             Expr::MethodCall(m)
                 if matches!(
                     m.method.to_string().as_str(),
-                    "unwrap" | "expect" | "try_into" | "into" | "clone" | "to_owned"
+                    "unwrap"
+                        | "expect"
+                        | "unwrap_or"
+                        | "unwrap_or_else"
+                        | "unwrap_or_default"
+                        | "try_into"
+                        | "into"
+                        | "clone"
+                        | "to_owned"
                 ) =>
             {
                 self.schema_expr(&m.receiver, scope, env, path)
