@@ -129,6 +129,12 @@ pub fn generate_from(
         }
     };
     let mut ownership = ownership(sources, &opts.root)?;
+    if let Some(at) = &ownership.calls.edited {
+        let _ = writeln!(
+            notes,
+            "note: {at}: the crate changes a CRD after `K::crd()` gives it; rsop writes what `crd()` gives, so the CRDs this code prints differ from rsop's there"
+        );
+    }
     // Without a model of the project's schemars or kube-core, or tables of
     // its k8s-openapi, no schema is derived (what rsop would find against
     // its own releases means nothing): every kind is built, for that one

@@ -32,6 +32,10 @@ pub struct CrdCalls {
     pub named: BTreeSet<String>,
     /// Where the first generating call is, for the note.
     pub first: Option<Location>,
+    /// Where a generating function changes a CRD after `crd()` gave it
+    /// (`crd.spec.names.categories = None`): what it prints then differs
+    /// from `crd()`, which is what rsop writes.
+    pub edited: Option<Location>,
 }
 
 impl CrdCalls {
@@ -86,6 +90,12 @@ pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCall
         for f in found {
             if !f.emits {
                 continue;
+            }
+            if out.edited.is_none()
+                && !f.receivers.is_empty()
+                && let Some(span) = f.spec_edit
+            {
+                out.edited = Some(Location::of_span(path, span));
             }
             for (receiver, span) in f.receivers {
                 if receiver == "Self" {
@@ -185,6 +195,8 @@ struct Function {
     emits: bool,
     /// The receivers of its `::crd()` calls.
     receivers: Vec<(String, proc_macro2::Span)>,
+    /// An assignment to a `spec` field in its body.
+    spec_edit: Option<proc_macro2::Span>,
 }
 
 /// Every `fn` in `tokens`, nested ones (in `mod` and `impl` blocks)
@@ -248,6 +260,7 @@ fn functions(tokens: TokenStream, in_tests: bool, out: &mut Vec<Function>) {
                     name: name.to_string(),
                     generics: generics(&signature),
                     emits,
+                    spec_edit: spec_edit(body.stream()),
                     receivers,
                 });
                 // Functions nested in this one's body.
@@ -366,6 +379,51 @@ fn walk(
             _ => {}
         }
     }
+}
+
+/// The first assignment to a field under `.spec` in `tokens`
+/// (`crd.spec.versions[1].storage = false;`), by the span of `spec`.
+fn spec_edit(tokens: TokenStream) -> Option<proc_macro2::Span> {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, t) in trees.iter().enumerate() {
+        match t {
+            TokenTree::Ident(id)
+                if id == "spec"
+                    && i > 0
+                    && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.') =>
+            {
+                // The rest of the statement: a lone `=` makes it an assignment.
+                let rest = trees[i + 1..]
+                    .iter()
+                    .take_while(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ';'));
+                let mut previous: Option<char> = None;
+                for t in rest {
+                    if let TokenTree::Punct(p) = t {
+                        let c = p.as_char();
+                        if c == '='
+                            && p.spacing() == proc_macro2::Spacing::Alone
+                            && !matches!(
+                                previous,
+                                Some('=' | '<' | '>' | '!' | '+' | '-' | '*' | '/')
+                            )
+                        {
+                            return Some(id.span());
+                        }
+                        previous = Some(c);
+                    } else {
+                        previous = None;
+                    }
+                }
+            }
+            TokenTree::Group(g) => {
+                if let Some(span) = spec_edit(g.stream()) {
+                    return Some(span);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn is_path_sep(a: &TokenTree, b: &TokenTree) -> bool {
@@ -522,6 +580,28 @@ mod tests {
             }\n\
             fn main() { write::<api::A>(p); write::<B>(p); }\n";
         assert_eq!(named(&[("src/main.rs", bin)]), ["A", "B"]);
+    }
+
+    /// A crdgen that changes the CRD `crd()` gave is found; one that only
+    /// reads it is not.
+    #[test]
+    fn a_crdgen_that_edits_the_crd_is_found() {
+        let edits = "fn main() {\n\
+            let mut crd = Widget::crd();\n\
+            crd.spec.names.categories = None;\n\
+            print!(\"{}\", serde_yaml::to_string(&crd).unwrap());\n\
+            }\n";
+        let calls = scan([(Path::new("src/bin/crdgen.rs"), edits)]);
+        assert_eq!(calls.edited.unwrap().line, 3);
+        let reads = "fn main() {\n\
+            let crd = Widget::crd();\n\
+            if crd.spec.group == \"a.io\" { print!(\"{}\", serde_yaml::to_string(&crd).unwrap()); }\n\
+            }\n";
+        assert!(
+            scan([(Path::new("src/bin/crdgen.rs"), reads)])
+                .edited
+                .is_none()
+        );
     }
 
     #[test]
