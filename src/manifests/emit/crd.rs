@@ -12,7 +12,7 @@ use crate::manifests::derive::attrs;
 use crate::manifests::derive::attrs::kube::{self, Deprecated, KubeAttrs, KubeCode, SchemaMode};
 use crate::manifests::derive::schema::model::Model;
 use crate::manifests::derive::schema::{
-    Builder, Scope, allow_null, derives, ensure_object, flatten, k8s, object, transform,
+    Builder, Scope, derives, ensure_object, flatten, k8s, object, transform,
 };
 use crate::manifests::diagnostics::{Diagnostic, Location};
 use crate::manifests::emit::merge_crds::StorageChoice;
@@ -526,11 +526,7 @@ fn root_schema<'a>(
             path: status.clone(),
         });
         let status = builder.type_schema(&ty, &scope, &format!("{path}.status"));
-        let status_schema = if builder.legacy() {
-            crate::manifests::derive::schema::nullable(status)
-        } else {
-            allow_null(status)
-        };
+        let status_schema = builder.optional(status);
         let obj = ensure_object(&mut root);
         obj.entry("properties")
             .or_insert_with(|| Value::Object(Map::new()))
@@ -543,11 +539,7 @@ fn root_schema<'a>(
         format!(" Auto-generated derived type for {spec_ident} via `CustomResource`")
     });
     let doc = doc.strip_prefix(' ').unwrap_or(&doc);
-    let (title, description) = if builder.legacy() {
-        attrs::title_and_description_0_8(doc)
-    } else {
-        attrs::title_and_description(doc)
-    };
+    let (title, description) = builder.split_doc(doc);
     let obj = ensure_object(&mut root);
     if let Some(t) = title {
         obj.insert("title".into(), json!(t));

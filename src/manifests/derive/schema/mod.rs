@@ -88,6 +88,26 @@ impl<'a> Builder<'a> {
         self.model.schemars == model::Schemars::V0_8
     }
 
+    /// The schema of `Option<T>` from `T`'s, as the project's schemars
+    /// writes it.
+    pub fn optional(&self, schema: Value) -> Value {
+        if self.legacy() {
+            nullable(schema)
+        } else {
+            allow_null(schema)
+        }
+    }
+
+    /// A doc comment's title and description, as the project's schemars
+    /// splits it.
+    pub fn split_doc(&self, doc: &str) -> (Option<String>, Option<String>) {
+        if self.legacy() {
+            attrs::title_and_description_0_8(doc)
+        } else {
+            attrs::title_and_description(doc)
+        }
+    }
+
     /// This builder, deriving what the releases of `model` derive.
     #[must_use]
     pub fn with_model(mut self, model: model::Model) -> Self {
@@ -281,13 +301,13 @@ impl<'a> Builder<'a> {
         let from_std = full.len() == 1 || matches!(first, "std" | "core" | "alloc");
         let arg = |i: usize| args.get(i).copied();
         if from_std {
-            if let Some(s) = primitive(name) {
-                return if self.legacy() { legacy_integer(s) } else { s };
-            }
-            // schemars: the primitive's schema, which 0 is not.
             let primitive_of = |name: &str| {
                 primitive(name).map(|s| if self.legacy() { legacy_integer(s) } else { s })
             };
+            if let Some(s) = primitive_of(name) {
+                return s;
+            }
+            // schemars: the primitive's schema, which 0 is not.
             if let Some(unsigned) = name.strip_prefix("NonZeroU")
                 && let Some(mut s) = primitive_of(&format!("u{}", unsigned.to_ascii_lowercase()))
             {
@@ -303,11 +323,7 @@ impl<'a> Builder<'a> {
             match (name, arg(0), arg(1)) {
                 ("Option", Some(t), _) => {
                     let inner = self.type_schema(t, scope, path);
-                    return if self.legacy() {
-                        nullable(inner)
-                    } else {
-                        allow_null(inner)
-                    };
+                    return self.optional(inner);
                 }
                 ("Vec" | "VecDeque" | "LinkedList" | "BinaryHeap", Some(t), _) => {
                     return object([
@@ -757,12 +773,8 @@ impl<'a> Builder<'a> {
         scope: &Scope<'a>,
         path: &str,
     ) -> (Value, bool) {
-        let ty = match &fattrs.with {
-            Some((with, span)) => match self.parse_type(with, *span, scope, path) {
-                Some(t) => t,
-                None => return (json!({}), false),
-            },
-            None => field.ty.clone(),
+        let Some(ty) = self.field_type(field, fattrs, scope, path) else {
+            return (json!({}), false);
         };
         if let Some(span) = fattrs.schema_with {
             // schemars treats a `schema_with` field as required unless it
@@ -781,6 +793,21 @@ impl<'a> Builder<'a> {
             return (self.type_schema(&inner, &inner_scope, path), true);
         }
         (self.type_schema(&ty, scope, path), is_option)
+    }
+
+    /// The type a field's schema is of: its `with` type if it has one;
+    /// `None` when that does not parse (reported).
+    fn field_type(
+        &mut self,
+        field: &syn::Field,
+        fattrs: &ItemAttrs,
+        scope: &Scope<'a>,
+        path: &str,
+    ) -> Option<syn::Type> {
+        match &fattrs.with {
+            Some((with, span)) => self.parse_type(with, *span, scope, path),
+            None => Some(field.ty.clone()),
+        }
     }
 
     /// `T` when `ty` is `Option<T>` (through generic parameters), with the
@@ -956,15 +983,24 @@ impl<'a> Builder<'a> {
             };
             Some((name.ident.to_string(), of.path.get_ident()?.to_string()))
         }
+        /// Binds `view` to the value of `viewed`, whose value follows it.
+        fn open_view(
+            (view, viewed): (String, String),
+            env: &mut typed::Env,
+            views: &mut Vec<(String, String)>,
+        ) -> Option<()> {
+            let value = env.iter().rev().find(|(n, _)| *n == viewed)?.1.clone();
+            views.push((viewed, view.clone()));
+            env.push((view, value));
+            Some(())
+        }
         for stmt in stmts {
             match stmt {
                 syn::Stmt::Local(local) => {
                     let init = local.init.as_ref()?;
                     // `let Schema::Object(ref mut object) = schema else { .. };`
-                    if let Some((view, viewed)) = object_view(&local.pat, &init.expr) {
-                        let value = env.iter().rev().find(|(n, _)| *n == viewed)?.1.clone();
-                        views.push((viewed, view.clone()));
-                        env.push((view, value));
+                    if let Some(view) = object_view(&local.pat, &init.expr) {
+                        open_view(view, env, views)?;
                         continue;
                     }
                     let name = match &local.pat {
@@ -983,10 +1019,7 @@ impl<'a> Builder<'a> {
                     let syn::Expr::Let(cond) = i.cond.as_ref() else {
                         return None;
                     };
-                    let (view, viewed) = object_view(&cond.pat, &cond.expr)?;
-                    let value = env.iter().rev().find(|(n, _)| *n == viewed)?.1.clone();
-                    views.push((viewed, view.clone()));
-                    env.push((view, value));
+                    open_view(object_view(&cond.pat, &cond.expr)?, env, views)?;
                     self.schema_statements(&i.then_branch.stmts, scope, env, views, path)?;
                 }
                 syn::Stmt::Expr(e, Some(_)) => {
@@ -1228,12 +1261,11 @@ impl<'a> Builder<'a> {
     }
 
     fn metadata(&mut self, schema: &mut Value, a: &ItemAttrs, scope: &Scope<'a>, path: &str) {
-        let split = if self.legacy() {
-            attrs::title_and_description_0_8
-        } else {
-            attrs::title_and_description
-        };
-        let (doc_title, doc_description) = a.doc.as_deref().map(split).unwrap_or_default();
+        let (doc_title, doc_description) = a
+            .doc
+            .as_deref()
+            .map(|d| self.split_doc(d))
+            .unwrap_or_default();
         let title = match &a.title {
             Some(e) => self.eval_string(e, scope, path),
             None => doc_title,
@@ -1422,12 +1454,8 @@ impl<'a> Builder<'a> {
         scope: &Scope<'a>,
         path: &str,
     ) -> Value {
-        let ty = match &fattrs.with {
-            Some((with, span)) => match self.parse_type(with, *span, scope, path) {
-                Some(t) => t,
-                None => return json!({}),
-            },
-            None => field.ty.clone(),
+        let Some(ty) = self.field_type(field, fattrs, scope, path) else {
+            return json!({});
         };
         match self.option_inner(&ty, scope) {
             Some((inner, inner_scope)) => {
@@ -1808,7 +1836,7 @@ pub fn allow_null(schema: Value) -> Value {
 
 /// schemars 0.8's `Option<T>`: `T`'s schema with `nullable: true`
 /// (`option_nullable`, which kube-derive's openapi3 settings turn on).
-pub fn nullable(schema: Value) -> Value {
+fn nullable(schema: Value) -> Value {
     let mut schema = schema;
     ensure_object(&mut schema).insert("nullable".into(), Value::Bool(true));
     schema
