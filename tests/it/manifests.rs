@@ -714,6 +714,9 @@ fn foreign_kinds_are_skipped_and_a_wrong_external_entry_is_refused() {
     ) {
         panic!("{problems}");
     }
+    // The suggestion, taken, clears the error.
+    std::fs::write(&manifest, text).unwrap();
+    rsop(tmp.path(), &["manifests"]).success();
 }
 
 /// A `merge_crds(..., "vN")` call decides the storage version of versions
@@ -881,6 +884,11 @@ fn a_workspace_root_names_the_members_that_hold_kinds() {
     ) {
         panic!("{problems}");
     }
+    rsop(root, &["manifests", "--static", "--dir", "crates/api"]).success();
+    assert!(
+        root.join("crates/api/config/crd/bases/a.io_apps.yaml")
+            .exists()
+    );
 }
 
 const WEBHOOK_MARKERS: &str = "//! Webhooks of Guestbooks.\n\n\
@@ -1250,17 +1258,28 @@ fn kinds_the_crate_does_not_generate_are_foreign_unless_owned() {
     }
 }
 
+/// Dependencies on kube 0.88, whose kube-derive lacks later keys and forms.
+const OLD_KUBE: &str = "[dependencies]\nkube = { version = \"0.88\", features = [\"derive\"] }\nschemars = \"0.8\"\nk8s-openapi = { version = \"0.21\", features = [\"v1_29\"] }\n";
+
 /// Each `help:` that names a fix clears its error when applied: rsop runs
 /// again on the fixed crate and writes its manifests.
 #[test]
 fn applying_a_help_clears_its_error() {
+    #[derive(Default)]
     struct Fix {
         name: &'static str,
+        /// The crate's dependencies: their releases decide what rsop
+        /// models (no Cargo.lock: the newest each requirement allows).
+        deps: &'static str,
         source: &'static str,
         /// What the help says to append to Cargo.toml.
         cargo_toml: &'static str,
+        /// What it says to replace in Cargo.toml, as (from, to).
+        cargo_toml_replace: &'static [(&'static str, &'static str)],
         /// What it says to replace in the source, as (from, to).
-        replace: Option<(&'static str, &'static str)>,
+        replace: &'static [(&'static str, &'static str)],
+        /// Code it says to add to the source.
+        append: &'static str,
         /// A file it says to create.
         create: Option<&'static str>,
         help: &'static str,
@@ -1270,92 +1289,205 @@ fn applying_a_help_clears_its_error() {
             name: "list a macro-written kind as external",
             source: "#[versioned(crd(group = \"a.io\"))]\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct AppSpec { pub x: i32 }\n",
             cargo_toml: "\n[package.metadata.rsop]\nexternal = [\"src/lib.rs\"]\n",
-            replace: None,
-            create: None,
             help: "[package.metadata.rsop] external = [\"src/lib.rs\"]",
+            ..Fix::default()
         },
         Fix {
             name: "an unknown kube key's suggestion",
             source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", shortnames = \"a\")]\npub struct AppSpec { pub x: i32 }\n",
-            cargo_toml: "",
-            replace: Some(("shortnames", "shortname")),
-            create: None,
+            replace: &[("shortnames", "shortname")],
             help: "did you mean `shortname`?",
+            ..Fix::default()
         },
         Fix {
             name: "an unknown schemars key's suggestion",
             source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[schemars(lenght(min = 1))]\n    pub name: String,\n}\n",
-            cargo_toml: "",
-            replace: Some(("lenght", "length")),
-            create: None,
+            replace: &[("lenght", "length")],
             help: "did you mean `length`?",
+            ..Fix::default()
         },
         Fix {
             name: "an unknown x_kube key's suggestion",
             source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, kube::KubeSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[x_kube(validations = \"self > 0\")]\n    pub n: i32,\n}\n",
-            cargo_toml: "",
-            replace: Some(("validations", "validation")),
-            create: None,
+            replace: &[("validations", "validation")],
             help: "did you mean `validation`?",
+            ..Fix::default()
         },
         Fix {
             name: "an RBAC marker key's suggestion",
             source: "// +rsop:rbac:groups=apps,resources=deployments,verb=get\n",
-            cargo_toml: "",
-            replace: Some(("verb=", "verbs=")),
-            create: None,
+            replace: &[("verb=", "verbs=")],
             help: "did you mean `verbs`?",
+            ..Fix::default()
         },
         Fix {
             name: "a webhook marker key's suggestion",
             source: "// +rsop:webhook:path=/validate-a-io-v1-app,mutating=false,failurePolicy=fail,sideEffect=None,groups=a.io,resources=apps,verbs=create,versions=v1,name=vapp.a.io,admissionReviewVersions=v1\n",
-            cargo_toml: "",
-            replace: Some(("sideEffect=", "sideEffects=")),
-            create: None,
+            replace: &[("sideEffect=", "sideEffects=")],
             help: "did you mean `sideEffects`?",
+            ..Fix::default()
         },
         Fix {
             name: "one storage version",
             source: "pub mod a {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\npub mod b {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v2\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\n",
-            cargo_toml: "",
-            replace: Some((
+            replace: &[(
                 "version = \"v1\", kind = \"App\"",
                 "version = \"v1\", kind = \"App\", storage = false",
-            )),
-            create: None,
+            )],
             help: "storage = false",
+            ..Fix::default()
         },
         Fix {
             name: "a module's missing file",
             source: "mod api;\n",
-            cargo_toml: "",
-            replace: None,
             create: Some("src/api.rs"),
             help: "create the module's file",
+            ..Fix::default()
         },
         Fix {
             name: "approve a claimed protected group",
             source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"apps.k8s.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n",
             cargo_toml: "\n[package.metadata.rsop]\nowned = [\"App\"]\n",
-            replace: Some((
+            replace: &[(
                 "kind = \"App\"",
                 "kind = \"App\", annotation(\"api-approved.kubernetes.io\", \"unapproved, experimental-only\")",
-            )),
-            create: None,
+            )],
             help: "such as `\"unapproved, experimental-only\"`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a key of a later kube-derive, removed",
+            deps: OLD_KUBE,
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", selectable = \".spec.x\")]\npub struct AppSpec { pub x: i32 }\n",
+            replace: &[(", selectable = \".spec.x\"", "")],
+            help: "it came with kube-derive 0.97: move to kube 0.97 or later, or remove it",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a key a later kube-derive replaced",
+            deps: OLD_KUBE,
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", struct = \"AppRoot\")]\npub struct AppSpec { pub x: i32 }\n",
+            replace: &[("struct =", "root =")],
+            help: "kube-derive 0.87.1 replaced it with `root`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "list-form printcolumn and scale before kube-derive takes them",
+            deps: OLD_KUBE,
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", status = \"AppStatus\",\n  printcolumn(name = \"X\", type_ = \"integer\", json_path = \".spec.x\"),\n  scale(spec_replicas_path = \".spec.x\", status_replicas_path = \".status.x\"))]\npub struct AppSpec { pub x: i32 }\n#[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct AppStatus { pub x: i32 }\n",
+            replace: &[
+                (
+                    "printcolumn(name = \"X\", type_ = \"integer\", json_path = \".spec.x\")",
+                    "printcolumn = r#\"{\"name\":\"X\",\"type\":\"integer\",\"jsonPath\":\".spec.x\"}\"#",
+                ),
+                (
+                    "scale(spec_replicas_path = \".spec.x\", status_replicas_path = \".status.x\")",
+                    "scale = r#\"{\"specReplicasPath\":\".spec.x\",\"statusReplicasPath\":\".status.x\"}\"#",
+                ),
+            ],
+            help: "write `printcolumn = r#\"{\"name\":\"X\",\"type\":\"integer\",\"jsonPath\":\".spec.x\"}\"#`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "two storage versions before `#[kube(storage)]`",
+            deps: OLD_KUBE,
+            source: "pub mod a {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\npub mod b {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v2\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\n",
+            append: "pub fn crd() -> kube::core::CustomResourceDefinition {\n    use kube::CustomResourceExt;\n    kube::core::crd::merge_crds(vec![b::App::crd(), a::App::crd()], \"v2\").unwrap()\n}\n",
+            help: "merge the versions with `kube::core::crd::merge_crds(vec![b::App::crd(), a::App::crd()], \"v2\")`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a merge_crds call naming no version",
+            source: "pub mod a {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\npub mod b {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v2\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\npub fn crd() -> kube::core::CustomResourceDefinition {\n    use kube::CustomResourceExt;\n    kube::core::crd::merge_crds(vec![b::App::crd(), a::App::crd()], \"v3\").unwrap()\n}\n",
+            replace: &[("\"v3\"", "\"v1\"")],
+            help: "name one of its versions: `v2`, `v1`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "versions that differ in scope",
+            source: "pub mod a {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", namespaced, storage = false)]\npub struct AppSpec { pub x: i32 }\n}\npub mod b {\nuse super::*;\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v2\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n}\n",
+            replace: &[(", namespaced", "")],
+            help: "all versions of a kind share `namespaced`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a key given twice",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", plural = \"apps\", plural = \"apps\")]\npub struct AppSpec { pub x: i32 }\n",
+            replace: &[(", plural = \"apps\")", ")")],
+            help: "keep one",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a status that names no type",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\", status = 1)]\npub struct AppSpec { pub x: i32 }\n#[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct MyStatus { pub x: i32 }\n",
+            replace: &[("status = 1", "status = \"MyStatus\"")],
+            help: "write `status = \"MyStatus\"`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a missing version",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", kind = \"App\")]\npub struct AppSpec { pub x: i32 }\n",
+            replace: &[("kind = \"App\"", "kind = \"App\", version = \"v1\"")],
+            help: "add `version = \"...\"`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a spec struct named as the kind",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct App { pub x: i32 }\n",
+            replace: &[("struct App ", "struct AppSpec ")],
+            help: "name the spec struct `AppSpec`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a kind without a plural",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"Y\")]\npub struct YSpec { pub x: i32 }\n",
+            replace: &[("kind = \"Y\"", "kind = \"Y\", plural = \"ys\"")],
+            help: "give it with `plural = \"...\"`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "an unknown rename rule",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n#[serde(rename_all = \"camelcase\")]\npub struct AppSpec { pub x_y: i32 }\n",
+            replace: &[("camelcase", "camelCase")],
+            help: "use one of lowercase, UPPERCASE, PascalCase, camelCase",
+            ..Fix::default()
+        },
+        Fix {
+            name: "a recursive type",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub root: Node }\n#[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct Node { pub children: Vec<Node> }\n",
+            replace: &[(
+                "pub children: Vec<Node>",
+                "#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))] pub children: serde_json::Value",
+            )],
+            help: "`serde_json::Value` and `#[schemars(extend(\"x-kubernetes-preserve-unknown-fields\" = true))]`",
+            ..Fix::default()
+        },
+        Fix {
+            name: "no Kubernetes version feature on k8s-openapi",
+            deps: "[dependencies]\nkube = \"1\"\nk8s-openapi = \"0.25\"\n",
+            source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub pod: k8s_openapi::api::core::v1::PodTemplateSpec }\n",
+            cargo_toml_replace: &[(
+                "k8s-openapi = \"0.25\"",
+                "k8s-openapi = { version = \"0.25.0\", features = [\"v1_33\"] }",
+            )],
+            help: "e.g. `k8s-openapi = { version = \"0.25.0\", features = [\"v1_33\"] }`",
+            ..Fix::default()
         },
     ];
     for fix in fixes {
         let tmp = tempfile::tempdir().unwrap();
         let manifest = tmp.path().join("Cargo.toml");
-        let package = "[package]\nname = \"fix\"\nversion = \"0.1.0\"\n";
+        let package = format!(
+            "[package]\nname = \"fix\"\nversion = \"0.1.0\"\n{}",
+            fix.deps
+        );
         let owned_only = fix.cargo_toml.contains("owned");
         std::fs::write(
             &manifest,
             if owned_only {
                 format!("{package}{}", fix.cargo_toml)
             } else {
-                package.to_string()
+                package
             },
         )
         .unwrap();
@@ -1370,15 +1502,22 @@ fn applying_a_help_clears_its_error() {
             fix.name,
             run.stderr
         );
+        let mut toml = std::fs::read_to_string(&manifest).unwrap();
+        for (from, to) in fix.cargo_toml_replace {
+            assert!(toml.contains(from), "{}", fix.name);
+            toml = toml.replace(from, to);
+        }
         if !owned_only {
-            let text = std::fs::read_to_string(&manifest).unwrap();
-            std::fs::write(&manifest, format!("{text}{}", fix.cargo_toml)).unwrap();
+            toml.push_str(fix.cargo_toml);
         }
-        if let Some((from, to)) = fix.replace {
-            let text = std::fs::read_to_string(&lib).unwrap();
+        std::fs::write(&manifest, toml).unwrap();
+        let mut text = std::fs::read_to_string(&lib).unwrap();
+        for (from, to) in fix.replace {
             assert!(text.contains(from), "{}", fix.name);
-            std::fs::write(&lib, text.replace(from, to)).unwrap();
+            text = text.replace(from, to);
         }
+        text.push_str(fix.append);
+        std::fs::write(&lib, text).unwrap();
         if let Some(file) = fix.create {
             std::fs::write(tmp.path().join(file), "").unwrap();
         }

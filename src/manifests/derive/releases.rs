@@ -80,12 +80,26 @@ impl Unsupported {
     pub fn help(&self) -> String {
         match &self.reason {
             Reason::Version { .. } => "move to a k8s-openapi release rsop has".into(),
-            Reason::NoFeature { .. } => "enable one on the k8s-openapi dependency, e.g. `k8s-openapi = { version = \"0.29\", features = [\"v1_34\"] }`".into(),
+            Reason::NoFeature { version } => {
+                // The newest Kubernetes of that very release, so that the
+                // example builds as written.
+                let newest = k8s::known()
+                    .filter(|k| k.k8s_openapi == version)
+                    .map(|k| k.feature)
+                    .max_by_key(|f| feature_order(f));
+                let (version, feature) =
+                    newest.map_or(("0.29", "v1_34"), |f| (version.as_str(), f));
+                format!(
+                    "enable one on the k8s-openapi dependency, e.g. `k8s-openapi = {{ version = \"{version}\", features = [\"{feature}\"] }}`"
+                )
+            }
             Reason::Feature { .. } => "use one of the features the release has".into(),
             Reason::SeveralFeatures { .. } => {
                 "keep one Kubernetes version feature in the workspace".into()
             }
-            Reason::SeveralVersions { .. } => "add k8s-openapi to the package's [dependencies] with the version kube uses".into(),
+            Reason::SeveralVersions { .. } => {
+                "add k8s-openapi to the package's [dependencies] with the version kube uses".into()
+            }
         }
     }
 
@@ -108,6 +122,15 @@ impl fmt::Display for Unsupported {
 }
 
 impl std::error::Error for Unsupported {}
+
+/// `v1_9` before `v1_10`.
+fn feature_order(feature: &str) -> (u32, u32) {
+    let mut parts = feature
+        .trim_start_matches('v')
+        .split('_')
+        .map(|n| n.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
 
 /// "0.26.0, 0.26.1, ... and 0.29.0".
 fn supported_versions() -> String {

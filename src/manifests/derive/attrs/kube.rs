@@ -10,28 +10,28 @@ use crate::manifests::derive::schema::KubeDerive;
 use crate::manifests::diagnostics::did_you_mean;
 
 /// A printer column (JSON string or list form).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PrintColumn {
     pub name: String,
     #[serde(rename = "type")]
     pub type_: String,
     pub json_path: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
 }
 
 /// The scale subresource.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Scale {
     pub spec_replicas_path: String,
     pub status_replicas_path: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label_selector_path: Option<String>,
 }
 
@@ -353,7 +353,10 @@ pub fn parse(
                         "kube-derive {} takes `printcolumn` as a JSON string",
                         release_name(kube_derive)
                     ),
-                    "write `printcolumn = r#\"{\"name\":\"Replicas\",\"type\":\"integer\",\"jsonPath\":\".spec.replicas\"}\"#`, or move to kube 3.1 or later for the list form".into(),
+                    format!(
+                        "write `printcolumn = r#\"{}\"#`, or move to kube 3.1 or later for the list form",
+                        as_json_string(printcolumn(item, &mut Vec::new()), r#"{"name":"Replicas","type":"integer","jsonPath":".spec.replicas"}"#)
+                    ),
                 )),
             },
             "printcolumn" => {
@@ -369,7 +372,10 @@ pub fn parse(
                         "kube-derive {} takes `scale` as a JSON string",
                         release_name(kube_derive)
                     ),
-                    "write `scale = r#\"{\"specReplicasPath\":\".spec.replicas\",\"statusReplicasPath\":\".status.replicas\"}\"#`, or move to kube 0.99 or later for the list form".into(),
+                    format!(
+                        "write `scale = r#\"{}\"#`, or move to kube 0.99 or later for the list form",
+                        as_json_string(scale(item, &mut Vec::new()), r#"{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}"#)
+                    ),
                 ));
             }
             "scale" => out.scale = scale(item, errors),
@@ -553,6 +559,15 @@ fn printcolumn(item: &AttrItem, errors: &mut Errors) -> Option<PrintColumn> {
             None
         }
     }
+}
+
+/// The JSON string form of a list-form `printcolumn(..)` or `scale(..)`,
+/// for releases that read only that form; `example` where the list itself
+/// is wrong.
+fn as_json_string(value: Option<impl serde::Serialize>, example: &str) -> String {
+    value
+        .and_then(|v| serde_json::to_string(&v).ok())
+        .unwrap_or_else(|| example.to_string())
 }
 
 fn scale(item: &AttrItem, errors: &mut Errors) -> Option<Scale> {
