@@ -69,6 +69,9 @@ pub struct Versions {
     /// The k8s-openapi feature that selects the Kubernetes version.
     pub k8s_openapi_feature: String,
     pub rust: &'static str,
+    /// The rsop release that scaffolds (PROJECT's `cliVersion`), which the
+    /// project's Makefile, CI and dev container install.
+    pub rsop: &'static str,
 }
 
 /// The versions, as the templates see them.
@@ -77,5 +80,6 @@ pub fn context() -> Versions {
         crates: CRATES.iter().copied().collect(),
         k8s_openapi_feature: format!("v{}", KUBERNETES.replace('.', "_")),
         rust: RUST,
+        rsop: crate::project::CLI_VERSION,
     }
 }

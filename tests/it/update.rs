@@ -636,3 +636,107 @@ fn owns_and_watches_are_read_back_from_an_old_scaffold() {
         "the updated project differs from this rsop's scaffold: {differ:?}"
     );
 }
+
+/// The rsop release a file pins, read from the line that sets it.
+fn pins(dir: &Path) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (path, text) in files(dir) {
+        let path = path.display().to_string();
+        for line in text.lines() {
+            let line = line.trim();
+            for prefix in ["RSOP_VERSION ?= ", "RSOP_VERSION: ", "RSOP_VERSION="] {
+                if let Some(version) = line.strip_prefix(prefix) {
+                    found.push((path.clone(), version.to_string()));
+                }
+            }
+            // Every install of rsop names the pin; the autoupdate workflow
+            // alone installs the newest release, which it updates to.
+            if line.contains("rsop-cli")
+                && !line.contains("RSOP_VERSION")
+                && !path.ends_with("rsop-update.yml")
+                && !line.starts_with('#')
+            {
+                panic!("{path} installs an unpinned rsop: {line}");
+            }
+        }
+    }
+    found
+}
+
+/// The Makefile, CI, the e2e workflow and the dev container install exactly
+/// the rsop that PROJECT records; an update by a newer rsop moves each pin
+/// with PROJECT's `cliVersion`.
+#[test]
+fn every_install_of_rsop_pins_the_recorded_release_and_update_moves_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    std::fs::create_dir(&dir).unwrap();
+    rsop(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--devcontainer",
+            "--autoupdate",
+        ],
+    )
+    .success();
+    let recorded = |dir: &Path| {
+        std::fs::read_to_string(dir.join("PROJECT"))
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("cliVersion: ").map(str::to_string))
+            .expect("PROJECT records cliVersion")
+    };
+    let version = recorded(&dir);
+    let pinned: Vec<(String, String)> = pins(&dir);
+    let pinning: Vec<&str> = pinned.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        pinning,
+        [
+            ".devcontainer/post-install.sh",
+            ".github/workflows/ci.yml",
+            ".github/workflows/test-e2e.yml",
+            "Makefile"
+        ]
+    );
+    for (path, pin) in &pinned {
+        assert_eq!(pin, &version, "{path}");
+    }
+
+    // The same project as an older rsop would have written it.
+    let older = "0.0.9";
+    for (path, _) in pinned
+        .iter()
+        .chain([&("PROJECT".to_string(), String::new())])
+    {
+        let file = dir.join(path);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let text = text
+            .replace(
+                &format!("RSOP_VERSION ?= {version}"),
+                &format!("RSOP_VERSION ?= {older}"),
+            )
+            .replace(
+                &format!("RSOP_VERSION: {version}"),
+                &format!("RSOP_VERSION: {older}"),
+            )
+            .replace(
+                &format!("RSOP_VERSION={version}"),
+                &format!("RSOP_VERSION={older}"),
+            )
+            .replace(
+                &format!("cliVersion: {version}"),
+                &format!("cliVersion: {older}"),
+            );
+        std::fs::write(&file, text).unwrap();
+    }
+    let scaffold = commit_all(&dir, "Scaffold with an older rsop");
+    let update = rsop(&dir, &["update", "--base", &scaffold]);
+    assert_eq!(update.code, 0, "{}\n{}", update.stdout, update.stderr);
+    assert_eq!(recorded(&dir), version);
+    for (path, pin) in pins(&dir) {
+        assert_eq!(pin, version, "{path} after the update");
+    }
+}

@@ -5,6 +5,8 @@ set -euo pipefail
 
 KIND_VERSION=v0.30.0
 KUSTOMIZE_VERSION=v5.7.1
+# The rsop release PROJECT records (cliVersion); `rsop update` moves it.
+RSOP_VERSION=0.1.0
 
 arch=$(dpkg --print-architecture)
 
@@ -16,7 +18,7 @@ curl --fail --silent --show-error --location \
   "https://github.com/kubernetes-sigs/kustomize/releases/download/kustomize%2F${KUSTOMIZE_VERSION}/kustomize_${KUSTOMIZE_VERSION}_linux_${arch}.tar.gz" \
   | sudo tar --extract --gzip --directory /usr/local/bin kustomize
 
-cargo install rsop-cli --locked
+cargo install rsop-cli --locked --version "${RSOP_VERSION}"
 
 # Kind's nodes are containers of the Docker-in-Docker daemon: its network must
 # exist before the first `kind create cluster`.
