@@ -56,6 +56,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
         Command::Manifests(args) => commands::manifests::run(&args, cwd, out),
         Command::Generate(command) => commands::generate::run(&command, cwd, out),
         Command::Completion(args) => commands::completion::run(&args, out),
+        Command::Man(args) => commands::completion::man(&args, cwd, out),
         Command::Version => commands::version::run(out),
     }
 }

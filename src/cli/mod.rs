@@ -33,6 +33,9 @@ pub enum Command {
     Generate(GenerateCommand),
     /// Print a shell completion script to standard output
     Completion(CompletionArgs),
+    /// Write rsop's man pages (rsop.1, rsop-init.1, ...) into a directory, for packagers
+    #[command(hide = true)]
+    Man(ManArgs),
     /// Print rsop's version and the versions of what it generates
     Version,
 }
@@ -176,6 +179,14 @@ pub struct CompletionArgs {
     /// The shell to complete for
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+/// Arguments of `rsop man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into; created if missing
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 }
 
 /// Arguments of `rsop edit`.

@@ -402,6 +402,30 @@ fn completion_and_version_work() {
         run.stdout
     );
     assert!(run.stdout.contains("kube 5"), "{}", run.stdout);
+    // The man pages the release archives carry: one per command, linked
+    // from rsop(1), each with its options.
+    let run = rsop(tmp.path(), &["man", "share/man/man1"]).success();
+    let pages: Vec<&str> = run.stdout.lines().collect();
+    assert!(pages.contains(&"share/man/man1/rsop.1"), "{}", run.stdout);
+    assert!(
+        pages.contains(&"share/man/man1/rsop-create-api.1"),
+        "{}",
+        run.stdout
+    );
+    let page =
+        |name: &str| std::fs::read_to_string(tmp.path().join("share/man/man1").join(name)).unwrap();
+    assert!(page("rsop.1").contains(".TH rsop 1"), "{}", page("rsop.1"));
+    assert!(
+        page("rsop.1").contains("rsop\\-manifests(1)"),
+        "{}",
+        page("rsop.1")
+    );
+    assert!(
+        page("rsop-manifests.1").contains("\\-\\-check"),
+        "{}",
+        page("rsop-manifests.1")
+    );
+    assert_eq!(pages.len(), files(&tmp.path().join("share/man/man1")).len());
     for args in [
         &["-h"][..],
         &["init", "-h"],

@@ -25,7 +25,16 @@ pub fn rsop(cwd: &Path, args: &[&str]) -> Run {
 
 /// [`rsop`] with extra environment variables.
 pub fn rsop_with_env(cwd: &Path, args: &[&str], envs: &[(&str, OsString)]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rsop"));
+    run_binary(Path::new(env!("CARGO_BIN_EXE_rsop")), cwd, args, envs)
+}
+
+/// [`rsop`] with another build of rsop, `binary`.
+pub fn rsop_at(binary: &Path, cwd: &Path, args: &[&str]) -> Run {
+    run_binary(binary, cwd, args, &[])
+}
+
+fn run_binary(binary: &Path, cwd: &Path, args: &[&str], envs: &[(&str, OsString)]) -> Run {
+    let mut cmd = Command::new(binary);
     for (k, v) in envs {
         cmd.env(k, v);
     }
