@@ -61,7 +61,11 @@ pub fn plan(
             }
             _ => false,
         };
-        tests.extend(webhook_tests(templates, project, r, example)?);
+        tests.extend(
+            webhook_tests(templates, project, r, example)?
+                .into_iter()
+                .map(Test::unformatted),
+        );
     }
     insert_tests(plan, &tests)
 }
@@ -142,7 +146,7 @@ pub fn sample_test(
     templates: &Templates,
     project: &Project,
     r: &Resource,
-) -> Result<Option<String>> {
+) -> Result<Option<Test>> {
     if !(r.api && r.controller && r.path.is_none()) {
         return Ok(None);
     }
@@ -159,9 +163,45 @@ pub fn sample_test(
         "Ready"
     };
     ctx.insert("condition", condition);
-    templates
-        .render("e2e-fragments/sample_test.rs.tera", &ctx)
-        .map(Some)
+    // The one construct whose layout depends on the names: rustfmt keeps a
+    // call on one line while its arguments fit `fn_call_width` and the line
+    // `max_width`, and puts each argument on a line of its own otherwise.
+    let args = format!(
+        "&client, &kube::api::ApiResource::erase::<{}>(&()), {}",
+        r.kind, r.namespaced
+    );
+    ctx.insert(
+        "api_call_fits",
+        &(args.len() <= FN_CALL_WIDTH
+            && "    let api = checks::api(".len() + args.len() + ");".len() <= MAX_WIDTH),
+    );
+    let text = templates.render("e2e-fragments/sample_test.rs.tera", &ctx)?;
+    // Laid out as rustfmt would, unless a line is too long for that (a long
+    // path or name), which only rustfmt knows how to break.
+    let laid_out = text.lines().all(|l| l.len() <= MAX_WIDTH);
+    Ok(Some(Test { text, laid_out }))
+}
+
+/// rustfmt's `max_width` and `fn_call_width`, by default.
+const MAX_WIDTH: usize = 100;
+const FN_CALL_WIDTH: usize = 60;
+
+/// A test for the suite's entry.
+#[derive(Debug, Clone)]
+pub struct Test {
+    pub text: String,
+    /// Whether `text` is already as rustfmt lays it out (proven by
+    /// `sample_tests_are_laid_out_as_rustfmt_lays_them_out`).
+    pub laid_out: bool,
+}
+
+impl Test {
+    pub fn unformatted(text: String) -> Self {
+        Test {
+            text,
+            laid_out: false,
+        }
+    }
 }
 
 /// The tests of a kind's webhooks, one per webhook. `example` says whether the
@@ -206,9 +246,79 @@ pub fn webhook_tests(
 /// Inserts the kinds' tests into the suite's entry, laid out by rustfmt first:
 /// their names' lengths decide where rustfmt breaks their lines, and a test
 /// already there as rustfmt lays it out is not inserted again.
-pub fn insert_tests(plan: &mut Plan, tests: &[String]) -> Result<()> {
-    for test in rustfmt::format_items(MAIN, tests)? {
-        plan.insert(MAIN, TESTS, test);
+pub fn insert_tests(plan: &mut Plan, tests: &[Test]) -> Result<()> {
+    let unformatted: Vec<String> = tests
+        .iter()
+        .filter(|t| !t.laid_out)
+        .map(|t| t.text.clone())
+        .collect();
+    let mut formatted = rustfmt::format_items(MAIN, &unformatted)?.into_iter();
+    for test in tests {
+        let text = if test.laid_out {
+            format!("{}\n\n", test.text.trim_matches('\n'))
+        } else {
+            formatted.next().unwrap_or_else(|| test.text.clone())
+        };
+        plan.insert(MAIN, TESTS, text);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kind of `kind_len` bytes in a project and group whose names make
+    /// the test's paths and names long or short.
+    fn sample(name_len: usize, kind_len: usize, namespaced: bool, multigroup: bool) -> Test {
+        let templates = Templates::load_dirs(&TEMPLATE_DIRS).unwrap();
+        let mut project = Project::new("example.com", &format!("p{}", "x".repeat(name_len - 1)));
+        project.multigroup = multigroup;
+        let kind = format!("K{}", "b".repeat(kind_len - 1));
+        let r = Resource {
+            group: format!("g{}", "r".repeat(name_len / 2)),
+            version: "v1alpha1".into(),
+            plural: format!("{}s", kind.to_ascii_lowercase()),
+            kind,
+            api: true,
+            controller: true,
+            namespaced,
+            ..Resource::default()
+        };
+        sample_test(&templates, &project, &r).unwrap().unwrap()
+    }
+
+    /// The sample test a kind gets without rustfmt is, byte for byte, what
+    /// rustfmt makes of it, for every kind length up to past where the
+    /// `checks::api` call breaks and for names long enough that lines
+    /// reach `max_width`; a test with a longer line is left to rustfmt.
+    #[test]
+    fn sample_tests_are_laid_out_as_rustfmt_lays_them_out() {
+        assert!(
+            std::process::Command::new("rustfmt")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "this proof needs rustfmt"
+        );
+        let mut tests = Vec::new();
+        for name_len in [1, 10, 20, 30, 40, 50, 60] {
+            for kind_len in 1..=48 {
+                for (namespaced, multigroup) in [(true, false), (false, true)] {
+                    tests.push(sample(name_len, kind_len, namespaced, multigroup));
+                }
+            }
+        }
+        let laid_out: Vec<&Test> = tests.iter().filter(|t| t.laid_out).collect();
+        // Both layouts of the call, and tests left to rustfmt, are covered.
+        assert!(laid_out.iter().any(|t| t.text.contains("checks::api(&client")));
+        assert!(laid_out.iter().any(|t| t.text.contains("checks::api(\n")));
+        assert!(tests.iter().any(|t| !t.laid_out));
+        let texts: Vec<String> = laid_out.iter().map(|t| t.text.clone()).collect();
+        let formatted = rustfmt::format_items(MAIN, &texts).unwrap();
+        for (test, rustfmt) in texts.iter().zip(&formatted) {
+            let ours = format!("{}\n\n", test.trim_matches('\n'));
+            assert_eq!(&ours, rustfmt, "rustfmt lays this test out otherwise");
+        }
+    }
 }

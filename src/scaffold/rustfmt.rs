@@ -3,8 +3,10 @@
 //! toolchain; without it the code is written as rendered (it compiles, and
 //! `cargo fmt` tidies it).
 
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, PoisonError};
 
 use crate::{Error, Result};
 
@@ -13,6 +15,34 @@ fn rustfmt() -> Command {
     let mut command = Command::new(std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into()));
     command.args(["--edition", "2024", "--quiet"]);
     command
+}
+
+/// What rustfmt made of each input this process has formatted. A command
+/// that scaffolds plans the same files twice (for the project, then for the
+/// pristine scaffold it records in git), and rustfmt, a process of its own,
+/// is the costliest step of both: the second plan finds its texts here.
+static FORMATTED: Mutex<Option<HashMap<Vec<String>, Vec<String>>>> = Mutex::new(None);
+
+/// `format` of `texts`, or what it gave for the same texts before.
+fn memoized(
+    texts: Vec<String>,
+    format: impl FnOnce() -> Result<Vec<String>>,
+) -> Result<Vec<String>> {
+    if let Some(done) = FORMATTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|m| m.get(&texts))
+    {
+        return Ok(done.clone());
+    }
+    let formatted = format()?;
+    FORMATTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(texts, formatted.clone());
+    Ok(formatted)
 }
 
 /// The error of rustfmt refusing what the template `name` rendered, with what it said.
@@ -33,6 +63,11 @@ pub fn format_all(files: &[(String, String)]) -> Result<Vec<String>> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
+    let texts = files.iter().map(|(_, text)| text.clone()).collect();
+    memoized(texts, || format_files(files))
+}
+
+fn format_files(files: &[(String, String)]) -> Result<Vec<String>> {
     let dir = tempfile::Builder::new()
         .prefix("rsop-fmt-")
         .tempdir()
@@ -71,6 +106,13 @@ pub fn format_items(name: &str, items: &[String]) -> Result<Vec<String>> {
     if items.is_empty() {
         return Ok(Vec::new());
     }
+    // Keyed apart from `format_all`'s whole files by the separator.
+    let mut key = vec![SEPARATOR.to_string()];
+    key.extend_from_slice(items);
+    memoized(key, || format_stdin(name, items))
+}
+
+fn format_stdin(name: &str, items: &[String]) -> Result<Vec<String>> {
     let text = items.join(&format!("\n{SEPARATOR}\n"));
     let Ok(mut child) = rustfmt()
         .args(["--emit", "stdout"])
