@@ -594,13 +594,6 @@ pub fn replay(project: &Project, source_root: &Path, dir: &Path) -> Result<()> {
 /// inside another work tree), and the scaffold recorded in it.
 pub fn after_init(root: &Path, vcs: Vcs, out: &mut dyn Write) -> Result<()> {
     if vcs == Vcs::Git && Repo::discover(root)?.is_none() {
-        if !git::available() {
-            return say(
-                out,
-                "note: git is not installed: no repository was created, and `rsop update` will need \
-                 `--base` to find this scaffold\n",
-            );
-        }
         git::init(root)?;
     }
     record(root, None, out)

@@ -142,11 +142,7 @@ fn sample_path(r: &Resource) -> String {
 
 /// The test that a kind's sample reconciles, for a kind of the project's own
 /// with a controller.
-pub fn sample_test(
-    templates: &Templates,
-    project: &Project,
-    r: &Resource,
-) -> Result<Option<Test>> {
+pub fn sample_test(templates: &Templates, project: &Project, r: &Resource) -> Result<Option<Test>> {
     if !(r.api && r.controller && r.path.is_none()) {
         return Ok(None);
     }
@@ -311,12 +307,16 @@ mod tests {
         }
         let laid_out: Vec<&Test> = tests.iter().filter(|t| t.laid_out).collect();
         // Both layouts of the call, and tests left to rustfmt, are covered.
-        assert!(laid_out.iter().any(|t| t.text.contains("checks::api(&client")));
+        assert!(
+            laid_out
+                .iter()
+                .any(|t| t.text.contains("checks::api(&client"))
+        );
         assert!(laid_out.iter().any(|t| t.text.contains("checks::api(\n")));
         assert!(tests.iter().any(|t| !t.laid_out));
-        let texts: Vec<String> = laid_out.iter().map(|t| t.text.clone()).collect();
-        let formatted = rustfmt::format_items(MAIN, &texts).unwrap();
-        for (test, rustfmt) in texts.iter().zip(&formatted) {
+        let inputs: Vec<String> = laid_out.iter().map(|t| t.text.clone()).collect();
+        let formatted = rustfmt::format_items(MAIN, &inputs).unwrap();
+        for (test, rustfmt) in inputs.iter().zip(&formatted) {
             let ours = format!("{}\n\n", test.trim_matches('\n'));
             assert_eq!(&ours, rustfmt, "rustfmt lays this test out otherwise");
         }

@@ -1,13 +1,14 @@
-//! The git plumbing `rsop update` stands on, through the `git` program the
-//! user's repository already needs: reading a commit's tree, writing a tree
-//! of files as objects, moving the refs that hold the pristine scaffold, and
-//! git's own line merge (`git merge-file`).
+//! The git plumbing rsop stands on. What every scaffolding command does
+//! (find the repository, create it, read the recorded scaffold, record the
+//! new one under `refs/rsop/`) runs in process through gix: a command that
+//! scaffolds starts no git process. `rsop update` also runs the `git`
+//! program, for what only it does: revisions such as `HEAD~2`, the work
+//! tree's status, and git's own line merge (`git merge-file`).
 //!
-//! Nothing here touches the user's index, work tree or branches: trees are
-//! written through a private index file, and only `refs/rsop/*` move.
+//! Nothing here touches the user's index, work tree or branches: objects
+//! are written to the object database, and only `refs/rsop/*` move.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -23,6 +24,12 @@ pub struct Repo {
     root: PathBuf,
     /// The project root relative to the work tree's top, `""` at the top.
     prefix: String,
+    git: gix::Repository,
+}
+
+/// The error of a git operation rsop does in process.
+fn failed(what: &str, e: impl std::fmt::Display) -> Error {
+    Error::user(format!("git failed to {what}: {e}"))
 }
 
 /// The identity of the commits rsop makes under `refs/rsop/`: they hold
@@ -72,44 +79,32 @@ fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
-/// Whether the `git` program can be run at all.
-pub fn available() -> bool {
-    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        Command::new("git")
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
-}
-
-/// `git init` in `dir`, quietly.
+/// A new repository with its work tree at `dir`, as `git init` makes one
+/// (its first branch is `init.defaultBranch`, else `main`).
 pub fn init(dir: &Path) -> Result<()> {
-    let mut cmd = git(dir);
-    cmd.args(["init", "--quiet"]);
-    run(cmd, "create the project's repository").map(drop)
+    gix::init(dir)
+        .map(drop)
+        .map_err(|e| failed("create the project's repository", e))
 }
 
 impl Repo {
     /// The repository whose work tree holds `root`, if any.
     pub fn discover(root: &Path) -> Result<Option<Repo>> {
-        if !available() {
+        let Ok(repo) = gix::discover(root) else {
             return Ok(None);
-        }
-        let mut cmd = git(root);
-        cmd.args(["rev-parse", "--show-prefix"]);
-        let output = cmd
-            .output()
-            .map_err(|e| missing_git("find the repository", &e))?;
-        if !output.status.success() {
+        };
+        let Some(top) = repo.workdir() else {
             return Ok(None);
-        }
-        let prefix = text(&output).trim_end_matches('/').to_string();
+        };
+        let canonical = |p: &Path| p.canonicalize().map_err(|e| Error::io("read", p, e));
+        let prefix = canonical(root)?
+            .strip_prefix(canonical(top)?)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
         Ok(Some(Repo {
             root: root.to_path_buf(),
             prefix,
+            git: repo,
         }))
     }
 
@@ -137,8 +132,26 @@ impl Repo {
         }
     }
 
-    /// The commit `rev` names, if it names one.
+    /// The commit `rev` names, if it names one. A full ref name or a commit
+    /// id is resolved in process; other revisions (`HEAD~2`, a tag's short
+    /// name) by `git rev-parse`.
     pub fn commit(&self, rev: &str) -> Result<Option<String>> {
+        if rev.starts_with("refs/") {
+            let Some(mut reference) = self
+                .git
+                .try_find_reference(rev)
+                .map_err(|e| failed("read a ref", e))?
+            else {
+                return Ok(None);
+            };
+            return Ok(reference
+                .peel_to_commit()
+                .ok()
+                .map(|c| c.id.to_hex().to_string()));
+        }
+        if let Ok(id) = gix::ObjectId::from_hex(rev.as_bytes()) {
+            return Ok(self.git.find_commit(id).ok().map(|_| rev.to_string()));
+        }
         let mut cmd = git(&self.root);
         cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
             .arg(format!("{rev}^{{commit}}"));
@@ -148,91 +161,112 @@ impl Repo {
         Ok(output.status.success().then(|| text(&output)))
     }
 
-    /// The first line of a commit's message.
+    /// A commit rsop found with [`Repo::commit`].
+    fn find_commit(&self, commit: &str) -> Result<gix::Commit<'_>> {
+        let id = gix::ObjectId::from_hex(commit.as_bytes())
+            .map_err(|e| failed(&format!("read the commit `{commit}`"), e))?;
+        self.git
+            .find_commit(id)
+            .map_err(|e| failed(&format!("read the commit `{commit}`"), e))
+    }
+
+    /// A commit's message, without its trailing newline.
     pub fn message(&self, commit: &str) -> Result<String> {
-        let mut cmd = git(&self.root);
-        cmd.args(["log", "-1", "--format=%B", commit]);
-        Ok(text(&run(cmd, "read a commit")?))
+        let commit = self.find_commit(commit)?;
+        let message = commit
+            .message_raw()
+            .map_err(|e| failed("read a commit", e))?;
+        Ok(String::from_utf8_lossy(message).trim().to_string())
     }
 
     /// The files of a scaffold rsop recorded: its whole tree, which holds
     /// the project's files alone.
     pub fn read_scaffold(&self, commit: &str) -> Result<Tree> {
-        self.read(&format!("{commit}^{{tree}}"))
+        let tree = self
+            .find_commit(commit)?
+            .tree()
+            .map_err(|e| failed("read a commit's tree", e))?;
+        self.read(&tree)
     }
 
     /// One file of a scaffold rsop recorded, if it holds it.
     pub fn read_scaffold_file(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>> {
-        let mut cmd = git(&self.root);
-        cmd.args(["cat-file", "blob", &format!("{commit}:{path}")]);
-        let output = cmd
-            .output()
-            .map_err(|e| missing_git("read a file of the scaffold", &e))?;
-        Ok(output.status.success().then_some(output.stdout))
+        let tree = self
+            .find_commit(commit)?
+            .tree()
+            .map_err(|e| failed("read a commit's tree", e))?;
+        let Some(entry) = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| failed("read a file of the scaffold", e))?
+        else {
+            return Ok(None);
+        };
+        if !entry.mode().is_blob() {
+            return Ok(None);
+        }
+        let object = entry
+            .object()
+            .map_err(|e| failed("read a file of the scaffold", e))?;
+        Ok(Some(object.detach().data))
     }
 
     /// The project's files in `commit` of the user's history (its
     /// directory's part of the tree).
     pub fn read_tree(&self, commit: &str) -> Result<Tree> {
-        let spec = if self.prefix.is_empty() {
-            format!("{commit}^{{tree}}")
-        } else {
-            format!("{commit}:{}", self.prefix)
-        };
-        self.read(&spec)
+        let tree = self
+            .find_commit(commit)?
+            .tree()
+            .map_err(|e| failed("read a commit's tree", e))?;
+        if self.prefix.is_empty() {
+            return self.read(&tree);
+        }
+        let entry = tree
+            .lookup_entry_by_path(&self.prefix)
+            .map_err(|e| failed("read a commit's tree", e))?;
+        match entry {
+            Some(entry) if entry.mode().is_tree() => {
+                let sub = entry
+                    .object()
+                    .map_err(|e| failed("read a commit's tree", e))?
+                    .into_tree();
+                self.read(&sub)
+            }
+            _ => Err(Error::user(format!(
+                "the commit `{commit}` has no directory `{}`",
+                self.prefix
+            ))),
+        }
     }
 
-    fn read(&self, spec: &str) -> Result<Tree> {
-        let mut cmd = git(&self.root);
-        cmd.args(["ls-tree", "-r", "-z", "--full-tree", spec]);
-        let listing = run(cmd, "list a commit's files")?;
-        let mut entries: Vec<(PathBuf, String)> = Vec::new();
-        for entry in listing.stdout.split(|b| *b == 0).filter(|e| !e.is_empty()) {
-            let entry = String::from_utf8_lossy(entry);
-            let Some((meta, path)) = entry.split_once('\t') else {
-                continue;
-            };
-            let mut meta = meta.split(' ');
-            let (_, kind, oid) = (meta.next(), meta.next(), meta.next());
-            if let (Some("blob"), Some(oid)) = (kind, oid) {
-                entries.push((PathBuf::from(path), oid.to_string()));
+    /// Every file of `tree` and of the trees below it, by path.
+    fn read(&self, tree: &gix::Tree<'_>) -> Result<Tree> {
+        let mut files = Tree::new();
+        let mut pending = vec![(PathBuf::new(), tree.id)];
+        while let Some((dir, id)) = pending.pop() {
+            let tree = self
+                .git
+                .find_tree(id)
+                .map_err(|e| failed("read a tree", e))?;
+            for entry in tree.iter() {
+                let entry = entry.map_err(|e| failed("read a tree", e))?;
+                let path = dir.join(entry.filename().to_string());
+                if entry.mode().is_tree() {
+                    pending.push((path, entry.oid().to_owned()));
+                } else if entry.mode().is_blob() {
+                    let blob = self
+                        .git
+                        .find_blob(entry.oid())
+                        .map_err(|e| failed("read a file from git", e))?;
+                    files.insert(path, blob.detach().data);
+                }
             }
         }
-        let blobs = self.cat_blobs(entries.iter().map(|(_, oid)| oid.as_str()))?;
-        Ok(entries.into_iter().map(|(p, _)| p).zip(blobs).collect())
-    }
-
-    /// The contents of blobs, in order, through one `git cat-file --batch`.
-    fn cat_blobs<'a>(&self, oids: impl Iterator<Item = &'a str>) -> Result<Vec<Vec<u8>>> {
-        let input = oids.fold(String::new(), |mut all, oid| {
-            all.push_str(oid);
-            all.push('\n');
-            all
-        });
-        let mut cmd = git(&self.root);
-        cmd.args(["cat-file", "--batch"]);
-        let output = run_with_input(cmd, input.as_bytes(), "read files from git")?;
-        let mut out = Vec::new();
-        let mut rest = output.stdout.as_slice();
-        while !rest.is_empty() {
-            let header_end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
-            let header = String::from_utf8_lossy(&rest[..header_end]).to_string();
-            let size: usize = header
-                .rsplit(' ')
-                .next()
-                .and_then(|s| s.parse().ok())
-                .ok_or_else(|| Error::user(format!("git gave an unexpected object: {header}")))?;
-            let start = header_end + 1;
-            let end = (start + size).min(rest.len());
-            out.push(rest[start..end].to_vec());
-            rest = rest.get(end + 1..).unwrap_or_default();
-        }
-        Ok(out)
+        Ok(files)
     }
 
     /// Commits `tree` on `reference`, after the commit `parent` when given,
-    /// with `message`, through one `git fast-import`: the files go into one
-    /// pack, not a loose object each.
+    /// with `message`. Objects already in the repository (most of them, from
+    /// the scaffold recorded before) are not written again.
     pub fn commit_tree(
         &self,
         tree: &Tree,
@@ -240,48 +274,91 @@ impl Repo {
         parent: Option<&str>,
         message: &str,
     ) -> Result<()> {
-        let now = std::time::SystemTime::now()
+        let what = "record the scaffold";
+        let mut editor = self
+            .git
+            .edit_tree(gix::ObjectId::empty_tree(self.git.object_hash()))
+            .map_err(|e| failed(what, e))?;
+        for (path, bytes) in tree {
+            let blob = self.git.write_blob(bytes).map_err(|e| failed(what, e))?;
+            let path = path.to_string_lossy().replace('\\', "/");
+            editor
+                .upsert(path.as_str(), gix::object::tree::EntryKind::Blob, blob)
+                .map_err(|e| failed(what, e))?;
+        }
+        let tree = editor.write().map_err(|e| failed(what, e))?;
+        let seconds = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let mut stream = Vec::new();
-        let _ = write!(
-            stream,
-            "commit {reference}\ncommitter {} <{}> {now} +0000\ndata {}\n{message}\n",
-            IDENTITY[2].1,
-            IDENTITY[3].1,
-            message.len()
-        );
-        if let Some(parent) = parent {
-            let _ = writeln!(stream, "from {parent}");
-        }
-        // The tree is exactly `tree`, whatever the parent held.
-        stream.extend_from_slice(b"deleteall\n");
-        for (path, bytes) in tree {
-            let path = path.to_string_lossy().replace('\\', "/");
-            let _ = write!(stream, "M 100644 inline {path}\ndata {}\n", bytes.len());
-            stream.extend_from_slice(bytes);
-            stream.push(b'\n');
-        }
-        let mut cmd = git(&self.root);
-        // Below `fastimport.unpackLimit` objects (100 by default, which a scaffold is) git would
-        // unpack the pack into a loose file per object, in a second process.
-        cmd.args(["-c", "fastimport.unpackLimit=1"]);
-        cmd.args(["fast-import", "--quiet", "--force", "--date-format=raw"]);
-        run_with_input(cmd, &stream, "record the scaffold").map(drop)
+        // The commits hold generated trees alone: their identity is rsop's,
+        // whatever the user's git config says.
+        let signature = gix::actor::Signature {
+            name: IDENTITY[2].1.into(),
+            email: IDENTITY[3].1.into(),
+            time: gix::date::Time::new(i64::try_from(seconds).unwrap_or(0), 0),
+        };
+        let parents = match parent {
+            Some(parent) => vec![self.find_commit(parent)?.id],
+            None => Vec::new(),
+        };
+        let commit = gix::objs::Commit {
+            tree: tree.detach(),
+            parents: parents.into(),
+            author: signature.clone(),
+            committer: signature,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        let id = self
+            .git
+            .write_object(&commit)
+            .map_err(|e| failed(what, e))?;
+        self.set(reference, id.detach())
     }
 
     /// Points `reference` at `commit`.
     pub fn set_ref(&self, reference: &str, commit: &str) -> Result<()> {
-        let mut cmd = git(&self.root);
-        cmd.args(["update-ref", reference, commit]);
-        run(cmd, "record the scaffold").map(drop)
+        let id = self.find_commit(commit)?.id;
+        self.set(reference, id)
+    }
+
+    fn set(&self, reference: &str, id: gix::ObjectId) -> Result<()> {
+        self.git
+            .reference(
+                reference,
+                id,
+                gix::refs::transaction::PreviousValue::Any,
+                "rsop: record the scaffold",
+            )
+            .map(drop)
+            .map_err(|e| failed("record the scaffold", e))
     }
 
     /// Deletes `reference`, if it exists.
     pub fn delete_ref(&self, reference: &str) -> Result<()> {
-        let mut cmd = git(&self.root);
-        cmd.args(["update-ref", "-d", reference]);
-        run(cmd, "drop a ref").map(drop)
+        use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
+        let what = "drop a ref";
+        if self
+            .git
+            .try_find_reference(reference)
+            .map_err(|e| failed(what, e))?
+            .is_none()
+        {
+            return Ok(());
+        }
+        let name = reference.try_into().map_err(|e| failed(what, e))?;
+        self.git
+            .edit_reference(RefEdit {
+                change: Change::Delete {
+                    expected: PreviousValue::Any,
+                    log: RefLog::AndReference,
+                },
+                name,
+                deref: false,
+            })
+            .map(drop)
+            .map_err(|e| failed(what, e))
     }
 
     /// The project's files with changes git has not committed (modified,
@@ -296,23 +373,6 @@ impl Repo {
             .map(str::to_string)
             .collect())
     }
-}
-
-fn run_with_input(mut cmd: Command, input: &[u8], what: &str) -> Result<Output> {
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| missing_git(what, &e))?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = input.to_vec();
-    // Written from a thread: git may fill its stdout before it has read all
-    // of its stdin.
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let output = child
-        .wait_with_output()
-        .map_err(|e| missing_git(what, &e))?;
-    let _ = writer.join();
-    succeeded(output, what)
 }
 
 /// git's line merge of `ours` and `theirs` from `base`: the merged text and
