@@ -37,9 +37,12 @@ use cli::{Cli, Command, CreateCommand};
 pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     match cli.command {
         Command::Init(args) => {
+            let dir = cwd.join(&args.dir);
+            // Into an empty directory, init writes exactly the scaffold.
+            let fresh = std::fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none());
             let outcome = commands::init::run(&args, cwd, out)?;
             if !args.dry_run {
-                commands::update::after_init(&cwd.join(&args.dir), args.vcs, out)?;
+                commands::update::after_init(&dir, args.vcs, fresh, out)?;
             }
             Ok(outcome)
         }
@@ -69,10 +72,14 @@ fn recorded(
     out: &mut dyn Write,
     command: impl FnOnce(&mut dyn Write) -> Result<Outcome>,
 ) -> Result<Outcome> {
-    let before = project::Project::load_optional(root).ok().flatten();
+    let before = if dry_run {
+        None
+    } else {
+        commands::update::before_command(root)?
+    };
     let outcome = command(out)?;
-    if !dry_run && let Some(before) = before {
-        commands::update::record(root, Some(&before), out)?;
+    if let Some(before) = before {
+        commands::update::record(root, Some(&before), false, out)?;
     }
     Ok(outcome)
 }

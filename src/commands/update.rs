@@ -469,11 +469,25 @@ fn regenerate(project: &Project, root: &Path, dir: &Path, out: &mut dyn Write) -
 
 /// The scaffold of `project` with this rsop, in memory.
 pub fn scaffold_of(project: &Project, root: &Path) -> Result<Texts> {
-    let scratch =
-        tempfile::tempdir().map_err(|e| Error::io("create", "a temporary directory", e))?;
+    let scratch = scratch_dir()?;
     let dir = scratch.path().join("scaffold");
     replay(project, root, &dir)?;
     read_tree(&dir)
+}
+
+/// A directory for a scaffold that lives only while it is read back: in
+/// memory (`/dev/shm`) where Linux offers it and `TMPDIR` does not say
+/// otherwise, since every scaffolding command writes a whole project there
+/// and creating files on a disk costs far more than writing them.
+fn scratch_dir() -> Result<tempfile::TempDir> {
+    let shm = Path::new("/dev/shm");
+    if std::env::var_os("TMPDIR").is_none()
+        && shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new().prefix("rsop-").tempdir_in(shm)
+    {
+        return Ok(dir);
+    }
+    tempfile::tempdir().map_err(|e| Error::io("create", "a temporary directory", e))
 }
 
 /// Every file under `dir` but git's and cargo's, as text.
@@ -592,25 +606,126 @@ pub fn replay(project: &Project, source_root: &Path, dir: &Path) -> Result<()> {
 
 /// After `rsop init`: the git repository, as `cargo new` makes one (not
 /// inside another work tree), and the scaffold recorded in it.
-pub fn after_init(root: &Path, vcs: Vcs, out: &mut dyn Write) -> Result<()> {
+pub fn after_init(root: &Path, vcs: Vcs, fresh: bool, out: &mut dyn Write) -> Result<()> {
     if vcs == Vcs::Git && Repo::discover(root)?.is_none() {
         git::init(root)?;
     }
-    record(root, None, out)
+    record(root, None, fresh, out)
+}
+
+/// The project before a command that adds to it, and whether its work tree
+/// was then exactly the scaffold rsop recorded.
+#[derive(Debug)]
+pub struct Before {
+    pub project: Project,
+    pristine: bool,
+}
+
+/// [`Before`] for the project at `root`, if it has a PROJECT. Comparing the
+/// work tree with the recorded scaffold stops at the first file that
+/// differs, so that an edited project costs little here.
+pub fn before_command(root: &Path) -> Result<Option<Before>> {
+    let Some(project) = Project::load_optional(root).ok().flatten() else {
+        return Ok(None);
+    };
+    let pristine = match Repo::discover(root)? {
+        Some(repo) => match repo.commit(&repo.scaffold_ref())? {
+            Some(commit) => same_files(root, &repo.read_scaffold(&commit)?)?,
+            None => false,
+        },
+        None => false,
+    };
+    Ok(Some(Before { project, pristine }))
+}
+
+/// Whether the files under `root` (git's and cargo's aside, as
+/// [`read_tree`] reads them) are exactly `tree`.
+fn same_files(root: &Path, tree: &Tree) -> Result<bool> {
+    let mut seen = 0;
+    let walk = walkdir::WalkDir::new(root)
+        .min_depth(1)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() != 1 || !matches!(e.file_name().to_str(), Some(".git" | "target"))
+        });
+    for entry in walk {
+        let entry =
+            entry.map_err(|e| Error::user(format!("cannot read `{}`: {e}", root.display())))?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .expect("walkdir yields paths under its root");
+        let Some(recorded) = tree.get(rel) else {
+            return Ok(false);
+        };
+        match std::fs::read(entry.path()) {
+            Ok(bytes) if &bytes == recorded => seen += 1,
+            _ => return Ok(false),
+        }
+    }
+    Ok(seen == tree.len())
+}
+
+/// Whether `after` is `before` with one more step that a replay of
+/// `after` takes last: a new kind's `create api` while no kind has
+/// webhooks yet, or `create webhook` for the last kind (in PROJECT's order)
+/// that has webhooks, which had none before. Then the command, run on a
+/// work tree that was the recorded scaffold, made the replay's result.
+fn replays_last(before: &Project, after: &Project) -> bool {
+    let mut expected = before.clone();
+    expected.cli_version.clone_from(&after.cli_version);
+    match after.resources.len().checked_sub(before.resources.len()) {
+        Some(1) => {
+            let new = after.resources.last().expect("one more resource");
+            if after.resources.iter().any(|r| r.webhooks.is_some())
+                || before.resources.iter().any(|r| r.same_entry(new))
+            {
+                return false;
+            }
+            expected.resources.push(new.clone());
+        }
+        Some(0) => {
+            let Some(last) = after.resources.iter().rposition(|r| r.webhooks.is_some()) else {
+                return false;
+            };
+            if before.resources[last].webhooks.is_some() {
+                return false;
+            }
+            expected.resources[last]
+                .webhooks
+                .clone_from(&after.resources[last].webhooks);
+        }
+        _ => return false,
+    }
+    expected == *after
 }
 
 /// Records the scaffold of the project's PROJECT as the ancestor of the
-/// next update, after a command changed it. `before` is PROJECT as the
+/// next update, after a command changed it. `before` is the project as the
 /// command found it (`None` for `init`): the scaffold is recorded only when
 /// the one recorded before was exactly that PROJECT's with this rsop, else
 /// the record would pass the older scaffold's lines off as the user's.
-pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Result<()> {
+///
+/// The scaffold is what replaying PROJECT's commands writes. When the
+/// command ran on a work tree that was the recorded scaffold (for `init`:
+/// an empty directory, `fresh`) and is the step a replay takes last, the
+/// work tree now is that replay's result, and is recorded as it is.
+pub fn record(
+    root: &Path,
+    before: Option<&Before>,
+    fresh: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
     let Some(repo) = Repo::discover(root)? else {
         return Ok(());
     };
     let reference = repo.scaffold_ref();
     let fingerprint = format!("fingerprint: {}", crate::templates::fingerprint());
     let parent = repo.commit(&reference)?;
+    let mut as_it_is = fresh && before.is_none();
     if let Some(before) = before {
         let Some(commit) = &parent else {
             return say(
@@ -625,17 +740,28 @@ pub fn record(root: &Path, before: Option<&Project>, out: &mut dyn Write) -> Res
         // anything else is compared whole.
         let same_rsop = repo.message(commit)?.lines().any(|l| l == fingerprint)
             && repo.read_scaffold_file(commit, PROJECT_FILE)?.as_deref()
-                == Some(before.to_yaml().as_bytes());
-        if !same_rsop && bytes(&scaffold_of(before, root)?) != repo.read_scaffold(commit)? {
+                == Some(before.project.to_yaml().as_bytes());
+        if !same_rsop
+            && bytes(&scaffold_of(&before.project, root)?) != repo.read_scaffold(commit)?
+        {
             return say(
                 out,
                 "note: the scaffold rsop recorded is older than this rsop's, so this change was not \
                  recorded in it; run `rsop update` to bring the project up to date\n",
             );
         }
+        as_it_is = same_rsop
+            && before.pristine
+            && Project::load_optional(root)
+                .ok()
+                .flatten()
+                .is_some_and(|after| replays_last(&before.project, &after));
     }
-    let project = Project::load(root, "update")?;
-    let scaffold = scaffold_of(&project, root)?;
+    let scaffold = if as_it_is {
+        read_tree(root)?
+    } else {
+        scaffold_of(&Project::load(root, "update")?, root)?
+    };
     repo.commit_tree(
         &bytes(&scaffold),
         &reference,

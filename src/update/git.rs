@@ -265,8 +265,8 @@ impl Repo {
     }
 
     /// Commits `tree` on `reference`, after the commit `parent` when given,
-    /// with `message`. Objects already in the repository (most of them, from
-    /// the scaffold recorded before) are not written again.
+    /// with `message`. The objects the repository lacks (most are there
+    /// already, from the scaffold recorded before) go into one new pack.
     pub fn commit_tree(
         &self,
         tree: &Tree,
@@ -275,18 +275,19 @@ impl Repo {
         message: &str,
     ) -> Result<()> {
         let what = "record the scaffold";
-        let mut editor = self
-            .git
-            .edit_tree(gix::ObjectId::empty_tree(self.git.object_hash()))
+        // New objects stay in memory until they are written as one pack.
+        let mut memory = self.git.clone().with_object_memory();
+        let mut editor = memory
+            .edit_tree(gix::ObjectId::empty_tree(memory.object_hash()))
             .map_err(|e| failed(what, e))?;
         for (path, bytes) in tree {
-            let blob = self.git.write_blob(bytes).map_err(|e| failed(what, e))?;
+            let blob = memory.write_blob(bytes).map_err(|e| failed(what, e))?;
             let path = path.to_string_lossy().replace('\\', "/");
             editor
                 .upsert(path.as_str(), gix::object::tree::EntryKind::Blob, blob)
                 .map_err(|e| failed(what, e))?;
         }
-        let tree = editor.write().map_err(|e| failed(what, e))?;
+        let tree = editor.write().map_err(|e| failed(what, e))?.detach();
         let seconds = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -302,7 +303,7 @@ impl Repo {
             None => Vec::new(),
         };
         let commit = gix::objs::Commit {
-            tree: tree.detach(),
+            tree,
             parents: parents.into(),
             author: signature.clone(),
             committer: signature,
@@ -310,11 +311,65 @@ impl Repo {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        let id = self
-            .git
+        let id = memory
             .write_object(&commit)
+            .map_err(|e| failed(what, e))?
+            .detach();
+        if let Some(objects) = memory.objects.take_object_memory() {
+            self.write_pack(&objects)?;
+        }
+        self.set(reference, id)
+    }
+
+    /// Writes `objects` as one pack with its index into the repository.
+    fn write_pack(&self, objects: &gix::odb::memory::Storage) -> Result<()> {
+        use gix_pack::data::output;
+        let what = "record the scaffold";
+        if objects.is_empty() {
+            return Ok(());
+        }
+        let entries = objects
+            .iter()
+            .map(|(id, (kind, data))| {
+                output::Entry::from_data(
+                    &output::Count::from_data(*id, None),
+                    &gix::objs::Data::new(data, *kind, self.git.object_hash()),
+                    gix::zlib::Compression::default(),
+                )
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| failed(what, e))?;
-        self.set(reference, id.detach())
+        let count = u32::try_from(entries.len()).map_err(|e| failed(what, e))?;
+        let mut pack = Vec::new();
+        for written in output::bytes::FromEntriesIter::new(
+            std::iter::once(Ok(entries)),
+            &mut pack,
+            count,
+            gix_pack::data::Version::V2,
+            self.git.object_hash(),
+        ) {
+            written.map_err(|e| failed(what, e))?;
+        }
+        let directory = self.git.objects.store_ref().path().join("pack");
+        let outcome = gix_pack::Bundle::write_to_directory(
+            &mut pack.as_slice(),
+            Some(&directory),
+            &mut gix::progress::Discard,
+            &std::sync::atomic::AtomicBool::new(false),
+            None::<gix::objs::find::Never>,
+            self.git.object_hash(),
+            gix_pack::bundle::write::Options {
+                thread_limit: Some(1),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| failed(what, e))?;
+        // The `.keep` file guards the pack while it is written; left, it
+        // would keep `git gc` from ever repacking it.
+        if let Some(keep) = outcome.keep_path {
+            std::fs::remove_file(&keep).map_err(|e| Error::io("remove", &keep, e))?;
+        }
+        Ok(())
     }
 
     /// Points `reference` at `commit`.

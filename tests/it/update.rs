@@ -740,3 +740,116 @@ fn every_install_of_rsop_pins_the_recorded_release_and_update_moves_it() {
         assert_eq!(pin, version, "{path} after the update");
     }
 }
+
+/// The files of the scaffold rsop recorded under `refs/rsop/scaffold`.
+fn recorded_scaffold(dir: &Path, into: &Path) -> BTreeMapOfFiles {
+    std::fs::create_dir_all(into).unwrap();
+    let archive = into.join("scaffold.tar");
+    git(
+        dir,
+        &[
+            "archive",
+            "--output",
+            archive.to_str().unwrap(),
+            "refs/rsop/scaffold",
+        ],
+    );
+    let tree = into.join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    run_tool(&tree, "tar", &["-xf", archive.to_str().unwrap()], &[]);
+    files(&tree)
+}
+
+type BTreeMapOfFiles = std::collections::BTreeMap<PathBuf, String>;
+
+/// After each command on a project that is still the scaffold (where rsop
+/// records the work tree as it is rather than replaying every command), the
+/// recorded scaffold is exactly what replaying PROJECT writes.
+#[test]
+fn the_scaffold_recorded_after_each_command_is_the_replay_of_project() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("demo");
+    std::fs::create_dir(&dir).unwrap();
+    let steps: &[&[&str]] = &[
+        &["init", "--domain", "example.com", "--multigroup"],
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6",
+        ],
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "GuestBook",
+        ],
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--defaulting",
+        ],
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "apps",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "GuestBook",
+            "--programmatic-validation",
+        ],
+        // After webhooks, a new kind's replay runs before them: rsop replays.
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Redis",
+        ],
+    ];
+    for (n, step) in steps.iter().enumerate() {
+        rsop(&dir, step).success();
+        let recorded = recorded_scaffold(&dir, &tmp.path().join(format!("recorded-{n}")));
+        let replay = tmp.path().join(format!("replay-{n}"));
+        rsop(&dir, &["update", "--regenerate", replay.to_str().unwrap()]).success();
+        let replayed = files(&replay);
+        assert_eq!(
+            recorded.keys().collect::<Vec<_>>(),
+            replayed.keys().collect::<Vec<_>>(),
+            "after {step:?}"
+        );
+        for (path, text) in &replayed {
+            assert_eq!(&recorded[path], text, "{} after {step:?}", path.display());
+        }
+        // Still the scaffold: the next command takes the short way.
+        assert_eq!(
+            files(&dir)
+                .into_iter()
+                .filter(|(p, _)| !p.starts_with(".git"))
+                .count(),
+            replayed.len(),
+            "after {step:?}"
+        );
+    }
+}
