@@ -11,7 +11,8 @@
 //!    real CRDs) as a whole `rsop manifests` process: time of each run and
 //!    the peak resident memory (target: under 5 s and under 1 GB);
 //! 2. 10 realistic kinds (k8s-openapi types embedded, a `PodTemplateSpec`
-//!    among them) as a whole process (target: under 20 ms), and in-process;
+//!    among them) as a whole process (target: under 20 ms), 8 of them in a
+//!    crate with no Cargo.lock yet (target: under 20 ms), and in-process;
 //! 3. 500 kinds in-process (target: well under 1 s);
 //! 4. 5 of the realistic kinds in a crate locked to kube 0.98, schemars 0.8
 //!    and k8s-openapi 0.24, as a whole process (target: under 20 ms, where
@@ -640,6 +641,15 @@ fn main() {
     write_crate(&dir, 10);
     let process = report(
         "manifests, 10 kinds, process",
+        &measure(50, || run_process(&dir)),
+    );
+    // A project that was never built: no Cargo.lock, so the releases come
+    // from Cargo.toml's requirements.
+    let dir = base.join("bench-8-unlocked");
+    write_crate(&dir, 8);
+    std::fs::remove_file(dir.join("Cargo.lock")).unwrap();
+    report(
+        "manifests, 8 kinds, no Cargo.lock, process",
         &measure(50, || run_process(&dir)),
     );
     for (kinds, runs) in [(10, 100), (500, 10)] {

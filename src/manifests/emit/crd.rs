@@ -180,6 +180,7 @@ pub fn versions(
         all.kinds.append(&mut f.kinds);
         all.problems.append(&mut f.problems);
     }
+    all.problems.extend(sources.late_problems());
     all
 }
 
@@ -1046,6 +1047,68 @@ mod tests {
             problems[0].starts_with("src/api/broken.rs:"),
             "{problems:?}"
         );
+    }
+
+    /// Files without kinds are parsed only for what a kind needs from them:
+    /// a hand `impl Default` in another module is found (the first, in load
+    /// order, wins), a syntax error in a file read for an impl is reported,
+    /// and one in a file that no kind needs (a controller) is cargo's to
+    /// report, as rsop never reads it.
+    #[test]
+    fn files_without_kinds_are_read_for_the_impls_kinds_need() {
+        let kind = "use kube::CustomResource;\nuse crate::types::Extra;\n\
+             #[derive(CustomResource, Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+             #[kube(group = \"a.example.com\", version = \"v1\", kind = \"Alpha\")]\n\
+             pub struct AlphaSpec {\n\
+                 #[serde(default)]\n\
+                 pub extra: Extra,\n\
+                 #[serde(default = \"Extra::count\")]\n\
+                 pub count: i32,\n\
+             }\n";
+        let types = "#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]\n\
+             pub struct Extra { pub note: String }\n";
+        let defaults = "use crate::types::Extra;\n\
+             impl Default for Extra {\n\
+                 fn default() -> Self { Extra { note: \"first\".into() } }\n\
+             }\n\
+             impl Extra { pub fn count() -> i32 { 3 } }\n";
+        let later = "impl Default for crate::types::Extra {\n\
+                 fn default() -> Self { Self { note: \"second\".into() } }\n\
+             }\n";
+        let run = |defaults: &str, controller: &str| {
+            let files = [
+                (
+                    "src/lib.rs",
+                    "pub mod api;\npub mod defaults;\npub mod later;\npub mod types;\npub mod controller;\n",
+                ),
+                ("src/api.rs", kind),
+                ("src/defaults.rs", defaults),
+                ("src/later.rs", later),
+                ("src/types.rs", types),
+                ("src/controller.rs", controller),
+            ];
+            let mut diagnostics = Diagnostics::default();
+            let sources = Sources::from_sources(&files, Some("demo".into()), &mut diagnostics);
+            let (found, problems) = derive(&sources);
+            let problems: Vec<String> = problems
+                .into_iter()
+                .chain(diagnostics.into_sorted())
+                .map(|d| format!("{}: {}", d.location, d.message))
+                .collect();
+            (found, problems)
+        };
+        let (found, problems) = run(defaults, "impl Broken for {\n");
+        assert!(problems.is_empty(), "{problems:?}");
+        let spec = &found[0].entry["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+        assert_eq!(
+            spec["extra"]["default"],
+            serde_json::json!({"note": "first"})
+        );
+        assert_eq!(spec["count"]["default"], 3);
+
+        let (_, problems) = run("impl Default for Extra {\n", "");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("src/defaults.rs:"), "{problems:?}");
     }
 
     #[test]

@@ -23,8 +23,9 @@
 //! 2 GB.
 
 use std::cell::{Cell, OnceCell};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use syn::spanned::Spanned;
 
@@ -73,10 +74,13 @@ struct Group {
     /// `CustomResource`, or a macro of the crate could write the derive.
     kinds: bool,
     /// Parsed while loading, for the crate-wide impl index and to report
-    /// the files' problems. The other groups declare kinds and have no
-    /// `impl`: the thread that derives their kinds is the first to parse
-    /// them, and reports their problems.
+    /// the files' problems: every group of a crate whose `macro_rules!` can
+    /// write an impl anywhere. Otherwise a group is parsed when a thread
+    /// first needs it (its kinds, a type, or an impl of a type it names),
+    /// and that parse reports its problems.
     loaded: bool,
+    /// Whether its files hold an `impl` block (see [`mentions_impl`]).
+    impls: bool,
 }
 
 /// Where an item is: its group, its module among the group's modules, and
@@ -119,8 +123,9 @@ struct ModuleIndex {
     children: HashSet<String>,
 }
 
-/// The crate's `impl` blocks, by the last segment of their self type; the
-/// first declaration (in load order) wins.
+/// The `impl` blocks of one group, by the last segment of their self type;
+/// the first declaration (in item order) wins, as the first group (in load
+/// order) that has one does across the crate.
 #[derive(Debug, Default)]
 struct ImplIndex {
     /// Trait name -> self type name -> the first `impl Trait for Type`.
@@ -171,24 +176,33 @@ impl ImplIndex {
         }
     }
 
-    /// Adds the entries of `later`, an index of groups loaded after this
-    /// one's, where this one has none.
-    fn merge(&mut self, later: ImplIndex) {
-        for (name, types) in later.traits {
-            let mine = self.traits.entry(name).or_default();
-            for (ty, at) in types {
-                mine.entry(ty).or_insert(at);
-            }
-        }
-        for (map, later) in [(&mut self.fns, later.fns), (&mut self.consts, later.consts)] {
-            for (ty, names) in later {
-                let mine = map.entry(ty).or_default();
-                for (name, at) in names {
-                    mine.entry(name).or_insert(at);
+    /// The index of the impl blocks of group `g`, parsed as `modules`.
+    fn of(g: usize, modules: &[Module]) -> Self {
+        let mut impls = ImplIndex::default();
+        for (m, module) in modules.iter().enumerate() {
+            for (i, item) in module.items.iter().enumerate() {
+                if let syn::Item::Impl(imp) = item {
+                    impls.add(
+                        ItemAt {
+                            group: g,
+                            module: m,
+                            item: i,
+                        },
+                        imp,
+                    );
                 }
             }
         }
+        impls
     }
+}
+
+/// Whether `word` occurs in `text` as a whole identifier.
+fn mentions_word(text: &str, word: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()).any(|at| {
+        !ident(text[..at].chars().next_back()) && !ident(text[at + word.len()..].chars().next())
+    })
 }
 
 /// The crate's files and its crate-wide indexes, shared by the threads that
@@ -203,7 +217,14 @@ pub struct Sources {
     group_by_path: HashMap<Vec<String>, usize>,
     /// Module path -> the names of its children that have files of their own.
     file_children: HashMap<Vec<String>, Vec<String>>,
-    impls: ImplIndex,
+    /// Each group's impl index, made by the first thread that needs it.
+    impls: Vec<OnceLock<ImplIndex>>,
+    /// Type name -> the groups that may implement something for it: those
+    /// with an `impl` that name the type (every group, with macros).
+    impl_groups: Mutex<HashMap<String, Arc<[usize]>>>,
+    /// The problems of groups that are neither loaded nor hold kinds, from
+    /// the first parse that needed them, by group.
+    late_problems: Mutex<BTreeMap<usize, Vec<Diagnostic>>>,
     /// Files that define `macro_rules!`: every [`Crate`] expands their
     /// macros where they are invoked at item position.
     macro_files: Vec<usize>,
@@ -429,6 +450,7 @@ impl Sources {
                     files: vec![file],
                     kinds: false,
                     loaded: false,
+                    impls: false,
                 });
             }
         }
@@ -447,9 +469,8 @@ impl Sources {
             let own = !is_dependency_path(&group.path)
                 && !files[group.files[0]].path.starts_with(EXTERNAL_DIR);
             group.kinds = own && (macros || texts.any(|t| t.contains("CustomResource")));
-            group.loaded = !group.kinds
-                || macros
-                || group.files.iter().any(|&f| mentions_impl(&files[f].text));
+            group.impls = group.files.iter().any(|&f| mentions_impl(&files[f].text));
+            group.loaded = macros;
         }
         let mut file_children: HashMap<Vec<String>, Vec<String>> = HashMap::new();
         for group in &groups {
@@ -460,13 +481,16 @@ impl Sources {
                     .push(name.clone());
             }
         }
-        let mut sources = Sources {
+        let groups_len = groups.len();
+        let sources = Sources {
             crate_name,
             files,
             groups,
             group_by_path,
             file_children,
-            impls: ImplIndex::default(),
+            impls: (0..groups_len).map(|_| OnceLock::new()).collect(),
+            impl_groups: Mutex::default(),
+            late_problems: Mutex::default(),
             macro_files,
             dependencies,
             helpful,
@@ -475,31 +499,17 @@ impl Sources {
         let loaded: Vec<usize> = (0..sources.groups.len())
             .filter(|&g| sources.groups[g].loaded)
             .collect();
+        let loaded_groups = loaded.clone();
         let found = sources.for_each_group(loaded, |krate, g| {
             // Parsed for the index only: this `Crate` looks nothing up.
             let Parsed { modules, problems } = krate.parse_group(g);
-            let mut impls = ImplIndex::default();
-            for (m, module) in modules.iter().enumerate() {
-                for (i, item) in module.items.iter().enumerate() {
-                    if let syn::Item::Impl(imp) = item {
-                        impls.add(
-                            ItemAt {
-                                group: g,
-                                module: m,
-                                item: i,
-                            },
-                            imp,
-                        );
-                    }
-                }
-            }
-            (problems, impls)
+            (problems, ImplIndex::of(g, &modules))
         });
-        for (problems, impls) in found {
+        for (g, (problems, impls)) in loaded_groups.into_iter().zip(found) {
             for p in problems {
                 diagnostics.push(p);
             }
-            sources.impls.merge(impls);
+            let _ = sources.impls[g].set(impls);
         }
         sources
     }
@@ -545,6 +555,44 @@ impl Sources {
     }
 
     /// The groups whose files may declare kinds, in load order.
+    /// The groups that may hold an impl block for the type `name`, in load
+    /// order: those with an `impl` header that names the type. With
+    /// `macro_rules!` in the crate, every group (a macro may write the impl).
+    fn impl_groups(&self, name: &str) -> Arc<[usize]> {
+        let mut cache = self
+            .impl_groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(groups) = cache.get(name) {
+            return groups.clone();
+        }
+        let groups: Arc<[usize]> = (0..self.groups.len())
+            .filter(|&g| {
+                let group = &self.groups[g];
+                !self.macro_files.is_empty()
+                    || (group.impls
+                        && group.files.iter().any(|&f| {
+                            impl_headers(&self.files[f].text).any(|h| mentions_word(h, name))
+                        }))
+            })
+            .collect();
+        cache.insert(name.to_string(), groups.clone());
+        groups
+    }
+
+    /// The problems of the groups parsed only because a lookup needed them
+    /// (their files hold no kind): a file rsop read for an impl, a type or
+    /// a constant, and could not parse, must not be skipped without a word.
+    pub fn late_problems(&self) -> Vec<Diagnostic> {
+        self.late_problems
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .flatten()
+            .cloned()
+            .collect()
+    }
+
     pub fn kind_groups(&self) -> Vec<usize> {
         (0..self.groups.len())
             .filter(|&g| self.groups[g].kinds)
@@ -579,11 +627,22 @@ impl Sources {
 /// Whether `text` may hold an `impl` block: the keyword followed by a space
 /// or generics. Mentions in comments only cost a parse.
 fn mentions_impl(text: &str) -> bool {
-    text.match_indices("impl").any(|(at, _)| {
+    impl_headers(text).next().is_some()
+}
+
+/// The text from each `impl` keyword of `text` to the `{` or `;` after it:
+/// the header of an impl block (or a mention in a comment, which only
+/// costs a parse).
+fn impl_headers(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("impl").filter_map(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + 4..].chars().next();
-        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
-            && after.is_some_and(|c| c.is_whitespace() || c == '<')
+        let keyword = !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && after.is_some_and(|c| c.is_whitespace() || c == '<');
+        keyword.then(|| {
+            let rest = &text[at..];
+            &rest[..rest.find(['{', ';']).unwrap_or(rest.len())]
+        })
     })
 }
 
@@ -633,7 +692,28 @@ impl<'s> Crate<'s> {
     }
 
     fn parsed(&self, g: usize) -> &Parsed {
-        self.groups[g].get_or_init(|| self.parse_group(g))
+        self.groups[g].get_or_init(|| {
+            let parsed = self.parse_group(g);
+            let group = &self.sources.groups[g];
+            if !group.loaded && !group.kinds && !parsed.problems.is_empty() {
+                self.sources
+                    .late_problems
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry(g)
+                    .or_insert_with(|| parsed.problems.clone());
+            }
+            parsed
+        })
+    }
+
+    /// The first impl entry `find` picks for the type `name`, among the
+    /// groups that may have one, in load order; each group's index is made
+    /// (and the group parsed) on first use.
+    fn find_impl<T>(&self, name: &str, find: impl Fn(&ImplIndex) -> Option<T>) -> Option<T> {
+        self.sources.impl_groups(name).iter().find_map(|&g| {
+            find(self.sources.impls[g].get_or_init(|| ImplIndex::of(g, &self.parsed(g).modules)))
+        })
     }
 
     /// The crate's `macro_rules!`, parsed on first use.
@@ -959,7 +1039,7 @@ impl<'s> Crate<'s> {
         ty: &str,
         name: &str,
     ) -> Option<(&'a Module, &'a syn::ImplItemFn)> {
-        let &(at, j) = self.sources.impls.fns.get(ty)?.get(name)?;
+        let (at, j) = self.find_impl(ty, |index| index.fns.get(ty)?.get(name).copied())?;
         match self.item_at(at) {
             (module, syn::Item::Impl(imp)) => match &imp.items[j] {
                 syn::ImplItem::Fn(f) => Some((module, f)),
@@ -980,7 +1060,9 @@ impl<'s> Crate<'s> {
         name: &str,
         trait_name: &str,
     ) -> Option<(&Module, &syn::ItemImpl)> {
-        let &at = self.sources.impls.traits.get(trait_name)?.get(name)?;
+        let at = self.find_impl(name, |index| {
+            index.traits.get(trait_name)?.get(name).copied()
+        })?;
         match self.item_at(at) {
             (module, syn::Item::Impl(imp)) => Some((module, imp)),
             _ => None,
@@ -1050,12 +1132,10 @@ impl<'s> Crate<'s> {
             syn::Item::Enum(e) => &e.ident,
             _ => return None,
         };
-        let &(at, j) = self
-            .sources
-            .impls
-            .consts
-            .get(&ty.to_string())?
-            .get(last.as_str())?;
+        let ty = ty.to_string();
+        let (at, j) = self.find_impl(&ty, |index| {
+            index.consts.get(&ty)?.get(last.as_str()).copied()
+        })?;
         match self.item_at(at) {
             (m, syn::Item::Impl(imp)) => match &imp.items[j] {
                 syn::ImplItem::Const(c) => Some((m, &c.expr)),
