@@ -1,5 +1,5 @@
 //! Benchmark of the scaffolding commands: `rsop init` into a fresh
-//! directory, and `rsop init` followed by `rsop create api` (which also
+//! directory, and `rsop init` followed by `rsop create api --image` (which also
 //! derives the manifests and runs rustfmt on the generated Rust), measured
 //! in-process and as whole `rsop` processes, over many runs; then `rsop
 //! update` on a project of 5 kinds, 2 webhooks and an external kind. Run
@@ -77,6 +77,8 @@ fn main() {
             "v1alpha1",
             "--kind",
             "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine",
         ]);
         rsop::run(cli, &tmp.path().join(&dir), &mut std::io::sink()).expect("create api succeeds");
     });
@@ -101,6 +103,8 @@ fn main() {
                 "v1alpha1",
                 "--kind",
                 "Memcached",
+                "--image",
+                "memcached:1.6.26-alpine",
             ][..],
         ] {
             std::fs::create_dir_all(&dir).unwrap();
