@@ -105,6 +105,60 @@ pub fn generate_from(
     diagnostics: Diagnostics,
     notes: &mut dyn std::io::Write,
 ) -> Result<Generated> {
+    if opts.rbac == rbac_check::Mode::Markers {
+        return derive_and_emit(sources, opts, diagnostics, notes, None);
+    }
+    // The call check parses the crate's code on a thread of its own while
+    // the kinds are derived; it waits for their names only to walk the code.
+    std::thread::scope(|scope| {
+        let (own, kinds) = std::sync::mpsc::channel::<Vec<calls::OwnKind>>();
+        let analysis = scope.spawn(move || {
+            let files: Vec<(&Path, &str)> = sources
+                .files
+                .iter()
+                .filter(|f| !f.dependency)
+                .map(|f| (f.path.as_path(), f.text.as_str()))
+                .collect();
+            calls::analyze_when(&files, || kinds.recv().ok())
+        });
+        derive_and_emit(
+            sources,
+            opts,
+            diagnostics,
+            notes,
+            Some(CallCheck { own, analysis }),
+        )
+    })
+}
+
+/// The call check that runs beside the derivation: where to send the kinds
+/// it needs, and the thread that returns its analysis.
+struct CallCheck<'scope> {
+    own: std::sync::mpsc::Sender<Vec<calls::OwnKind>>,
+    analysis: std::thread::ScopedJoinHandle<'scope, Option<calls::Analysis>>,
+}
+
+impl CallCheck<'_> {
+    /// The analysis of the crate's calls, given its own kinds.
+    fn analysis(self, own: Vec<calls::OwnKind>) -> calls::Analysis {
+        // A thread that ended early (it cannot) has dropped its receiver:
+        // the join below says what happened to it.
+        let _ = self.own.send(own);
+        match self.analysis.join() {
+            Ok(analysis) => analysis.unwrap_or_default(),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+/// [`generate_from`], with the call check running beside it when asked.
+fn derive_and_emit(
+    sources: &Sources,
+    opts: &ManifestsOptions,
+    diagnostics: Diagnostics,
+    notes: &mut dyn std::io::Write,
+    call_check: Option<CallCheck<'_>>,
+) -> Result<Generated> {
     let mut found = Vec::new();
     // A k8s-openapi release or Kubernetes version rsop has no tables for
     // makes every kind one the build derives (or, with `--static`, an error).
@@ -357,15 +411,9 @@ pub fn generate_from(
     }
     versions.retain(|v| !deferred.contains(&(v.attrs.group.clone(), v.attrs.kind.clone())));
     let storage_key = kube_derive >= (0, 98, 0);
-    let mut generated = generate_rest(
-        sources,
-        opts,
-        diagnostics,
-        found,
-        versions,
-        storage_key,
-        notes,
-    )?;
+    let choices = merge_crds::calls(&sources.files);
+    let crds = crd::merge(versions, &choices, storage_key, &mut found);
+    let mut generated = generate_rest(sources, opts, diagnostics, found, crds, notes, call_check)?;
     generated.built = built;
     generated.incomplete = incomplete;
     let unread = sources.binary_only_kind_files();
@@ -427,13 +475,10 @@ fn generate_rest(
     opts: &ManifestsOptions,
     mut diagnostics: Diagnostics,
     mut found: Vec<Diagnostic>,
-    versions: Vec<crd::Version>,
-    storage_key: bool,
+    crds: Vec<crd::Crd>,
     notes: &mut dyn std::io::Write,
+    call_check: Option<CallCheck<'_>>,
 ) -> Result<Generated> {
-    let choices = merge_crds::calls(&sources.files);
-    let crds = crd::merge(versions, &choices, storage_key, &mut found);
-
     let mut marked = Vec::new();
     let mut webhooks = Vec::new();
     for file in sources.files.iter().filter(|f| !f.dependency) {
@@ -448,7 +493,7 @@ fn generate_rest(
         webhooks.extend(webhook::parse_markers(&file.path, &file.text, &mut found));
     }
     let mut rules: Vec<rbac::RbacRule> = marked.iter().map(|m| m.rule.clone()).collect();
-    if opts.rbac != rbac_check::Mode::Markers {
+    if let Some(call_check) = call_check {
         let own: Vec<calls::OwnKind> = crds
             .iter()
             .map(|crd| calls::OwnKind {
@@ -461,13 +506,7 @@ fn generate_rest(
                 namespaced: crd.document["spec"]["scope"] == "Namespaced",
             })
             .collect();
-        let files: Vec<(&Path, &str)> = sources
-            .files
-            .iter()
-            .filter(|f| !f.dependency)
-            .map(|f| (f.path.as_path(), f.text.as_str()))
-            .collect();
-        let analysis = calls::analyze(&files, &own);
+        let analysis = call_check.analysis(own);
         let bound = rbac_check::bound_rules(&opts.root, &opts.rbac_dir);
         let findings = rbac_check::check(&analysis, &marked, &bound, opts.rbac, opts.namespaced);
         found.extend(findings.ungranted);

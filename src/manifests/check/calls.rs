@@ -126,6 +126,17 @@ const WATCH: &[&str] = &["list", "watch"];
 /// The requests of the crate in `files` (path relative to the project root,
 /// text); `own` are the crate's kinds.
 pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
+    analyze_when(files, || Some(own.to_vec())).unwrap_or_default()
+}
+
+/// [`analyze`], with the crate's kinds given by `own` once they are known:
+/// the files are parsed (the costly part) before `own` is asked for, so
+/// that the parse can run beside the derivation that finds the kinds.
+/// `None` from `own`: the analysis is not wanted after all.
+pub fn analyze_when(
+    files: &[(&Path, &str)],
+    own: impl FnOnce() -> Option<Vec<OwnKind>>,
+) -> Option<Analysis> {
     fn parse<'p>(path: &'p Path, text: &str) -> Option<(&'p Path, syn::File)> {
         without_tests(text).map(|f| (path, f))
     }
@@ -156,7 +167,7 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     parsed.extend(more);
     // Kinds the crate uses but does not own (`src/external/`, kopium's) are
     // declared with `#[kube(..)]` too; the CRD derivation's own come first.
-    let mut own = own.to_vec();
+    let mut own = own()?;
     for (_, text) in files.iter().filter(|(_, t)| t.contains("#[kube(")) {
         for kind in declared_kinds(text) {
             if !own
@@ -235,7 +246,7 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
     }
     analysis.calls.sort();
     analysis.calls.dedup();
-    analysis
+    Some(analysis)
 }
 
 /// The kinds a file declares with `#[kube(..)]`, each attribute read alone
