@@ -79,8 +79,9 @@ struct Group {
     /// first needs it (its kinds, a type, or an impl of a type it names),
     /// and that parse reports its problems.
     loaded: bool,
-    /// Whether its files hold an `impl` block (see [`mentions_impl`]).
-    impls: bool,
+    /// The identifiers in its files' impl headers (see [`impl_headers`]):
+    /// a type none of them names has no impl block here.
+    impl_names: HashSet<String>,
 }
 
 /// Where an item is: its group, its module among the group's modules, and
@@ -195,14 +196,6 @@ impl ImplIndex {
         }
         impls
     }
-}
-
-/// Whether `word` occurs in `text` as a whole identifier.
-fn mentions_word(text: &str, word: &str) -> bool {
-    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    memchr::memmem::find_iter(text.as_bytes(), word.as_bytes()).any(|at| {
-        !ident(text[..at].chars().next_back()) && !ident(text[at + word.len()..].chars().next())
-    })
 }
 
 /// The crate's files and its crate-wide indexes, shared by the threads that
@@ -450,7 +443,7 @@ impl Sources {
                     files: vec![file],
                     kinds: false,
                     loaded: false,
-                    impls: false,
+                    impl_names: HashSet::new(),
                 });
             }
         }
@@ -469,7 +462,14 @@ impl Sources {
             let own = !is_dependency_path(&group.path)
                 && !files[group.files[0]].path.starts_with(EXTERNAL_DIR);
             group.kinds = own && (macros || texts.any(|t| t.contains("CustomResource")));
-            group.impls = group.files.iter().any(|&f| mentions_impl(&files[f].text));
+            group.impl_names = group
+                .files
+                .iter()
+                .flat_map(|&f| impl_headers(&files[f].text))
+                .flat_map(|header| header.split(|c: char| !(c.is_alphanumeric() || c == '_')))
+                .filter(|word| !word.is_empty())
+                .map(str::to_string)
+                .collect();
             group.loaded = macros;
         }
         let mut file_children: HashMap<Vec<String>, Vec<String>> = HashMap::new();
@@ -567,14 +567,7 @@ impl Sources {
             return groups.clone();
         }
         let groups: Arc<[usize]> = (0..self.groups.len())
-            .filter(|&g| {
-                let group = &self.groups[g];
-                !self.macro_files.is_empty()
-                    || (group.impls
-                        && group.files.iter().any(|&f| {
-                            impl_headers(&self.files[f].text).any(|h| mentions_word(h, name))
-                        }))
-            })
+            .filter(|&g| !self.macro_files.is_empty() || self.groups[g].impl_names.contains(name))
             .collect();
         cache.insert(name.to_string(), groups.clone());
         groups
@@ -624,15 +617,9 @@ impl Sources {
     }
 }
 
-/// Whether `text` may hold an `impl` block: the keyword followed by a space
-/// or generics. Mentions in comments only cost a parse.
-fn mentions_impl(text: &str) -> bool {
-    impl_headers(text).next().is_some()
-}
-
-/// The text from each `impl` keyword of `text` to the `{` or `;` after it:
-/// the header of an impl block (or a mention in a comment, which only
-/// costs a parse).
+/// The text from each `impl` keyword of `text` (followed by a space or
+/// generics) to the `{` or `;` after it: the header of an impl block, or a
+/// mention in a comment, which only costs a parse.
 fn impl_headers(text: &str) -> impl Iterator<Item = &str> {
     text.match_indices("impl").filter_map(|(at, _)| {
         let before = text[..at].chars().next_back();
