@@ -34,12 +34,7 @@ fn failed(what: &str, e: impl std::fmt::Display) -> Error {
 
 /// The identity of the commits rsop makes under `refs/rsop/`: they hold
 /// only generated trees, and must not depend on the user's git config.
-const IDENTITY: [(&str, &str); 4] = [
-    ("GIT_AUTHOR_NAME", "rsop"),
-    ("GIT_AUTHOR_EMAIL", "rsop@localhost"),
-    ("GIT_COMMITTER_NAME", "rsop"),
-    ("GIT_COMMITTER_EMAIL", "rsop@localhost"),
-];
+const IDENTITY: (&str, &str) = ("rsop", "rsop@localhost");
 
 fn git(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
@@ -291,11 +286,9 @@ impl Repo {
         let seconds = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        // The commits hold generated trees alone: their identity is rsop's,
-        // whatever the user's git config says.
         let signature = gix::actor::Signature {
-            name: IDENTITY[2].1.into(),
-            email: IDENTITY[3].1.into(),
+            name: IDENTITY.0.into(),
+            email: IDENTITY.1.into(),
             time: gix::date::Time::new(i64::try_from(seconds).unwrap_or(0), 0),
         };
         let parents = match parent {
