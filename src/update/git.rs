@@ -327,7 +327,8 @@ impl Repo {
                 output::Entry::from_data(
                     &output::Count::from_data(*id, None),
                     &gix::objs::Data::new(data, *kind, self.git.object_hash()),
-                    gix::zlib::Compression::default(),
+                    // Speed over size: `git gc` recompresses packs anyway.
+                    gix::zlib::Compression::BEST_SPEED,
                 )
             })
             .collect::<std::result::Result<Vec<_>, _>>()
