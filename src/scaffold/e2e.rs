@@ -61,11 +61,7 @@ pub fn plan(
             }
             _ => false,
         };
-        tests.extend(
-            webhook_tests(templates, project, r, example)?
-                .into_iter()
-                .map(Test::unformatted),
-        );
+        tests.extend(webhook_tests(templates, project, r, example)?);
     }
     insert_tests(plan, &tests)
 }
@@ -159,23 +155,22 @@ pub fn sample_test(templates: &Templates, project: &Project, r: &Resource) -> Re
         "Ready"
     };
     ctx.insert("condition", condition);
-    // The one construct whose layout depends on the names: rustfmt keeps a
-    // call on one line while its arguments fit `fn_call_width` and the line
-    // `max_width`, and puts each argument on a line of its own otherwise.
+    ctx.insert("api_call_fits", &api_call_fits(r));
+    let text = templates.render("e2e-fragments/sample_test.rs.tera", &ctx)?;
+    Ok(Some(Test::rendered(text)))
+}
+
+/// Whether rustfmt keeps the tests' `checks::api(..)` call, the one
+/// construct whose layout depends on the names, on one line: while its
+/// arguments fit `fn_call_width` and the line `max_width`; otherwise each
+/// argument goes on a line of its own, as the templates write it then.
+fn api_call_fits(r: &Resource) -> bool {
     let args = format!(
         "&client, &kube::api::ApiResource::erase::<{}>(&()), {}",
         r.kind, r.namespaced
     );
-    ctx.insert(
-        "api_call_fits",
-        &(args.len() <= FN_CALL_WIDTH
-            && "    let api = checks::api(".len() + args.len() + ");".len() <= MAX_WIDTH),
-    );
-    let text = templates.render("e2e-fragments/sample_test.rs.tera", &ctx)?;
-    // Laid out as rustfmt would, unless a line is too long for that (a long
-    // path or name), which only rustfmt knows how to break.
-    let laid_out = text.lines().all(|l| l.len() <= MAX_WIDTH);
-    Ok(Some(Test { text, laid_out }))
+    args.len() <= FN_CALL_WIDTH
+        && "    let api = checks::api(".len() + args.len() + ");".len() <= MAX_WIDTH
 }
 
 /// rustfmt's `max_width` and `fn_call_width`, by default.
@@ -187,17 +182,34 @@ const FN_CALL_WIDTH: usize = 60;
 pub struct Test {
     pub text: String,
     /// Whether `text` is already as rustfmt lays it out (proven by
-    /// `sample_tests_are_laid_out_as_rustfmt_lays_them_out`).
+    /// `tests_are_laid_out_as_rustfmt_lays_them_out`).
     pub laid_out: bool,
 }
 
 impl Test {
-    pub fn unformatted(text: String) -> Self {
-        Test {
-            text,
-            laid_out: false,
-        }
+    /// A test rendered from the fragments, laid out as rustfmt would unless
+    /// a line is too long for that (a long path or name): only rustfmt
+    /// knows how to break it.
+    fn rendered(text: String) -> Self {
+        let laid_out = text.lines().all(|l| {
+            // rustfmt breaks a chain (`call(..).await?;`) that reaches
+            // `max_width` exactly: a line must stay below it.
+            l.len() < MAX_WIDTH
+                // A call of two or more arguments wider than
+                // `fn_call_width` goes one argument per line.
+                && !(l.contains("(&client, \"")
+                    && call_args(l).is_some_and(|a| a.len() > FN_CALL_WIDTH))
+        });
+        Test { text, laid_out }
     }
+}
+
+/// The arguments of the call on `line` that takes `&client` first: from
+/// after its `(` to its last `)`.
+fn call_args(line: &str) -> Option<&str> {
+    let start = line.find("(&client")? + 1;
+    let end = line.rfind(')')?;
+    line.get(start..end)
 }
 
 /// The tests of a kind's webhooks, one per webhook. `example` says whether the
@@ -207,7 +219,7 @@ pub fn webhook_tests(
     project: &Project,
     r: &Resource,
     example: bool,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Test>> {
     let Some(webhooks) = &r.webhooks else {
         return Ok(Vec::new());
     };
@@ -224,6 +236,7 @@ pub fn webhook_tests(
     ctx.insert("example", &(own && example));
     ctx.insert("sample_path", &(own.then(|| sample_path(r))));
     ctx.insert("crd_name", &format!("{}.{group_full}", r.plural));
+    ctx.insert("api_call_fits", &api_call_fits(r));
     let mut tests = Vec::new();
     for (which, on, path) in [
         ("defaulting", webhooks.defaulting, mutate_path),
@@ -233,7 +246,8 @@ pub fn webhook_tests(
         if on {
             ctx.insert("which", which);
             ctx.insert("path", &path);
-            tests.push(templates.render("e2e-fragments/webhook_test.rs.tera", &ctx)?);
+            let text = templates.render("e2e-fragments/webhook_test.rs.tera", &ctx)?;
+            tests.push(Test::rendered(text));
         }
     }
     Ok(tests)
@@ -264,9 +278,16 @@ pub fn insert_tests(plan: &mut Plan, tests: &[Test]) -> Result<()> {
 mod tests {
     use super::*;
 
-    /// A kind of `kind_len` bytes in a project and group whose names make
-    /// the test's paths and names long or short.
-    fn sample(name_len: usize, kind_len: usize, namespaced: bool, multigroup: bool) -> Test {
+    /// The tests of a kind of `kind_len` bytes, with every webhook, in a
+    /// project and group whose names make the tests' paths and names long
+    /// or short.
+    fn tests_of(
+        name_len: usize,
+        kind_len: usize,
+        namespaced: bool,
+        multigroup: bool,
+        example: bool,
+    ) -> Vec<Test> {
         let templates = Templates::load_dirs(&TEMPLATE_DIRS).unwrap();
         let mut project = Project::new("example.com", &format!("p{}", "x".repeat(name_len - 1)));
         project.multigroup = multigroup;
@@ -279,17 +300,30 @@ mod tests {
             api: true,
             controller: true,
             namespaced,
+            webhooks: Some(crate::project::Webhooks {
+                defaulting: true,
+                validation: true,
+                conversion: true,
+                webhook_version: "v1".into(),
+                spoke: Vec::new(),
+            }),
             ..Resource::default()
         };
-        sample_test(&templates, &project, &r).unwrap().unwrap()
+        let mut tests: Vec<Test> = sample_test(&templates, &project, &r)
+            .unwrap()
+            .into_iter()
+            .collect();
+        tests.extend(webhook_tests(&templates, &project, &r, example).unwrap());
+        tests
     }
 
-    /// The sample test a kind gets without rustfmt is, byte for byte, what
-    /// rustfmt makes of it, for every kind length up to past where the
-    /// `checks::api` call breaks and for names long enough that lines
-    /// reach `max_width`; a test with a longer line is left to rustfmt.
+    /// The sample and webhook tests a kind gets without rustfmt are, byte
+    /// for byte, what rustfmt makes of them, for every kind length up to
+    /// past where the `checks::api` call breaks and for names long enough
+    /// that lines reach `max_width`; a test with a longer line is left to
+    /// rustfmt.
     #[test]
-    fn sample_tests_are_laid_out_as_rustfmt_lays_them_out() {
+    fn tests_are_laid_out_as_rustfmt_lays_them_out() {
         assert!(
             std::process::Command::new("rustfmt")
                 .arg("--version")
@@ -300,8 +334,11 @@ mod tests {
         let mut tests = Vec::new();
         for name_len in [1, 10, 20, 30, 40, 50, 60] {
             for kind_len in 1..=48 {
-                for (namespaced, multigroup) in [(true, false), (false, true)] {
-                    tests.push(sample(name_len, kind_len, namespaced, multigroup));
+                for (namespaced, multigroup, example) in [(true, false, true), (false, true, false)]
+                {
+                    tests.extend(tests_of(
+                        name_len, kind_len, namespaced, multigroup, example,
+                    ));
                 }
             }
         }

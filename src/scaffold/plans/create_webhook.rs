@@ -272,7 +272,6 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     }
     if e2e::extends(&project, &opts.root) {
         let e2e_tests = e2e::webhook_tests(templates, &project, r, opts.shape == Shape::Example)?;
-        let e2e_tests: Vec<e2e::Test> = e2e_tests.into_iter().map(e2e::Test::unformatted).collect();
         e2e::insert_tests(&mut plan, &e2e_tests)?;
     }
     if project.grafana {
