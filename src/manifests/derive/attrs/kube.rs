@@ -5,7 +5,7 @@
 use proc_macro2::Span;
 use syn::Expr;
 
-use super::{AttrItem, AttrValue, expr_str, items_of, parse_items};
+use super::{AttrItem, AttrValue, expr_str, items_of, parse_items, unknown_key};
 use crate::manifests::derive::schema::KubeDerive;
 use crate::manifests::diagnostics::did_you_mean;
 
@@ -235,15 +235,7 @@ pub fn parse(
     for item in &items {
         let key = item.key.as_str();
         if !KEYS.contains(&key) {
-            let help = match did_you_mean(key, KEYS) {
-                Some(c) => format!("did you mean `{c}`?"),
-                None => format!("the keys of `#[kube(...)]` are: {}", KEYS.join(", ")),
-            };
-            errors.push((
-                item.span,
-                format!("unknown key `{key}` in `#[kube(...)]`"),
-                help,
-            ));
+            errors.push(unknown_key("kube", key, item.span, KEYS));
             continue;
         }
         if let Some((_, since)) = LATER_KEYS
@@ -504,25 +496,19 @@ fn printcolumn(item: &AttrItem, errors: &mut Errors) -> Option<PrintColumn> {
                             _ => None,
                         };
                     }
-                    other => {
-                        let keys = [
+                    other => errors.push(unknown_list_key(
+                        "printcolumn",
+                        other,
+                        s.span,
+                        &[
                             "name",
                             "type_",
                             "json_path",
                             "description",
                             "format",
                             "priority",
-                        ];
-                        let help = did_you_mean(other, &keys).map_or_else(
-                            || format!("use {}", keys.join(", ")),
-                            |c| format!("did you mean `{c}`?"),
-                        );
-                        errors.push((
-                            s.span,
-                            format!("unknown key `{other}` in `printcolumn(...)`"),
-                            help,
-                        ));
-                    }
+                        ],
+                    )),
                 }
             }
             let missing: Vec<&str> = [
@@ -570,6 +556,15 @@ fn as_json_string(value: Option<impl serde::Serialize>, example: &str) -> String
         .unwrap_or_else(|| example.to_string())
 }
 
+/// The error of a key that the list form `name(...)` does not have.
+fn unknown_list_key(name: &str, key: &str, span: Span, known: &[&str]) -> (Span, String, String) {
+    let help = did_you_mean(key, known).map_or_else(
+        || format!("use {}", known.join(", ")),
+        |c| format!("did you mean `{c}`?"),
+    );
+    (span, format!("unknown key `{key}` in `{name}(...)`"), help)
+}
+
 fn scale(item: &AttrItem, errors: &mut Errors) -> Option<Scale> {
     match &item.value {
         AttrValue::Expr(e) => {
@@ -594,22 +589,16 @@ fn scale(item: &AttrItem, errors: &mut Errors) -> Option<Scale> {
                     "spec_replicas_path" => spec = s.str_value(),
                     "status_replicas_path" => status = s.str_value(),
                     "label_selector_path" => selector = s.str_value(),
-                    other => {
-                        let keys = [
+                    other => errors.push(unknown_list_key(
+                        "scale",
+                        other,
+                        s.span,
+                        &[
                             "spec_replicas_path",
                             "status_replicas_path",
                             "label_selector_path",
-                        ];
-                        let help = did_you_mean(other, &keys).map_or_else(
-                            || format!("use {}", keys.join(", ")),
-                            |c| format!("did you mean `{c}`?"),
-                        );
-                        errors.push((
-                            s.span,
-                            format!("unknown key `{other}` in `scale(...)`"),
-                            help,
-                        ));
-                    }
+                        ],
+                    )),
                 }
             }
             if spec.is_none() || status.is_none() {
