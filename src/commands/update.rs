@@ -493,28 +493,39 @@ fn scratch_dir() -> Result<tempfile::TempDir> {
 /// Every file under `dir` but git's and cargo's, as text.
 fn read_tree(dir: &Path) -> Result<Texts> {
     let mut files = Texts::new();
-    let walk = walkdir::WalkDir::new(dir)
-        .min_depth(1)
-        .into_iter()
-        .filter_entry(|e| {
-            e.depth() != 1 || !matches!(e.file_name().to_str(), Some(".git" | "target"))
-        });
-    for entry in walk {
-        let entry =
-            entry.map_err(|e| Error::user(format!("cannot read `{}`: {e}", dir.display())))?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let rel = entry
-            .path()
-            .strip_prefix(dir)
-            .expect("walkdir yields paths under its root")
-            .to_path_buf();
-        if let Ok(text) = std::fs::read_to_string(entry.path()) {
+    for file in project_files(dir) {
+        let (path, rel) = file?;
+        if let Ok(text) = std::fs::read_to_string(&path) {
             files.insert(rel, text);
         }
     }
     Ok(files)
+}
+
+/// The files under `dir` but git's and cargo's (`.git/`, `target/`), each
+/// as (path, path relative to `dir`).
+fn project_files(dir: &Path) -> impl Iterator<Item = Result<(PathBuf, PathBuf)>> + '_ {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .filter_entry(|e| {
+            e.depth() != 1 || !matches!(e.file_name().to_str(), Some(".git" | "target"))
+        })
+        .filter_map(move |entry| match entry {
+            Err(e) => Some(Err(Error::user(format!(
+                "cannot read `{}`: {e}",
+                dir.display()
+            )))),
+            Ok(entry) if entry.file_type().is_file() => {
+                let rel = entry
+                    .path()
+                    .strip_prefix(dir)
+                    .expect("walkdir yields paths under its root")
+                    .to_path_buf();
+                Some(Ok((entry.into_path(), rel)))
+            }
+            Ok(_) => None,
+        })
 }
 
 /// Runs every command PROJECT records, in the order kubebuilder's `alpha
@@ -642,26 +653,12 @@ pub fn before_command(root: &Path) -> Result<Option<Before>> {
 /// [`read_tree`] reads them) are exactly `tree`.
 fn same_files(root: &Path, tree: &Tree) -> Result<bool> {
     let mut seen = 0;
-    let walk = walkdir::WalkDir::new(root)
-        .min_depth(1)
-        .into_iter()
-        .filter_entry(|e| {
-            e.depth() != 1 || !matches!(e.file_name().to_str(), Some(".git" | "target"))
-        });
-    for entry in walk {
-        let entry =
-            entry.map_err(|e| Error::user(format!("cannot read `{}`: {e}", root.display())))?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .expect("walkdir yields paths under its root");
-        let Some(recorded) = tree.get(rel) else {
+    for file in project_files(root) {
+        let (path, rel) = file?;
+        let Some(recorded) = tree.get(&rel) else {
             return Ok(false);
         };
-        match std::fs::read(entry.path()) {
+        match std::fs::read(&path) {
             Ok(bytes) if &bytes == recorded => seen += 1,
             _ => return Ok(false),
         }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use crate::{Error, Result};
 
@@ -21,27 +21,20 @@ fn rustfmt() -> Command {
 /// that scaffolds plans the same files twice (for the project, then for the
 /// pristine scaffold it records in git), and rustfmt, a process of its own,
 /// is the costliest step of both: the second plan finds its texts here.
-static FORMATTED: Mutex<Option<HashMap<Vec<String>, Vec<String>>>> = Mutex::new(None);
+static FORMATTED: LazyLock<Mutex<HashMap<Vec<String>, Vec<String>>>> =
+    LazyLock::new(Mutex::default);
 
 /// `format` of `texts`, or what it gave for the same texts before.
 fn memoized(
     texts: Vec<String>,
     format: impl FnOnce() -> Result<Vec<String>>,
 ) -> Result<Vec<String>> {
-    if let Some(done) = FORMATTED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .as_ref()
-        .and_then(|m| m.get(&texts))
-    {
-        return Ok(done.clone());
+    let done = || FORMATTED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(formatted) = done().get(&texts) {
+        return Ok(formatted.clone());
     }
     let formatted = format()?;
-    FORMATTED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
-        .insert(texts, formatted.clone());
+    done().insert(texts, formatted.clone());
     Ok(formatted)
 }
 

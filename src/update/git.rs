@@ -165,6 +165,13 @@ impl Repo {
             .map_err(|e| failed(&format!("read the commit `{commit}`"), e))
     }
 
+    /// The root tree of a commit rsop found with [`Repo::commit`].
+    fn tree_of(&self, commit: &str) -> Result<gix::Tree<'_>> {
+        self.find_commit(commit)?
+            .tree()
+            .map_err(|e| failed("read a commit's tree", e))
+    }
+
     /// A commit's message, without its trailing newline.
     pub fn message(&self, commit: &str) -> Result<String> {
         let commit = self.find_commit(commit)?;
@@ -177,19 +184,13 @@ impl Repo {
     /// The files of a scaffold rsop recorded: its whole tree, which holds
     /// the project's files alone.
     pub fn read_scaffold(&self, commit: &str) -> Result<Tree> {
-        let tree = self
-            .find_commit(commit)?
-            .tree()
-            .map_err(|e| failed("read a commit's tree", e))?;
+        let tree = self.tree_of(commit)?;
         self.read(&tree)
     }
 
     /// One file of a scaffold rsop recorded, if it holds it.
     pub fn read_scaffold_file(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>> {
-        let tree = self
-            .find_commit(commit)?
-            .tree()
-            .map_err(|e| failed("read a commit's tree", e))?;
+        let tree = self.tree_of(commit)?;
         let Some(entry) = tree
             .lookup_entry_by_path(path)
             .map_err(|e| failed("read a file of the scaffold", e))?
@@ -208,10 +209,7 @@ impl Repo {
     /// The project's files in `commit` of the user's history (its
     /// directory's part of the tree).
     pub fn read_tree(&self, commit: &str) -> Result<Tree> {
-        let tree = self
-            .find_commit(commit)?
-            .tree()
-            .map_err(|e| failed("read a commit's tree", e))?;
+        let tree = self.tree_of(commit)?;
         if self.prefix.is_empty() {
             return self.read(&tree);
         }

@@ -742,7 +742,7 @@ fn every_install_of_rsop_pins_the_recorded_release_and_update_moves_it() {
 }
 
 /// The files of the scaffold rsop recorded under `refs/rsop/scaffold`.
-fn recorded_scaffold(dir: &Path, into: &Path) -> BTreeMapOfFiles {
+fn recorded_scaffold(dir: &Path, into: &Path) -> std::collections::BTreeMap<PathBuf, String> {
     std::fs::create_dir_all(into).unwrap();
     let archive = into.join("scaffold.tar");
     git(
@@ -759,8 +759,6 @@ fn recorded_scaffold(dir: &Path, into: &Path) -> BTreeMapOfFiles {
     run_tool(&tree, "tar", &["-xf", archive.to_str().unwrap()], &[]);
     files(&tree)
 }
-
-type BTreeMapOfFiles = std::collections::BTreeMap<PathBuf, String>;
 
 /// After each command on a project that is still the scaffold (where rsop
 /// records the work tree as it is rather than replaying every command), the
