@@ -84,9 +84,8 @@ impl Unsupported {
                 // The newest Kubernetes of that very release, so that the
                 // example builds as written.
                 let newest = k8s::known()
-                    .filter(|k| k.k8s_openapi == version)
-                    .map(|k| k.feature)
-                    .max_by_key(|f| feature_order(f));
+                    .find(|k| k.k8s_openapi == version)
+                    .map(|k| k.latest);
                 let (version, feature) =
                     newest.map_or(("0.29", "v1_34"), |f| (version.as_str(), f));
                 format!(
@@ -122,15 +121,6 @@ impl fmt::Display for Unsupported {
 }
 
 impl std::error::Error for Unsupported {}
-
-/// `v1_9` before `v1_10`.
-fn feature_order(feature: &str) -> (u32, u32) {
-    let mut parts = feature
-        .trim_start_matches('v')
-        .split('_')
-        .map(|n| n.parse().unwrap_or(0));
-    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
-}
 
 /// "0.26.0, 0.26.1, ... and 0.29.0".
 fn supported_versions() -> String {
