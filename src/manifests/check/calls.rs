@@ -38,6 +38,10 @@ pub struct Call {
     /// namespace, which a `Role` in the manager's own cannot grant.
     pub objects_namespace: bool,
     pub location: Location,
+    /// The function the request is made in (a generic function's, for the
+    /// kinds its callers give it): which binaries make it follows from who
+    /// calls that function.
+    pub function: String,
     /// What the source calls (`api.patch_status`), for messages.
     pub via: String,
     /// The request is sent only in some cases the code cannot show: the
@@ -51,6 +55,8 @@ pub struct Call {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unchecked {
     pub location: Location,
+    /// The function the call is in.
+    pub function: String,
     pub via: String,
 }
 
@@ -191,6 +197,8 @@ pub fn analyze_when(
             analysis: &mut analysis,
             function: String::new(),
             generics: Vec::new(),
+            self_type: None,
+            impl_generics: Vec::new(),
             deferred: &mut deferred,
             instantiate: None,
         };
@@ -218,6 +226,8 @@ pub fn analyze_when(
                 analysis: &mut analysis,
                 function: String::new(),
                 generics: Vec::new(),
+                self_type: None,
+                impl_generics: Vec::new(),
                 deferred: &mut unused,
                 instantiate: Some(&by_function),
             };
@@ -239,6 +249,7 @@ pub fn analyze_when(
             if called.contains(&d.function) {
                 analysis.unchecked.push(Unchecked {
                     location: d.location,
+                    function: d.function,
                     via: d.via,
                 });
             }
@@ -380,9 +391,14 @@ struct Index {
     /// Function name -> the `K` of each parameter typed `Api<K>`, by position
     /// (a method's `self` left out).
     params: HashMap<String, Vec<Option<syn::Type>>>,
-    /// Field name -> the `K` of a field typed `Api<K>`; `None` when two
-    /// structs disagree.
-    fields: HashMap<String, Option<syn::Type>>,
+    /// Field name -> each struct with a field of that name typed `Api<K>`,
+    /// and its `K`: the struct an expression's value is decides which.
+    fields: HashMap<String, Vec<(String, syn::Type)>>,
+    /// (struct, field) -> the field's type, for the value of `self.ctx.api`.
+    field_types: HashMap<(String, String), syn::Type>,
+    /// Struct -> its type parameters, to give a generic struct's `Api<K>`
+    /// field the kind its type names (`Wrapper<Pod>`).
+    struct_generics: HashMap<String, Vec<String>>,
 }
 
 impl Index {
@@ -406,20 +422,30 @@ impl Index {
                     syn::visit::visit_impl_item_fn(self, f);
                 }
             }
-            fn visit_field(&mut self, field: &'ast syn::Field) {
-                if let (Some(name), Some(kind)) = (&field.ident, api_type(&field.ty)) {
+            fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+                let owner = item.ident.to_string();
+                let generics: Vec<String> = item
+                    .generics
+                    .type_params()
+                    .map(|p| p.ident.to_string())
+                    .collect();
+                if !generics.is_empty() {
+                    self.0.struct_generics.insert(owner.clone(), generics);
+                }
+                for field in &item.fields {
+                    let Some(name) = &field.ident else { continue };
                     let name = name.to_string();
-                    match self.0.fields.get(&name) {
-                        Some(Some(existing)) if *existing != kind => {
-                            self.0.fields.insert(name, None);
-                        }
-                        Some(_) => {}
-                        None => {
-                            self.0.fields.insert(name, Some(kind));
+                    if let Some(kind) = api_type(&field.ty) {
+                        let entry = self.0.fields.entry(name.clone()).or_default();
+                        if !entry.iter().any(|(o, _)| *o == owner) {
+                            entry.push((owner.clone(), kind));
                         }
                     }
+                    self.0
+                        .field_types
+                        .insert((owner.clone(), name), field.ty.clone());
                 }
-                syn::visit::visit_field(self, field);
+                syn::visit::visit_item_struct(self, item);
             }
         }
         Collector(self).visit_file(file);
@@ -523,7 +549,7 @@ fn type_parameter(ty: &syn::Type) -> Option<&syn::Ident> {
         return Some(ident);
     }
     let last = p.path.segments.last()?;
-    if last.ident != "PartialObjectMeta" {
+    if last.ident != "PartialObjectMeta" && last.ident != "DeserializeGuard" {
         return None;
     }
     type_parameter(generic_args(&last.arguments).first()?)
@@ -632,9 +658,13 @@ struct FileWalker<'a> {
     own: &'a [OwnKind],
     imports: &'a HashMap<String, Vec<String>>,
     analysis: &'a mut Analysis,
-    /// The function being walked, and its type parameters.
+    /// The function being walked, and its type parameters (with those of
+    /// its `impl`).
     function: String,
     generics: Vec<String>,
+    /// The `impl` being walked: its self type and its type parameters.
+    self_type: Option<syn::Type>,
+    impl_generics: Vec<String>,
     /// Requests on an `Api<K>` whose `K` is a type parameter, found in the
     /// first walk; the second walk gives them the kinds the crate calls
     /// their functions with.
@@ -649,6 +679,10 @@ struct FileWalker<'a> {
 struct Deferred {
     function: String,
     generic: String,
+    /// A type parameter of the `impl`, not of the function: the struct the
+    /// `impl` is for, and the parameter's place among its type arguments
+    /// (`Wrapper<K>`'s 0), read off each caller's receiver.
+    owner: Option<(String, usize)>,
     verbs: Vec<&'static str>,
     subresource: Option<String>,
     location: Location,
@@ -672,17 +706,38 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
             self.function(&f.sig, &f.block);
         }
     }
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if is_test(&item.attrs) {
+            return;
+        }
+        let outer = (
+            self.self_type.take(),
+            std::mem::take(&mut self.impl_generics),
+        );
+        self.self_type = Some((*item.self_ty).clone());
+        self.impl_generics = item
+            .generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        syn::visit::visit_item_impl(self, item);
+        (self.self_type, self.impl_generics) = outer;
+    }
 }
 
 impl FileWalker<'_> {
     fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
         self.function = sig.ident.to_string();
-        self.generics = sig
-            .generics
-            .type_params()
-            .map(|p| p.ident.to_string())
+        self.generics = self
+            .impl_generics
+            .iter()
+            .cloned()
+            .chain(sig.generics.type_params().map(|p| p.ident.to_string()))
             .collect();
         let mut scope = Scope::default();
+        if let Some(ty) = &self.self_type {
+            scope.values.insert("self".into(), ty.clone());
+        }
         for arg in &sig.inputs {
             if let syn::FnArg::Typed(t) = arg
                 && let syn::Pat::Ident(name) = &*t.pat
@@ -735,16 +790,28 @@ impl FileWalker<'_> {
             syn::Expr::Paren(p) => self.kind_of(&p.expr, scope),
             syn::Expr::Try(t) => self.kind_of(&t.expr, scope),
             syn::Expr::Await(a) => self.kind_of(&a.base, scope),
-            syn::Expr::Field(f) => match &f.member {
-                syn::Member::Named(name) => self
-                    .index
-                    .fields
-                    .get(&name.to_string())
-                    .cloned()
-                    .flatten()
-                    .map(|k| ApiKind::Known(Box::new(k), None)),
-                syn::Member::Unnamed(_) => None,
-            },
+            syn::Expr::Field(f) => {
+                let syn::Member::Named(name) = &f.member else {
+                    return None;
+                };
+                let candidates = self.index.fields.get(&name.to_string())?;
+                // The struct the base's value is picks the field; a base
+                // whose type the code does not show takes the kind all such
+                // fields agree on, or is not checked.
+                if let Some(owner) = self.type_of(&f.base, scope)
+                    && let Some((struct_name, args)) = type_name(&owner)
+                    && let Some((_, kind)) = candidates.iter().find(|(s, _)| *s == struct_name)
+                {
+                    let kind = self.substitute(kind, &struct_name, &args);
+                    return Some(ApiKind::Known(Box::new(kind), None));
+                }
+                match candidates.as_slice() {
+                    [(_, kind), rest @ ..] if rest.iter().all(|(_, k)| k == kind) => {
+                        Some(ApiKind::Known(Box::new(kind.clone()), None))
+                    }
+                    _ => Some(ApiKind::Inferred(None)),
+                }
+            }
             syn::Expr::MethodCall(m) => {
                 let method = m.method.to_string();
                 if matches!(method.as_str(), "clone" | "to_owned" | "as_ref") {
@@ -756,7 +823,12 @@ impl FileWalker<'_> {
             }
             syn::Expr::Call(c) => {
                 if let Some((kind, cluster)) = api_constructor(&c.func) {
-                    if let Some((group, kind, plural)) = literal_gvk(&c.args) {
+                    if let Literal {
+                        group: Some(group),
+                        kind: Some(kind),
+                        plural,
+                    } = literal_parts(&c.args, &scope.literals)
+                    {
                         return Some(ApiKind::Dynamic(group, kind, plural, cluster));
                     }
                     return Some(match kind {
@@ -778,6 +850,83 @@ impl FileWalker<'_> {
         }
     }
 
+    /// The type of a value, as far as the function's parameters, its
+    /// `let`s and the crate's struct fields show it (`self.ctx.clients`).
+    fn type_of(&self, expr: &syn::Expr, scope: &Scope) -> Option<syn::Type> {
+        match expr {
+            syn::Expr::Path(p) => {
+                let name = p.path.get_ident()?.to_string();
+                scope.values.get(&name).map(strip_wrappers)
+            }
+            syn::Expr::Reference(r) => self.type_of(&r.expr, scope),
+            syn::Expr::Paren(p) => self.type_of(&p.expr, scope),
+            syn::Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "clone" | "as_ref" | "to_owned"
+                ) =>
+            {
+                self.type_of(&m.receiver, scope)
+            }
+            syn::Expr::Field(f) => {
+                let syn::Member::Named(name) = &f.member else {
+                    return None;
+                };
+                let owner = self.type_of(&f.base, scope)?;
+                let (struct_name, args) = type_name(&owner)?;
+                let ty = self
+                    .index
+                    .field_types
+                    .get(&(struct_name.clone(), name.to_string()))?;
+                Some(strip_wrappers(&self.substitute(ty, &struct_name, &args)))
+            }
+            _ => None,
+        }
+    }
+
+    /// `ty` written in `struct_name`'s definition, with its type parameters
+    /// replaced by `args` (a `K` field of `Wrapper<Pod>` is a `Pod`).
+    fn substitute(&self, ty: &syn::Type, struct_name: &str, args: &[syn::Type]) -> syn::Type {
+        if let Some(params) = self.index.struct_generics.get(struct_name)
+            && let syn::Type::Path(p) = ty
+            && let Some(ident) = p.path.get_ident()
+            && let Some(i) = params.iter().position(|g| ident == g)
+            && let Some(arg) = args.get(i)
+        {
+            return arg.clone();
+        }
+        if let Some(params) = self.index.struct_generics.get(struct_name)
+            && let syn::Type::Path(p) = ty
+            && let Some(last) = p.path.segments.last()
+            && matches!(
+                last.ident.to_string().as_str(),
+                "PartialObjectMeta" | "DeserializeGuard"
+            )
+            && let Some(syn::Type::Path(inner)) = generic_args(&last.arguments).first()
+            && let Some(ident) = inner.path.get_ident()
+            && let Some(i) = params.iter().position(|g| ident == g)
+            && let Some(arg) = args.get(i)
+        {
+            let mut out = p.clone();
+            if let Some(last) = out.path.segments.last_mut() {
+                last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#arg>));
+            }
+            return syn::Type::Path(out);
+        }
+        ty.clone()
+    }
+
+    /// The `impl`'s struct and the place of `generic` among its type
+    /// arguments, when `generic` is a type parameter of the `impl`.
+    fn owner_of(&self, generic: &syn::Ident) -> Option<(String, usize)> {
+        if !self.impl_generics.iter().any(|g| generic == g) {
+            return None;
+        }
+        let (name, args) = type_name(self.self_type.as_ref()?)?;
+        let position = args.iter().position(|a| is_ident(a, generic))?;
+        Some((name, position))
+    }
+
     /// Where requests on `ty` go: a kind of the crate, or of Kubernetes.
     fn target(&self, ty: &syn::Type) -> Option<Target> {
         let syn::Type::Path(p) = ty else {
@@ -785,8 +934,9 @@ impl FileWalker<'_> {
         };
         let last = p.path.segments.last()?;
         let name = last.ident.to_string();
-        // Metadata-only objects are requests on the kind they wrap.
-        if name == "PartialObjectMeta"
+        // Metadata-only objects, and objects that may fail to deserialize,
+        // are requests on the kind they wrap.
+        if matches!(name.as_str(), "PartialObjectMeta" | "DeserializeGuard")
             && let Some(inner) = generic_args(&last.arguments).first()
         {
             return self.target(inner);
@@ -805,6 +955,8 @@ impl FileWalker<'_> {
         if full.first().is_some_and(|f| f == "k8s_openapi") {
             return k8s_target(&full);
         }
+        // `use crate::api::Widget as W`: the kind is `Widget`.
+        let name = full.last().cloned().unwrap_or(name);
         if let Some(own) = self.own.iter().find(|k| k.kind == name) {
             return Some(Target {
                 group: own.group.clone(),
@@ -848,6 +1000,7 @@ impl FileWalker<'_> {
             self.deferred.push(Deferred {
                 function: self.function.clone(),
                 generic: ident.to_string(),
+                owner: self.owner_of(ident),
                 verbs: verbs.to_vec(),
                 subresource: subresource.map(str::to_string),
                 location,
@@ -871,7 +1024,11 @@ impl FileWalker<'_> {
             ApiKind::Inferred(_) => (None, None),
         };
         let Some(target) = target else {
-            self.analysis.unchecked.push(Unchecked { location, via });
+            self.analysis.unchecked.push(Unchecked {
+                location,
+                function: self.function.clone(),
+                via,
+            });
             return;
         };
         for verb in verbs {
@@ -885,6 +1042,7 @@ impl FileWalker<'_> {
                 cluster: !target.namespaced || cluster.unwrap_or(false),
                 objects_namespace: false,
                 location: location.clone(),
+                function: self.function.clone(),
                 via: via.clone(),
                 optional: false,
             });
@@ -892,53 +1050,122 @@ impl FileWalker<'_> {
     }
 }
 
-/// A `GroupVersionKind::gvk("group", "version", "Kind")` written in the
-/// arguments of an `Api::*_with` constructor, and the plural of
-/// `ApiResource::from_gvk_with_plural(.., "plural")`.
-fn literal_gvk(
-    args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
-) -> Option<(String, String, Option<String>)> {
-    struct Finder {
-        gvk: Option<(String, String)>,
-        plural: Option<String>,
-    }
-    fn literal(expr: &syn::Expr) -> Option<String> {
-        match expr {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => Some(s.value()),
-            _ => None,
+/// A group, kind and plural written as literals: the parts a
+/// `GroupVersionKind` or an `ApiResource` is made of.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Literal {
+    group: Option<String>,
+    kind: Option<String>,
+    plural: Option<String>,
+}
+
+impl Literal {
+    fn or(self, other: &Literal) -> Literal {
+        Literal {
+            group: self.group.or_else(|| other.group.clone()),
+            kind: self.kind.or_else(|| other.kind.clone()),
+            plural: self.plural.or_else(|| other.plural.clone()),
         }
     }
-    impl<'ast> Visit<'ast> for Finder {
+}
+
+/// A string literal, also as `"x".into()`, `"x".to_string()`,
+/// `String::from("x")`.
+fn string_value(expr: &syn::Expr) -> Option<String> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        syn::Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "into" | "to_string" | "to_owned"
+            ) =>
+        {
+            string_value(&m.receiver)
+        }
+        syn::Expr::Call(c) if c.args.len() == 1 => match &*c.func {
+            syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "from") => {
+                string_value(&c.args[0])
+            }
+            _ => None,
+        },
+        syn::Expr::Reference(r) => string_value(&r.expr),
+        _ => None,
+    }
+}
+
+/// The literal group, kind and plural in `exprs`: a
+/// `GroupVersionKind::gvk("group", "version", "Kind")`, the plural of
+/// `ApiResource::from_gvk_with_plural(.., "plural")`, an `ApiResource { .. }`
+/// or `GroupVersionKind { .. }` written field by field, and the variables
+/// of `known` that hold such values.
+fn literal_parts<'e>(
+    exprs: impl IntoIterator<Item = &'e syn::Expr>,
+    known: &HashMap<String, Literal>,
+) -> Literal {
+    struct Finder<'k> {
+        found: Literal,
+        known: &'k HashMap<String, Literal>,
+    }
+    impl<'ast> Visit<'ast> for Finder<'_> {
         fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
             if let syn::Expr::Path(p) = &*call.func
                 && let Some(last) = p.path.segments.last()
             {
-                let items: Vec<Option<String>> = call.args.iter().map(literal).collect();
+                let items: Vec<Option<String>> = call.args.iter().map(string_value).collect();
                 match (last.ident.to_string().as_str(), items.as_slice()) {
                     ("gvk", [Some(group), Some(_), Some(kind)]) => {
-                        self.gvk = Some((group.clone(), kind.clone()));
+                        self.found.group = Some(group.clone());
+                        self.found.kind = Some(kind.clone());
                     }
                     ("from_gvk_with_plural", [_, Some(plural)]) => {
-                        self.plural = Some(plural.clone());
+                        self.found.plural = Some(plural.clone());
                     }
                     _ => {}
                 }
             }
             syn::visit::visit_expr_call(self, call);
         }
+        fn visit_expr_struct(&mut self, item: &'ast syn::ExprStruct) {
+            if item
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "ApiResource" || s.ident == "GroupVersionKind")
+            {
+                for field in &item.fields {
+                    let syn::Member::Named(name) = &field.member else {
+                        continue;
+                    };
+                    let value = string_value(&field.expr);
+                    match name.to_string().as_str() {
+                        "group" => self.found.group = value,
+                        "kind" => self.found.kind = value,
+                        "plural" => self.found.plural = value,
+                        _ => {}
+                    }
+                }
+            }
+            syn::visit::visit_expr_struct(self, item);
+        }
+        fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+            if let Some(ident) = path.path.get_ident()
+                && let Some(known) = self.known.get(&ident.to_string())
+            {
+                self.found = std::mem::take(&mut self.found).or(known);
+            }
+        }
     }
     let mut finder = Finder {
-        gvk: None,
-        plural: None,
+        found: Literal::default(),
+        known,
     };
-    for arg in args {
-        finder.visit_expr(arg);
+    for expr in exprs {
+        finder.visit_expr(expr);
     }
-    let (group, kind) = finder.gvk?;
-    Some((group, kind, finder.plural))
+    finder.found
 }
 
 fn turbofish(t: Option<&syn::AngleBracketedGenericArguments>) -> Option<syn::Type> {
@@ -1018,6 +1245,8 @@ const CLUSTER_KINDS: &[&str] = &[
 struct Scope {
     apis: HashMap<String, ApiKind>,
     values: HashMap<String, syn::Type>,
+    /// Variables that hold a literal `GroupVersionKind` or `ApiResource`.
+    literals: HashMap<String, Literal>,
 }
 
 /// `let` bindings of `Api` values.
@@ -1046,8 +1275,23 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 (Some(kind), None) => Some(ApiKind::Known(Box::new(kind), None)),
                 (None, found) => found,
             };
+            let literal = local
+                .init
+                .as_ref()
+                .map(|init| literal_parts([&*init.expr], &self.scope.literals))
+                .unwrap_or_default();
             if let Some(kind) = kind {
                 self.scope.apis.insert(name, kind);
+            } else if literal != Literal::default() {
+                self.scope.literals.insert(name, literal);
+            } else if let syn::Pat::Type(t) = &local.pat {
+                self.scope.values.insert(name, (*t.ty).clone());
+            } else if let Some(ty) = local
+                .init
+                .as_ref()
+                .and_then(|init| constructed_type(&init.expr))
+            {
+                self.scope.values.insert(name, ty);
             }
         }
         syn::visit::visit_local(self, local);
@@ -1190,6 +1434,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 ),
                 None => self.walker.analysis.unchecked.push(Unchecked {
                     location: self.walker.location(&call.method),
+                    function: self.walker.function.clone(),
                     via: via(&receiver_text(&call.receiver)),
                 }),
             }
@@ -1244,7 +1489,15 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 }
                 "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Recorder" => {
                     let location = self.walker.location(&last.ident);
-                    for verb in ["create", "patch"] {
+                    // A `Recorder::new` given the object's reference (kube-runtime
+                    // 0.95 and before) only creates events; one given none (0.98
+                    // on) patches an event that repeats into a series.
+                    let verbs: &[&str] = if call.args.len() >= 3 {
+                        &["create"]
+                    } else {
+                        &["create", "patch"]
+                    };
+                    for &verb in verbs {
                         self.walker.analysis.calls.push(Call {
                             group: "events.k8s.io".into(),
                             resource: "events".into(),
@@ -1252,6 +1505,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             cluster: false,
                             objects_namespace: true,
                             location: location.clone(),
+                            function: self.walker.function.clone(),
                             via: "Recorder::new".into(),
                             optional: false,
                         });
@@ -1299,6 +1553,8 @@ struct Instantiations<'w, 'a> {
 }
 
 impl Instantiations<'_, '_> {
+    /// The requests of `callee`, a generic function, with the kinds of the
+    /// `Api`s passed to it.
     fn instantiate(
         &mut self,
         callee: &str,
@@ -1323,27 +1579,72 @@ impl Instantiations<'_, '_> {
             let Some(target) = self.walker.target(&ty) else {
                 continue;
             };
-            for d in requests.iter().filter(|d| d.generic == generic) {
-                for verb in &d.verbs {
-                    self.walker.analysis.calls.push(Call {
-                        group: target.group.clone(),
-                        resource: match &d.subresource {
-                            Some(sub) => format!("{}/{sub}", target.plural),
-                            None => target.plural.clone(),
-                        },
-                        verb,
-                        cluster: !target.namespaced || cluster.unwrap_or(false),
-                        objects_namespace: false,
-                        location: d.location.clone(),
-                        via: format!(
-                            "{} (from `{callee}` at {}:{line})",
-                            d.via,
-                            self.walker.path.display()
-                        ),
-                        optional: d.optional,
-                    });
-                }
+            for d in requests
+                .iter()
+                .filter(|d| d.owner.is_none() && d.generic == generic)
+            {
+                self.emit(d, &target, cluster, callee, line);
             }
+        }
+    }
+
+    /// The requests of `callee`, a method of a generic struct that holds an
+    /// `Api` of its type parameter, with the kind the receiver's type names
+    /// (`pods.apply(..)` on a `Wrapper<Pod>`).
+    fn instantiate_method(&mut self, callee: &str, receiver: &syn::Expr, at: &impl Spanned) {
+        let Some(requests) = self.deferred.get(callee) else {
+            return;
+        };
+        let Some((name, args)) = self
+            .walker
+            .type_of(receiver, self.scope)
+            .as_ref()
+            .and_then(type_name)
+        else {
+            return;
+        };
+        let line = self.walker.location(at).line;
+        for d in requests {
+            let Some((owner, position)) = &d.owner else {
+                continue;
+            };
+            if *owner != name {
+                continue;
+            }
+            let Some(target) = args.get(*position).and_then(|k| self.walker.target(k)) else {
+                continue;
+            };
+            self.emit(d, &target, None, callee, line);
+        }
+    }
+
+    fn emit(
+        &mut self,
+        d: &Deferred,
+        target: &Target,
+        cluster: Option<bool>,
+        callee: &str,
+        line: usize,
+    ) {
+        for verb in &d.verbs {
+            self.walker.analysis.calls.push(Call {
+                group: target.group.clone(),
+                resource: match &d.subresource {
+                    Some(sub) => format!("{}/{sub}", target.plural),
+                    None => target.plural.clone(),
+                },
+                verb,
+                cluster: !target.namespaced || cluster.unwrap_or(false),
+                objects_namespace: false,
+                location: d.location.clone(),
+                function: d.function.clone(),
+                via: format!(
+                    "{} (from `{callee}` at {}:{line})",
+                    d.via,
+                    self.walker.path.display()
+                ),
+                optional: d.optional,
+            });
         }
     }
 }
@@ -1358,8 +1659,62 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
         syn::visit::visit_expr_call(self, call);
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
-        self.instantiate(&call.method.to_string(), &call.args, &call.method);
+        let callee = call.method.to_string();
+        self.instantiate(&callee, &call.args, &call.method);
+        self.instantiate_method(&callee, &call.receiver, &call.method);
         syn::visit::visit_expr_method_call(self, call);
+    }
+}
+
+/// The name of a struct type and its type arguments (`Wrapper<Pod>`:
+/// `Wrapper`, `[Pod]`), behind references and smart pointers.
+fn type_name(ty: &syn::Type) -> Option<(String, Vec<syn::Type>)> {
+    let syn::Type::Path(p) = strip_wrappers(ty) else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    Some((
+        last.ident.to_string(),
+        generic_args(&last.arguments).into_iter().cloned().collect(),
+    ))
+}
+
+/// The type an expression constructs: `Wrapper::<Pod>::new(..)` and
+/// `Wrapper::new(..)` make a `Wrapper<Pod>` / `Wrapper`, `Wrapper { .. }` a
+/// `Wrapper` (behind `?` and `.await`).
+fn constructed_type(expr: &syn::Expr) -> Option<syn::Type> {
+    match expr {
+        syn::Expr::Try(t) => constructed_type(&t.expr),
+        syn::Expr::Await(a) => constructed_type(&a.base),
+        syn::Expr::Struct(s) => Some(syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: s.path.clone(),
+        })),
+        syn::Expr::Call(c) => {
+            let syn::Expr::Path(p) = &*c.func else {
+                return None;
+            };
+            let segments = &p.path.segments;
+            let n = segments.len();
+            // `Type::function`: a type starts with a capital.
+            if n < 2
+                || !segments[n - 2]
+                    .ident
+                    .to_string()
+                    .starts_with(|c: char| c.is_ascii_uppercase())
+                || segments[n - 2].ident == "Api"
+            {
+                return None;
+            }
+            let mut path = p.path.clone();
+            path.segments.pop();
+            // The popped separator leaves a trailing `::`.
+            let segments: syn::punctuated::Punctuated<syn::PathSegment, syn::Token![::]> =
+                path.segments.into_iter().collect();
+            path.segments = segments;
+            Some(syn::Type::Path(syn::TypePath { qself: None, path }))
+        }
+        _ => None,
     }
 }
 

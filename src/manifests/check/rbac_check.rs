@@ -412,6 +412,7 @@ mod tests {
             cluster: false,
             objects_namespace: false,
             location: Location::new("src/controller.rs", line, 5),
+            function: "reconcile".into(),
             via: "api.patch".into(),
             optional: false,
         }

@@ -197,3 +197,151 @@ fn a_kind_the_sources_do_not_show_is_not_checked() {
     // `never_called` is generic, but nothing calls it: it sends nothing.
     assert_eq!(unchecked, vec!["src/controller.rs:49 anything.get"]);
 }
+
+/// Each call as `line verb group/resource`, and each call not checked as
+/// `line via`.
+fn table(files: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+    let files: Vec<(&Path, &str)> = files.iter().map(|(p, t)| (Path::new(*p), *t)).collect();
+    let analysis = analyze(&files, &own());
+    let mut sorted: Vec<&Call> = analysis.calls.iter().collect();
+    sorted.sort_by_key(|c| (c.location.line, c.verb));
+    let calls = sorted
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {}/{}",
+                c.location.line,
+                c.verb,
+                if c.group.is_empty() { "core" } else { &c.group },
+                c.resource
+            )
+        })
+        .collect();
+    let unchecked = analysis
+        .unchecked
+        .iter()
+        .map(|u| format!("{} {}", u.location.line, u.via))
+        .collect();
+    (calls, unchecked)
+}
+
+#[test]
+fn fields_of_the_same_name_are_read_per_struct() {
+    let code = r"
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::Api;
+
+struct Config { api: Api<ConfigMap> }
+struct Credentials { api: Api<Secret> }
+
+impl Config {
+    async fn load(&self) { self.api.get(&self.name).await; }
+}
+impl Credentials {
+    async fn rotate(&self) { self.api.delete(&self.name, &Default::default()).await; }
+}
+async fn both(config: &Config, creds: std::sync::Arc<Credentials>, unknown: Opaque) {
+    config.api.list(&Default::default()).await;
+    creds.api.create(&Default::default(), &secret).await;
+    unknown.api.patch(&name, &pp, &patch).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/clients.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "9 get core/configmaps",
+            "12 delete core/secrets",
+            "15 list core/configmaps",
+            "16 create core/secrets",
+        ]
+    );
+    // A value whose struct the code does not show is named, not dropped.
+    assert_eq!(unchecked, ["17 unknown.api.patch"]);
+}
+
+#[test]
+fn a_generic_wrapper_is_followed_to_the_kinds_its_users_name() {
+    let code = r"
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Service;
+use kube::{Api, Client, Resource};
+
+pub struct Store<K> { api: Api<K>, client: Client }
+
+impl<K: Resource> Store<K> {
+    pub fn new(client: Client) -> Self { Self { api: Api::all(client.clone()), client } }
+    pub async fn save(&self, name: &str, obj: &K) {
+        self.api.patch(name, &PatchParams::apply(NAME), &Patch::Apply(obj)).await;
+    }
+    pub async fn drop_one(&self, name: &str) { self.api.delete(name, &Default::default()).await; }
+}
+
+struct Ctx { services: Store<Service> }
+
+async fn reconcile(ctx: &Ctx, client: Client) {
+    let deployments = Store::<Deployment>::new(client.clone());
+    deployments.save(NAME, &deployment).await;
+    ctx.services.drop_one(NAME).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/store.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "11 create apps/deployments",
+            "11 patch apps/deployments",
+            "13 delete core/services",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn renames_guards_and_literal_resources_name_their_kind() {
+    let code = r#"
+use crate::api::Widget as W;
+use k8s_openapi::api::core::v1::Pod as KubePod;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::core::DeserializeGuard;
+use kube::runtime::events::Recorder;
+
+async fn run(client: Client, reference: ObjectReference) {
+    let widgets: Api<W> = Api::all(client.clone());
+    widgets.list(&Default::default()).await;
+    let pods: Api<KubePod> = Api::default_namespaced(client.clone());
+    pods.delete("p", &Default::default()).await;
+    let guarded: Api<DeserializeGuard<W>> = Api::all(client.clone());
+    Controller::new(guarded, Default::default());
+    let resource = ApiResource {
+        group: "monitoring.coreos.com".into(),
+        version: "v1".into(),
+        api_version: "monitoring.coreos.com/v1".into(),
+        kind: "ServiceMonitor".into(),
+        plural: "servicemonitors".into(),
+    };
+    let monitors = Api::<DynamicObject>::namespaced_with(client.clone(), "ns", &resource);
+    monitors.create(&Default::default(), &obj).await;
+    let gvk = GroupVersionKind::gvk("cert-manager.io", "v1", "Certificate");
+    let ar = ApiResource::from_gvk(&gvk);
+    let certs: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+    certs.get("c").await;
+    let recorder = Recorder::new(client, reporter, reference);
+}
+"#;
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "10 list example.com/widgets",
+            "12 delete core/pods",
+            "14 list example.com/widgets",
+            "14 watch example.com/widgets",
+            "23 create monitoring.coreos.com/servicemonitors",
+            "27 get cert-manager.io/certificates",
+            // kube-runtime's Recorder of 0.95 and before creates events only.
+            "28 create events.k8s.io/events",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
