@@ -19,6 +19,7 @@ pub mod output;
 mod parallel;
 mod paths;
 pub mod project;
+pub mod rbac;
 pub mod scaffold;
 pub mod templates;
 pub mod update;
@@ -57,6 +58,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
         }
         Command::Update(args) => commands::update::run(&args, cwd, out),
         Command::Manifests(args) => commands::manifests::run(&args, cwd, out),
+        Command::Rbac(args) => commands::rbac::run(&args, cwd, out),
         Command::Generate(command) => commands::generate::run(&command, cwd, out),
         Command::Completion(args) => commands::completion::run(&args, out),
         Command::Man(args) => commands::completion::man(&args, cwd, out),

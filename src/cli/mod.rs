@@ -28,6 +28,9 @@ pub enum Command {
     Update(UpdateArgs),
     /// Generate CRDs and RBAC from the Rust sources, without compiling
     Manifests(ManifestsArgs),
+    /// Check the RBAC the project ships (YAML, kustomize, Helm charts) against the
+    /// requests its code makes, in any kube-rs operator
+    Rbac(RbacArgs),
     /// Package the operator: a one-file installer, an OLM bundle
     #[command(subcommand)]
     Generate(GenerateCommand),
@@ -273,6 +276,40 @@ pub struct ManifestsArgs {
     /// Default: `check` in an rsop project, `markers` in any other crate
     #[arg(long, value_enum, value_name = "MODE")]
     pub rbac: Option<RbacMode>,
+}
+
+/// Arguments of `rsop rbac`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The roles are found wherever the project keeps them: YAML files, kustomize\n\
+                  layouts, and Helm charts (rendered with their default values by a `helm` on\n\
+                  PATH, else read from their templates). Each workload that runs one of the\n\
+                  crate's binaries (by its command, arguments or image) is checked against the\n\
+                  roles bound to its ServiceAccount; a binary's clap subcommands are checked\n\
+                  apart. No CRD is derived and nothing is compiled or written.\n\n\
+                  Exit status: 1 when a request is not granted, else 0.\n\n\
+                  Examples:\n  rsop rbac\n  rsop rbac --format github   # in a GitHub workflow: annotations on the pull request\n  \
+                  rsop rbac --format sarif > rbac.sarif   # for code scanning"
+)]
+pub struct RbacArgs {
+    /// The repository root (where Cargo.toml is)
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub dir: PathBuf,
+
+    /// How to print the findings
+    #[arg(long, value_enum, default_value_t = RbacFormat::Text)]
+    pub format: RbacFormat,
+}
+
+/// `rsop rbac --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RbacFormat {
+    /// Messages with the file and line, for people
+    Text,
+    /// GitHub Actions workflow commands: annotations on the changed lines
+    Github,
+    /// SARIF 2.1.0, for code scanning
+    Sarif,
 }
 
 /// `rsop manifests --rbac`.

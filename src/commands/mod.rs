@@ -13,6 +13,7 @@ pub mod edit;
 pub mod generate;
 pub mod init;
 pub mod manifests;
+pub mod rbac;
 pub mod update;
 pub mod version;
 

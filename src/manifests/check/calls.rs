@@ -99,7 +99,9 @@ enum ApiKind {
 }
 
 /// The request methods of `Api<K>`: name -> (verbs, subresource).
-fn method_requests(method: &str) -> Option<(&'static [&'static str], Option<&'static str>)> {
+pub(crate) fn method_requests(
+    method: &str,
+) -> Option<(&'static [&'static str], Option<&'static str>)> {
     Some(match method {
         "get" | "get_opt" | "get_metadata" | "get_metadata_opt" => (&["get"], None),
         "list" | "list_metadata" => (&["list"], None),

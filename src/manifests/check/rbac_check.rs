@@ -94,7 +94,7 @@ fn is_role(rule: &RbacRule) -> bool {
 }
 
 /// Whether `rule` grants `verb` on `resource` of `group`.
-fn grants(rule: &RbacRule, group: &str, resource: &str, verb: &str) -> bool {
+pub(crate) fn grants(rule: &RbacRule, group: &str, resource: &str, verb: &str) -> bool {
     let any = |list: &[String], value: &str| list.iter().any(|v| v == "*" || v == value);
     let resource_ok = rule.resources.iter().any(|r| {
         r == "*"
@@ -231,7 +231,7 @@ pub fn check(
 
 /// What a rule grants that no call needs, as `verb resource` items; a rule
 /// with a wildcard or resource names is taken as meant.
-fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
+pub(crate) fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
     let wild = |list: &[String]| list.iter().any(|v| v == "*" || v.ends_with("/*"));
     if !rule.urls.is_empty()
         || !rule.resource_names.is_empty()

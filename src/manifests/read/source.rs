@@ -1581,6 +1581,63 @@ fn manifest(path: &Path) -> Result<Option<toml_edit::DocumentMut>> {
     }
 }
 
+/// A package's binaries (name, root file) and its library's root file.
+pub type Targets = (Vec<(String, PathBuf)>, Option<PathBuf>);
+
+/// The targets of the package at `root`: each binary's name and root file
+/// (`[[bin]]` entries, `src/main.rs` as the package's name, `src/bin/*`),
+/// and the library's root file when it has one.
+pub fn targets(root: &Path) -> Result<Targets> {
+    let package = manifest(&root.join("Cargo.toml"))?;
+    let package = package.as_ref();
+    let package_name = package
+        .and_then(|p| p.get("package")?.get("name")?.as_str())
+        .unwrap_or_default()
+        .to_string();
+    let mut named: Vec<(String, PathBuf)> = Vec::new();
+    for bin in package
+        .and_then(|p| p.get("bin")?.as_array_of_tables())
+        .into_iter()
+        .flat_map(|a| a.iter())
+    {
+        let Some(name) = bin.get("name").and_then(|n| n.as_str()) else {
+            continue;
+        };
+        let path = match bin.get("path").and_then(|p| p.as_str()) {
+            Some(path) => root.join(path),
+            None => [
+                root.join(format!("src/bin/{name}.rs")),
+                root.join(format!("src/bin/{name}/main.rs")),
+                root.join("src/main.rs"),
+            ]
+            .into_iter()
+            .find(|c| c.is_file())
+            .unwrap_or_default(),
+        };
+        named.push((name.to_string(), path));
+    }
+    let main = root.join("src/main.rs");
+    if main.is_file() && !named.iter().any(|(_, p)| *p == main) {
+        named.push((package_name, main));
+    }
+    for path in binary_roots(root, package)? {
+        if named.iter().any(|(_, p)| *p == path) {
+            continue;
+        }
+        let name = if path.file_name().is_some_and(|n| n == "main.rs") {
+            path.parent().and_then(Path::file_name)
+        } else {
+            path.file_stem()
+        };
+        if let Some(name) = name {
+            named.push((name.to_string_lossy().into_owned(), path));
+        }
+    }
+    named.retain(|(_, p)| p.is_file());
+    let library = library_root(root, package);
+    Ok((named, library.is_file().then_some(library)))
+}
+
 /// The roots of the binaries under `src/bin/`: `src/bin/x.rs` and
 /// `src/bin/x/main.rs`.
 fn binary_roots(root: &Path, package: Option<&toml_edit::DocumentMut>) -> Result<Vec<PathBuf>> {

@@ -1,0 +1,654 @@
+//! The RBAC a project ships, wherever it keeps it: plain YAML files (a
+//! kustomize layout, `deploy/`, an installer), and Helm charts, rendered
+//! with their default values by a `helm` on PATH, or else read from their
+//! templates with each `{{ .. }}` action kept as an opaque name.
+//!
+//! Read are the roles and their rules, the bindings that give them to
+//! service accounts, and the workloads that run a program under an account,
+//! each with the file and line it is at.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::manifests::diagnostics::{Diagnostic, Location};
+use crate::manifests::emit::rbac::RbacRule;
+use crate::{Error, Result};
+
+/// A `Role` or `ClusterRole`.
+#[derive(Debug, Clone)]
+pub struct Role {
+    pub name: String,
+    pub cluster: bool,
+    pub rules: Vec<Rule>,
+    pub location: Location,
+    /// Where the role was found: the chart, or the file.
+    pub origin: PathBuf,
+}
+
+/// One rule of a role, where it is written.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub rule: RbacRule,
+    pub location: Location,
+}
+
+/// A `RoleBinding` or `ClusterRoleBinding`.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    /// The role it binds, and whether that is a `ClusterRole`.
+    pub role: String,
+    pub role_cluster: bool,
+    /// A `ClusterRoleBinding`: the grant spans the cluster.
+    pub cluster: bool,
+    /// The service accounts it binds the role to.
+    pub accounts: Vec<String>,
+    pub origin: PathBuf,
+}
+
+/// A workload that runs containers under a service account.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub kind: String,
+    pub name: String,
+    pub account: String,
+    pub containers: Vec<Container>,
+    pub location: Location,
+    pub origin: PathBuf,
+}
+
+#[derive(Debug, Clone)]
+pub struct Container {
+    pub name: String,
+    pub image: String,
+    pub command: Vec<String>,
+    pub args: Vec<String>,
+}
+
+/// Everything found.
+#[derive(Debug, Default)]
+pub struct Shipped {
+    pub roles: Vec<Role>,
+    pub bindings: Vec<Binding>,
+    pub workloads: Vec<Workload>,
+    /// How each chart was read, and what could not be.
+    pub notes: Vec<String>,
+}
+
+/// Directories never searched: build output, dependencies, and the
+/// objects of tests (a Deployment in a test of an admission policy runs
+/// nothing of the project's).
+const SKIPPED: &[&str] = &[
+    "target",
+    "node_modules",
+    "vendor",
+    "test",
+    "tests",
+    "e2e",
+    "testdata",
+    "fixtures",
+];
+
+/// The kinds read; other documents are passed over.
+const READ: &[&str] = &[
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+    "CronJob",
+    "Pod",
+];
+
+/// Finds what the project under `root` ships. `helm` renders charts when
+/// given.
+pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
+    let mut shipped = Shipped::default();
+    let mut charts = Vec::new();
+    let mut files = Vec::new();
+    let walk = walkdir::WalkDir::new(root)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0
+                || !(e.file_type().is_dir()
+                    && (name.starts_with('.') || SKIPPED.contains(&name.as_ref())))
+        });
+    for entry in walk.filter_map(std::result::Result::ok) {
+        let path = entry.path();
+        if entry.file_type().is_file() && entry.file_name() == "Chart.yaml" {
+            charts.push(path.parent().unwrap_or(root).to_path_buf());
+        } else if entry.file_type().is_file()
+            && path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+        {
+            files.push(path.to_path_buf());
+        }
+    }
+    // A chart's files are the chart's to render.
+    files.retain(|f| !charts.iter().any(|c| f.starts_with(c)));
+    let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if !mentions_read_kind(&text) {
+            continue;
+        }
+        let shown = relative(&path);
+        let templated = text.contains("{{");
+        let text = if templated { detemplate(&text) } else { text };
+        let source = if templated {
+            Source::Template
+        } else {
+            Source::Strict
+        };
+        read_stream(
+            &text,
+            &shown,
+            &shown,
+            source,
+            &mut shipped,
+            &mut Counter::default(),
+        )?;
+    }
+    for chart in charts {
+        let shown = relative(&chart);
+        match helm {
+            Some(helm) => render_chart(helm, root, &chart, &shown, &mut shipped)?,
+            None => read_chart_templates(&chart, &shown, &mut shipped)?,
+        }
+    }
+    Ok(shipped)
+}
+
+/// Whether a file may hold a document of a kind that is read.
+fn mentions_read_kind(text: &str) -> bool {
+    text.lines().any(|line| {
+        line.trim_start()
+            .strip_prefix("kind:")
+            .is_some_and(|kind| READ.contains(&kind.trim().trim_matches(['"', '\''])))
+    })
+}
+
+/// The documents of a YAML stream, each with the line it starts on.
+fn documents(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut start = 1;
+    for (i, line) in text.lines().enumerate() {
+        let is_separator = line == "---" || line.starts_with("--- ") || line.starts_with("---\t");
+        if is_separator {
+            out.push((start, std::mem::take(&mut current)));
+            start = i + 2;
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    out.push((start, current));
+    out
+}
+
+/// Counts of documents of each kind, and of `rules:` keys, seen so far in
+/// each template file: the `n`th role rendered from a template is the one
+/// written `n`th in it.
+#[derive(Debug, Default)]
+struct Counter {
+    seen: HashMap<(PathBuf, String), usize>,
+    /// The project root, which rendered files' paths are relative to.
+    root: PathBuf,
+}
+
+impl Counter {
+    fn next(&mut self, file: &Path, what: &str) -> usize {
+        let n = self
+            .seen
+            .entry((file.to_path_buf(), what.to_string()))
+            .or_default();
+        *n += 1;
+        *n - 1
+    }
+}
+
+/// How a stream of documents relates to the file it is shown as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The file's text, line for line: a document that does not parse is
+    /// an error.
+    Strict,
+    /// A template with its actions replaced, line for line.
+    Template,
+    /// What helm rendered from the file: lines are looked up in the
+    /// template, by the order of the documents.
+    Rendered,
+}
+
+/// Reads the documents of `text`, which `file` holds or came from.
+fn read_stream(
+    text: &str,
+    file: &Path,
+    origin: &Path,
+    source: Source,
+    shipped: &mut Shipped,
+    counter: &mut Counter,
+) -> Result<()> {
+    for (start, document) in documents(text) {
+        if document.trim().is_empty() {
+            continue;
+        }
+        let value: Value = match serde_yaml_ng::from_str(&document) {
+            Ok(v) => v,
+            Err(e) => {
+                if source == Source::Strict && mentions_read_kind(&document) {
+                    let line = e.location().map_or(start, |l| start + l.line() - 1);
+                    return Err(Error::Diagnostics(vec![
+                        Diagnostic::new(
+                            Location::new(file, line, e.location().map_or(1, |l| l.column())),
+                            format!("this RBAC file is not valid YAML: {e}"),
+                        )
+                        .with_help(
+                            "fix the YAML (kubectl refuses it too); rsop checks nothing until it parses",
+                        ),
+                    ]));
+                }
+                continue;
+            }
+        };
+        read_object(
+            &value, &document, start, file, origin, source, shipped, counter,
+        );
+    }
+    Ok(())
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn str_at<'v>(value: &'v Value, path: &[&str]) -> Option<&'v str> {
+    let mut v = value;
+    for key in path {
+        v = v.get(key)?;
+    }
+    v.as_str()
+}
+
+/// The line of each item of the `n`th `rules:` list of `text`.
+fn rule_lines(text: &str, n: usize) -> Vec<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let Some(key) = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("rules:"))
+        .map(|(i, _)| i)
+        .nth(n)
+    else {
+        return Vec::new();
+    };
+    let key_indent = indent(lines[key]);
+    let mut items = Vec::new();
+    let mut item_indent = None;
+    for (i, line) in lines.iter().enumerate().skip(key + 1) {
+        let trimmed = line.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let at = indent(line);
+        let is_item = trimmed.starts_with("- ") || trimmed == "-";
+        match item_indent {
+            None if is_item && at >= key_indent => {
+                item_indent = Some(at);
+                items.push(i + 1);
+            }
+            Some(at_items) if is_item && at == at_items => items.push(i + 1),
+            Some(at_items) if at > at_items => {}
+            _ => break,
+        }
+    }
+    items
+}
+
+/// The line of the `n`th `kind: <kind>` of `text`.
+fn kind_line(text: &str, kind: &str, n: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.trim_start()
+                .strip_prefix("kind:")
+                .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == kind)
+        })
+        .nth(n)
+        .map(|(i, _)| i + 1)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_object(
+    value: &Value,
+    document: &str,
+    start: usize,
+    file: &Path,
+    origin: &Path,
+    source: Source,
+    shipped: &mut Shipped,
+    counter: &mut Counter,
+) {
+    let Some(kind) = value.get("kind").and_then(Value::as_str) else {
+        return;
+    };
+    let name = str_at(value, &["metadata", "name"])
+        .unwrap_or_default()
+        .to_string();
+    // Rendered documents are looked up in their template, by order.
+    let (source_text, base, nth_kind, nth_rules) = if source == Source::Rendered {
+        let text = std::fs::read_to_string(counter.root.join(file)).unwrap_or_default();
+        let nth_kind = counter.next(file, kind);
+        let nth_rules = if value.get("rules").is_some() {
+            counter.next(file, "rules:")
+        } else {
+            0
+        };
+        (text, 1, nth_kind, nth_rules)
+    } else {
+        (document.to_string(), start, 0, 0)
+    };
+    let location = Location::new(
+        file,
+        kind_line(&source_text, kind, nth_kind).map_or(base, |l| base + l - 1),
+        1,
+    );
+    match kind {
+        "Role" | "ClusterRole" => {
+            let lines = rule_lines(&source_text, nth_rules);
+            let rules = value
+                .get("rules")
+                .and_then(Value::as_array)
+                .map(|rules| {
+                    rules
+                        .iter()
+                        .enumerate()
+                        .map(|(i, r)| Rule {
+                            rule: RbacRule {
+                                groups: strings(r.get("apiGroups").unwrap_or(&Value::Null)),
+                                resources: strings(r.get("resources").unwrap_or(&Value::Null)),
+                                resource_names: strings(
+                                    r.get("resourceNames").unwrap_or(&Value::Null),
+                                ),
+                                urls: strings(r.get("nonResourceURLs").unwrap_or(&Value::Null)),
+                                verbs: strings(r.get("verbs").unwrap_or(&Value::Null)),
+                                namespace: (kind == "Role").then(String::new),
+                            },
+                            location: Location::new(
+                                file,
+                                lines.get(i).map_or(location.line, |l| base + l - 1),
+                                1,
+                            ),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            shipped.roles.push(Role {
+                name,
+                cluster: kind == "ClusterRole",
+                rules,
+                location,
+                origin: origin.to_path_buf(),
+            });
+        }
+        "RoleBinding" | "ClusterRoleBinding" => {
+            let accounts = value
+                .get("subjects")
+                .and_then(Value::as_array)
+                .map(|subjects| {
+                    subjects
+                        .iter()
+                        .filter(|s| s.get("kind").and_then(Value::as_str) == Some("ServiceAccount"))
+                        .filter_map(|s| s.get("name").and_then(Value::as_str).map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            shipped.bindings.push(Binding {
+                role: str_at(value, &["roleRef", "name"])
+                    .unwrap_or_default()
+                    .to_string(),
+                role_cluster: str_at(value, &["roleRef", "kind"]) == Some("ClusterRole"),
+                cluster: kind == "ClusterRoleBinding",
+                accounts,
+                origin: origin.to_path_buf(),
+            });
+        }
+        _ => {
+            let pod = match kind {
+                "Pod" => value.get("spec"),
+                "CronJob" => value.pointer("/spec/jobTemplate/spec/template/spec"),
+                _ => value.pointer("/spec/template/spec"),
+            };
+            let Some(pod) = pod else { return };
+            let account = pod
+                .get("serviceAccountName")
+                .or_else(|| pod.get("serviceAccount"))
+                .and_then(Value::as_str)
+                .unwrap_or("default")
+                .to_string();
+            let containers = ["initContainers", "containers"]
+                .iter()
+                .filter_map(|key| pod.get(key).and_then(Value::as_array))
+                .flatten()
+                .map(|c| Container {
+                    name: c
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    image: c
+                        .get("image")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    command: strings(c.get("command").unwrap_or(&Value::Null)),
+                    args: strings(c.get("args").unwrap_or(&Value::Null)),
+                })
+                .collect();
+            shipped.workloads.push(Workload {
+                kind: kind.to_string(),
+                name,
+                account,
+                containers,
+                location,
+                origin: origin.to_path_buf(),
+            });
+        }
+    }
+}
+
+/// `helm template` of the chart with its default values.
+fn render_chart(
+    helm: &Path,
+    root: &Path,
+    chart: &Path,
+    shown: &Path,
+    shipped: &mut Shipped,
+) -> Result<()> {
+    let output = Command::new(helm)
+        .args(["template", "rsop-rbac"])
+        .arg(chart)
+        .args(["--namespace", "default"])
+        .output()
+        .map_err(|e| Error::io("run", helm, e))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(Error::user_with_help(
+            format!(
+                "the Helm chart `{}` does not render with its default values: {}",
+                shown.display(),
+                stderr.trim()
+            ),
+            "fix the chart (`helm template` shows the same error); rsop checks nothing until it renders",
+        ));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut counter = Counter {
+        root: root.to_path_buf(),
+        ..Counter::default()
+    };
+    // Each rendered document names its template: `# Source: chart/templates/x.yaml`.
+    for (_, document) in documents(&text) {
+        let source = document
+            .lines()
+            .find_map(|l| l.strip_prefix("# Source: "))
+            .and_then(|s| s.split_once('/'))
+            .map(|(_, rest)| shown.join(rest.trim()));
+        let Some(file) = source else { continue };
+        read_stream(
+            &document,
+            &file,
+            shown,
+            Source::Rendered,
+            shipped,
+            &mut counter,
+        )?;
+    }
+    shipped.notes.push(format!(
+        "read the Helm chart `{}` as `{} template` renders it with its default values",
+        shown.display(),
+        helm.display()
+    ));
+    Ok(())
+}
+
+/// Without helm: the chart's templates, each action kept as an opaque name
+/// (so that a role and its binding, which name it by the same action, still
+/// meet), conditions taken as true.
+fn read_chart_templates(chart: &Path, shown: &Path, shipped: &mut Shipped) -> Result<()> {
+    let dir = chart.join("templates");
+    let mut templates: Vec<PathBuf> = walkdir::WalkDir::new(&dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(std::result::Result::ok)
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+        .collect();
+    templates.sort();
+    for template in templates {
+        let Ok(text) = std::fs::read_to_string(&template) else {
+            continue;
+        };
+        if !mentions_read_kind(&text) {
+            continue;
+        }
+        let file = shown.join(template.strip_prefix(chart).unwrap_or(&template));
+        let text = detemplate(&text);
+        read_stream(
+            &text,
+            &file,
+            shown,
+            Source::Template,
+            shipped,
+            &mut Counter::default(),
+        )?;
+    }
+    shipped.notes.push(format!(
+        "no `helm` on PATH: read the templates of the Helm chart `{}` as written, every \
+         condition taken as true and rules written by `toYaml` left out; put helm on PATH to \
+         check what the chart renders",
+        shown.display()
+    ));
+    Ok(())
+}
+
+/// A template with each line that holds only actions blanked, and each
+/// other action replaced by a name made of its text.
+fn detemplate(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut rest = line;
+        let mut kept = String::new();
+        let mut only_actions = true;
+        while let Some(open) = rest.find("{{") {
+            let Some(close) = rest[open..].find("}}") else {
+                break;
+            };
+            let before = &rest[..open];
+            if !before.trim().is_empty() {
+                only_actions = false;
+            }
+            kept.push_str(before);
+            let action = &rest[open + 2..open + close];
+            kept.push_str(&opaque(action));
+            rest = &rest[open + close + 2..];
+        }
+        if !rest.trim().is_empty() {
+            only_actions = false;
+        }
+        kept.push_str(rest);
+        if only_actions && line.contains("{{") {
+            out.push('\n');
+        } else {
+            out.push_str(&kept);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A name for a template action: the same action gives the same name.
+fn opaque(action: &str) -> String {
+    let inner = action.trim().trim_matches('-').trim();
+    let mut name = String::from("tpl_");
+    for c in inner.chars() {
+        name.push(if c.is_ascii_alphanumeric() || c == '.' {
+            c
+        } else {
+            '_'
+        });
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_are_found_at_their_lines() {
+        let text = "kind: ClusterRole\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get]\n# note\n- apiGroups: [apps]\n  resources:\n  - deployments\n  verbs: [list]\n";
+        assert_eq!(rule_lines(text, 0), vec![3, 7]);
+        let nested = "kind: Role\nrules:\n  - apiGroups: [\"\"]\n    verbs: [get]\n  - apiGroups: [apps]\nmetadata:\n  name: x\n";
+        assert_eq!(rule_lines(nested, 0), vec![3, 5]);
+    }
+
+    #[test]
+    fn template_actions_become_names_and_action_lines_go() {
+        let text = "{{- if .Values.rbac.create }}\nkind: Role\nmetadata:\n  name: {{ include \"op.fullname\" . }}-manager\n  labels:\n    {{- include \"op.labels\" . | nindent 4 }}\n{{- end }}\n";
+        assert_eq!(
+            detemplate(text),
+            "\nkind: Role\nmetadata:\n  name: tpl_include__op.fullname__.-manager\n  labels:\n\n\n"
+        );
+    }
+
+    #[test]
+    fn documents_keep_their_first_line() {
+        let docs = documents("a: 1\n---\nb: 2\nc: 3\n--- # x\nd: 4\n");
+        let starts: Vec<usize> = docs.iter().map(|(s, _)| *s).collect();
+        assert_eq!(starts, vec![1, 3, 6]);
+    }
+}
