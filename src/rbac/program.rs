@@ -384,10 +384,16 @@ impl Graph {
                             f.owner.as_deref() == Some(q) || module_name(&f.file) == Some(q)
                         })
                         .collect();
-                    if by_qualifier.is_empty() {
-                        candidates
-                    } else {
+                    // `PatchParams::apply` names a type of another crate
+                    // when no function of the crate's types matches; a
+                    // module the files do not show by name may still be
+                    // the crate's.
+                    if !by_qualifier.is_empty() {
                         by_qualifier
+                    } else if q.starts_with(|c: char| c.is_ascii_uppercase()) {
+                        Vec::new()
+                    } else {
+                        candidates
                     }
                 }
                 None => {

@@ -310,7 +310,8 @@ fn rule_lines(text: &str, n: usize) -> Vec<usize> {
     let mut item_indent = None;
     for (i, line) in lines.iter().enumerate().skip(key + 1) {
         let trimmed = line.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
+        // Comments and template actions (`{{- if .. }}`) hold no rule.
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with("{{") {
             continue;
         }
         let at = indent(line);
@@ -355,9 +356,8 @@ fn read_object(
     let Some(kind) = value.get("kind").and_then(Value::as_str) else {
         return;
     };
-    let name = str_at(value, &["metadata", "name"])
-        .unwrap_or_default()
-        .to_string();
+    // Names a template writes with an action are shown as that action.
+    let name = restore(str_at(value, &["metadata", "name"]).unwrap_or_default());
     // Rendered documents are looked up in their template, by order.
     let (source_text, base, nth_kind, nth_rules) = if source == Source::Rendered {
         let text = std::fs::read_to_string(counter.root.join(file)).unwrap_or_default();
@@ -422,14 +422,12 @@ fn read_object(
                     subjects
                         .iter()
                         .filter(|s| s.get("kind").and_then(Value::as_str) == Some("ServiceAccount"))
-                        .filter_map(|s| s.get("name").and_then(Value::as_str).map(str::to_string))
+                        .filter_map(|s| s.get("name").and_then(Value::as_str).map(restore))
                         .collect()
                 })
                 .unwrap_or_default();
             shipped.bindings.push(Binding {
-                role: str_at(value, &["roleRef", "name"])
-                    .unwrap_or_default()
-                    .to_string(),
+                role: restore(str_at(value, &["roleRef", "name"]).unwrap_or_default()),
                 role_cluster: str_at(value, &["roleRef", "kind"]) == Some("ClusterRole"),
                 cluster: kind == "ClusterRoleBinding",
                 accounts,
@@ -447,8 +445,7 @@ fn read_object(
                 .get("serviceAccountName")
                 .or_else(|| pod.get("serviceAccount"))
                 .and_then(Value::as_str)
-                .unwrap_or("default")
-                .to_string();
+                .map_or_else(|| "default".to_string(), restore);
             let containers = ["initContainers", "containers"]
                 .iter()
                 .filter_map(|key| pod.get(key).and_then(Value::as_array))
@@ -510,17 +507,22 @@ fn render_chart(
         root: root.to_path_buf(),
         ..Counter::default()
     };
-    // Each rendered document names its template: `# Source: chart/templates/x.yaml`.
+    // Each rendered document names its template (`# Source:
+    // chart/templates/x.yaml`); one that does not follows the one before it
+    // from the same file.
+    let mut file = None;
     for (_, document) in documents(&text) {
-        let source = document
+        if let Some(source) = document
             .lines()
             .find_map(|l| l.strip_prefix("# Source: "))
             .and_then(|s| s.split_once('/'))
-            .map(|(_, rest)| shown.join(rest.trim()));
-        let Some(file) = source else { continue };
+        {
+            file = Some(shown.join(source.1.trim()));
+        }
+        let Some(file) = &file else { continue };
         read_stream(
             &document,
-            &file,
+            file,
             shown,
             Source::Rendered,
             shipped,
@@ -610,18 +612,49 @@ fn detemplate(text: &str) -> String {
     out
 }
 
-/// A name for a template action: the same action gives the same name.
+/// A name for a template action that YAML reads as plain text: the same
+/// action gives the same name, and [`restore`] gives the action back.
 fn opaque(action: &str) -> String {
+    use std::fmt::Write as _;
     let inner = action.trim().trim_matches('-').trim();
-    let mut name = String::from("tpl_");
-    for c in inner.chars() {
-        name.push(if c.is_ascii_alphanumeric() || c == '.' {
-            c
-        } else {
-            '_'
-        });
+    let mut name = String::from("tplx");
+    for byte in inner.bytes() {
+        let _ = write!(name, "{byte:02x}");
     }
+    name.push('x');
     name
+}
+
+/// `text` with each name [`opaque`] made shown as its action again.
+pub fn restore(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("tplx") {
+        let tail = &rest[start + 4..];
+        let hex_len = tail
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(tail.len());
+        let decoded: Option<Vec<u8>> = (hex_len % 2 == 0 && tail[hex_len..].starts_with('x'))
+            .then(|| {
+                (0..hex_len)
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&tail[i..i + 2], 16).ok())
+                    .collect()
+            })
+            .flatten();
+        if let Some(action) = decoded.and_then(|bytes| String::from_utf8(bytes).ok()) {
+            out.push_str(&rest[..start]);
+            out.push_str("{{ ");
+            out.push_str(&action);
+            out.push_str(" }}");
+            rest = &tail[hex_len + 1..];
+        } else {
+            out.push_str(&rest[..start + 4]);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -639,9 +672,16 @@ mod tests {
     #[test]
     fn template_actions_become_names_and_action_lines_go() {
         let text = "{{- if .Values.rbac.create }}\nkind: Role\nmetadata:\n  name: {{ include \"op.fullname\" . }}-manager\n  labels:\n    {{- include \"op.labels\" . | nindent 4 }}\n{{- end }}\n";
+        let plain = detemplate(text);
+        assert!(
+            plain.starts_with("\nkind: Role\nmetadata:\n  name: tplx"),
+            "{plain}"
+        );
+        assert!(plain.ends_with("x-manager\n  labels:\n\n\n"), "{plain}");
+        let value: Value = serde_yaml_ng::from_str(&plain).unwrap();
         assert_eq!(
-            detemplate(text),
-            "\nkind: Role\nmetadata:\n  name: tpl_include__op.fullname__.-manager\n  labels:\n\n\n"
+            restore(value["metadata"]["name"].as_str().unwrap()),
+            "{{ include \"op.fullname\" . }}-manager"
         );
     }
 

@@ -15,6 +15,7 @@ mod hybrid;
 mod init;
 mod manifests;
 mod names;
+mod rbac;
 mod release;
 mod support;
 mod tutorial;

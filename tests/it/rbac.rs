@@ -1,0 +1,245 @@
+//! `rsop rbac` on a look-alike of a real operator (`tests/fixtures/rbac-shipped`):
+//! a workspace whose kind lives in a sibling crate, a binary with a
+//! `bootstrap` subcommand run by a Job under its own account and a `run`
+//! subcommand run by a kustomize Deployment and a Helm chart's, a generic
+//! wrapper around `Api<K>`, two structs with an `api` field of different
+//! kinds, and a literal `ApiResource`. The kustomize role lacks one verb
+//! and grants one rule no call needs; the chart's role lacks another verb.
+//! Charts are rendered by the real Helm engine (helm-python-sdk behind a
+//! `helm` on PATH), and read from their templates without one.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{copy_tree, refusal_problems_with_env, rsop_with_env};
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-shipped")
+}
+
+/// A PATH with a `helm` that renders charts with the real Helm engine, or
+/// (`None`) one with no `helm` at all.
+fn path_with_helm(shim: Option<&Path>) -> OsString {
+    let current = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&current)
+        .filter(|d| !d.join("helm").is_file())
+        .collect();
+    if let Some(shim) = shim {
+        let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/helm_chart.py");
+        // `helm template NAME CHART --namespace NS`, as rsop runs it.
+        let script = format!(
+            "#!/bin/sh\n[ \"$1\" = template ] || exit 64\nexec python3 '{}' render \"$3\" --release \"$2\" --namespace \"$5\"\n",
+            tool.display()
+        );
+        let helm = shim.join("helm");
+        std::fs::write(&helm, script).unwrap();
+        std::fs::set_permissions(&helm, std::fs::Permissions::from_mode(0o755)).unwrap();
+        dirs.insert(0, shim.to_path_buf());
+    }
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Each finding of the text report as `severity location: message | help`,
+/// the message cut before its ", which" (the account and workload).
+fn findings(stdout: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for block in stdout.split("\n\n") {
+        let mut lines = block
+            .lines()
+            .filter(|l| !l.starts_with("note: read") && !l.starts_with("note: no `helm`"));
+        let Some(head) = lines.next() else { continue };
+        let Some((severity, message)) = head.split_once(": ") else {
+            continue;
+        };
+        if !matches!(severity, "error" | "warning" | "note") {
+            continue;
+        }
+        let message = message.split(", which").next().unwrap_or(message);
+        let mut location = String::new();
+        let mut help = String::new();
+        for line in lines {
+            if let Some(at) = line.trim().strip_prefix("--> ") {
+                location = at.to_string();
+            } else if let Some(h) = line.trim().strip_prefix("help: ") {
+                help = h.to_string();
+            }
+        }
+        out.push(format!("{severity} {location}: {message} | {help}"));
+    }
+    out
+}
+
+/// What the fixture's two installations lack, with the chart's role at
+/// `chart_role` (its name as the chart renders it, or its template action).
+fn expected(chart_role: &str) -> Vec<String> {
+    vec![
+        format!(
+            "error operator/src/controller.rs:56:38: `ctx.settings.api.get` sends `get` on `configmaps` | add the rule `{{apiGroups: [\"\"], resources: [\"configmaps\"], verbs: [\"get\"]}}` to the ClusterRole `{chart_role}` at charts/widget-operator/templates/rbac.yaml:7:1"
+        ),
+        "error operator/src/store.rs:30:18: `self.api.delete (from `remove` at operator/src/controller.rs:63)` sends `delete` on `secrets` | add `delete` to the verbs of the rule at config/rbac/role.yaml:9:1".to_string(),
+        "warning config/rbac/role.yaml:12:1: this rule of the ClusterRole `manager-role` grants `list` on `pods` that no request of the programs bound to it needs | remove what no call needs (least privilege)".to_string(),
+    ]
+}
+
+#[test]
+fn shipped_roles_are_checked_against_the_program_each_workload_runs() {
+    let shim = tempfile::tempdir().unwrap();
+    for (helm, chart_role, read) in [
+        (
+            Some(shim.path()),
+            "rsop-rbac-widget-operator",
+            "note: read the Helm chart `charts/widget-operator` as",
+        ),
+        (
+            None,
+            "{{ include \"widget-operator.fullname\" . }}",
+            "note: no `helm` on PATH: read the templates of the Helm chart `charts/widget-operator` as written",
+        ),
+    ] {
+        let run = rsop_with_env(&fixture(), &["rbac"], &[("PATH", path_with_helm(helm))]);
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        assert!(run.stdout.starts_with(read), "{}", run.stdout);
+        assert_eq!(
+            findings(&run.stdout),
+            expected(chart_role),
+            "{}",
+            run.stdout
+        );
+        // The bootstrap subcommand is checked apart, under its own account:
+        // its CRD requests are not the manager's, and the manager's are not
+        // its own.
+        let summary = run.stdout.lines().last().unwrap();
+        assert!(
+            summary.starts_with(
+                "rbac: `widget-operator bootstrap` as Job `bootstrap` (2 requests checked, 0 not checked); \
+                 `widget-operator run` as Deployment `controller-manager` (11 requests checked, 0 not checked); \
+                 `widget-operator run` as Deployment "
+            ) && summary.ends_with("(11 requests checked, 0 not checked); 2 errors, 1 warning"),
+            "{summary}"
+        );
+    }
+}
+
+#[test]
+fn findings_are_workflow_annotations_and_sarif() {
+    let shim = tempfile::tempdir().unwrap();
+    let env = [("PATH", path_with_helm(Some(shim.path())))];
+    let run = rsop_with_env(&fixture(), &["rbac", "--format", "github"], &env);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let annotations: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with("::notice title"))
+        .map(|l| l.split("::").nth(1).unwrap_or_default())
+        .collect();
+    assert_eq!(
+        annotations,
+        [
+            "error file=operator/src/controller.rs,line=56,col=38,title=rsop rbac",
+            "error file=operator/src/store.rs,line=30,col=18,title=rsop rbac",
+            "warning file=config/rbac/role.yaml,line=12,col=1,title=rsop rbac",
+        ]
+    );
+    // A message's line breaks are escaped, as the runner reads them.
+    assert!(
+        run.stdout.contains("%0Ahelp: add `delete` to the verbs"),
+        "{}",
+        run.stdout
+    );
+
+    let run = rsop_with_env(&fixture(), &["rbac", "--format", "sarif"], &env);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let log: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let found: Vec<(String, String, String, u64)> = results
+        .iter()
+        .map(|r| {
+            let at = &r["locations"][0]["physicalLocation"];
+            (
+                r["ruleId"].as_str().unwrap().to_string(),
+                r["level"].as_str().unwrap().to_string(),
+                at["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+                at["region"]["startLine"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let row = |rule: &str, level: &str, uri: &str, line| {
+        (rule.to_string(), level.to_string(), uri.to_string(), line)
+    };
+    assert_eq!(
+        found,
+        [
+            row(
+                "ungranted-request",
+                "error",
+                "operator/src/controller.rs",
+                56
+            ),
+            row("ungranted-request", "error", "operator/src/store.rs", 30),
+            row("unused-rule", "warning", "config/rbac/role.yaml", 12),
+        ]
+    );
+    // Every result's rule is declared by the tool.
+    let rules: Vec<&str> = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        found
+            .iter()
+            .all(|(rule, ..)| rules.contains(&rule.as_str()))
+    );
+}
+
+#[test]
+fn a_role_file_or_chart_that_cannot_be_read_is_an_error_naming_it() {
+    let shim = tempfile::tempdir().unwrap();
+    let env = [("PATH", path_with_helm(Some(shim.path())))];
+    let broken = |file: &str, edit: &dyn Fn(&str) -> String| {
+        let dir = tempfile::tempdir().unwrap();
+        copy_tree(&fixture(), dir.path(), None);
+        let path = dir.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, edit(&text)).unwrap();
+        dir
+    };
+    // A role file that is not YAML: an error at its line, and nothing else
+    // is reported as checked.
+    let dir = broken("config/rbac/role.yaml", &|t| {
+        t.replace("    verbs: [get]\n", "    verbs: [get\n")
+    });
+    let problems = refusal_problems_with_env(
+        dir.path(),
+        &["rbac"],
+        &env,
+        1,
+        &["config/rbac/role.yaml:", "this RBAC file is not valid YAML"],
+    );
+    assert!(problems.is_none(), "{}", problems.unwrap());
+    let run = rsop_with_env(dir.path(), &["rbac"], &env);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+
+    // A chart that does not render: an error naming it and helm's reason.
+    let dir = broken("charts/widget-operator/templates/deployment.yaml", &|t| {
+        t.replace("args: [run]", "args: [{{ .Values.missing.key }}]")
+    });
+    let problems = refusal_problems_with_env(
+        dir.path(),
+        &["rbac"],
+        &env,
+        1,
+        &[
+            "the Helm chart `charts/widget-operator` does not render with its default values",
+            "missing",
+        ],
+    );
+    assert!(problems.is_none(), "{}", problems.unwrap());
+    let run = rsop_with_env(dir.path(), &["rbac"], &env);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
