@@ -125,9 +125,14 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], has_roles: bool) -> Ve
             .or_else(|| {
                 // Binaries that make no request (a crdgen, a docs tool) run
                 // under no role.
+                // A binary whose `main` does not parse may make any; a
+                // kubectl plugin runs with its user's credentials.
+                if all.iter().any(|(_, b)| !b.parsed) {
+                    return None;
+                }
                 let mut requesting = all.iter().filter(|(p, b)| {
                     let (calls, unchecked) = p.requests(b, None);
-                    !calls.is_empty() || !unchecked.is_empty()
+                    !b.name.starts_with("kubectl-") && (!calls.is_empty() || !unchecked.is_empty())
                 });
                 match (requesting.next(), requesting.next()) {
                     (Some(only), None) if has_roles => Some(only),
@@ -325,11 +330,19 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 if granted(call, &roles) {
                     continue;
                 }
+                // An owner reference that blocks its owner's deletion needs
+                // this only where the OwnerReferencesPermissionEnforcement
+                // admission plugin runs (OpenShift, some hardened clusters).
+                let owner_reference = call.via.ends_with(".controller_owner_ref");
                 findings.insert(Finding {
-                    severity: Severity::Error,
+                    severity: if owner_reference {
+                        Severity::Warning
+                    } else {
+                        Severity::Error
+                    },
                     location: Some(call.location.clone()),
                     message: format!(
-                        "`{}` sends `{}` on {}{}, which no role bound to ServiceAccount `{}` grants ({} {} `{}` runs {} under it)",
+                        "`{}` sends `{}` on {}{}, which no role bound to ServiceAccount `{}` grants ({} {} `{}` runs {} under it){}",
                         call.via,
                         call.verb,
                         describe(call),
@@ -339,6 +352,13 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                         workload.kind,
                         workload.name,
                         run.name(),
+                        if owner_reference {
+                            "; the owner reference blocks its owner's deletion, which clusters \
+                             with the OwnerReferencesPermissionEnforcement admission plugin \
+                             (OpenShift) refuse without it"
+                        } else {
+                            ""
+                        },
                     ),
                     help: Some(help_for(call, &roles, workload)),
                     rule: "ungranted-request",
@@ -416,6 +436,19 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 ),
                 help: Some("remove what no call needs (least privilege)".into()),
                 rule: "unused-rule",
+            });
+        }
+    }
+    for package in packages {
+        for why in package.unparsed() {
+            findings.insert(Finding {
+                severity: Severity::Note,
+                location: None,
+                message: format!(
+                    "not checked: a file does not parse, so its requests are not known: {why}"
+                ),
+                help: None,
+                rule: "unchecked-call",
             });
         }
     }

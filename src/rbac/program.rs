@@ -38,6 +38,8 @@ pub struct Binary {
     pub root: PathBuf,
     /// Its clap subcommands, by the name they are run with.
     pub subcommands: BTreeSet<String>,
+    /// Its root file parses: its `main` is known.
+    pub parsed: bool,
     /// The files it compiles (relative to the project root).
     files: HashSet<PathBuf>,
 }
@@ -139,6 +141,7 @@ fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
         let subcommands = graph.subcommands_of(&root_file, &files);
         binaries.push(Binary {
             name,
+            parsed: !graph.unparsed.iter().any(|(f, _)| *f == root_file),
             root: root_file,
             subcommands,
             files,
@@ -153,6 +156,11 @@ fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
 }
 
 impl Package {
+    /// The files that do not parse, each as `file:line:column: complaint`.
+    pub fn unparsed(&self) -> impl Iterator<Item = &str> {
+        self.graph.unparsed.iter().map(|(_, why)| why.as_str())
+    }
+
     /// The requests `binary` makes when run with `subcommand` (every
     /// subcommand's with `None`), and its calls whose kind is not shown.
     pub fn requests(
@@ -220,6 +228,9 @@ struct Graph {
     by_name: HashMap<String, Vec<usize>>,
     /// Subcommand enum -> variant -> the name it is run with.
     subcommands: HashMap<String, HashMap<String, String>>,
+    /// Files that do not parse, with rustc's complaint: their requests are
+    /// not known.
+    unparsed: Vec<(PathBuf, String)>,
 }
 
 /// What a program reaches.
@@ -232,10 +243,20 @@ struct Reached {
 impl Graph {
     fn of(files: &[(&Path, &str)]) -> Graph {
         let mut graph = Graph::default();
-        let parsed: Vec<(&Path, syn::File)> = files
-            .iter()
-            .filter_map(|(p, t)| syn::parse_file(t).ok().map(|f| (*p, f)))
-            .collect();
+        let mut parsed: Vec<(&Path, syn::File)> = Vec::new();
+        // Files without a function (kopium's types) are not parsed.
+        for (path, text) in files.iter().filter(|(_, t)| t.contains("fn ")) {
+            match syn::parse_file(text) {
+                Ok(file) => parsed.push((path, file)),
+                Err(e) => {
+                    let at = e.span().start();
+                    graph.unparsed.push((
+                        path.to_path_buf(),
+                        format!("{}:{}:{}: {e}", path.display(), at.line, at.column + 1),
+                    ));
+                }
+            }
+        }
         for (_, file) in &parsed {
             graph.collect_subcommands(file);
         }

@@ -1513,6 +1513,35 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                         });
                     }
                 }
+                // kube-lease-manager reads, creates and patches its Lease
+                // (in its namespace), and deletes it when released.
+                "new"
+                    if segments >= 2
+                        && matches!(
+                            p.path.segments[segments - 2].ident.to_string().as_str(),
+                            "LeaseManagerBuilder" | "LeaseManager"
+                        ) =>
+                {
+                    let location = self.walker.location(&last.ident);
+                    for (verb, optional) in [
+                        ("get", false),
+                        ("create", false),
+                        ("patch", false),
+                        ("delete", true),
+                    ] {
+                        self.walker.analysis.calls.push(Call {
+                            group: "coordination.k8s.io".into(),
+                            resource: "leases".into(),
+                            verb,
+                            cluster: false,
+                            objects_namespace: false,
+                            location: location.clone(),
+                            function: self.walker.function.clone(),
+                            via: "kube-lease-manager".into(),
+                            optional,
+                        });
+                    }
+                }
                 "finalizer" => {
                     if let Some(kind) = first.and_then(|a| self.walker.kind_of(a, self.scope)) {
                         self.walker
