@@ -118,10 +118,20 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], has_roles: bool) -> Ve
             .collect();
         let image = base(container.image.split(['@']).next().unwrap_or_default());
         let image = image.split(':').next().unwrap_or_default().to_string();
+        // `5-spot` is the image of the binary `5spot`.
+        let letters = |s: &str| {
+            s.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .collect::<String>()
+                .to_ascii_lowercase()
+        };
         let found = all
             .iter()
             .find(|(_, b)| words.contains(&b.name))
-            .or_else(|| all.iter().find(|(_, b)| image == b.name))
+            .or_else(|| {
+                all.iter()
+                    .find(|(_, b)| letters(&image) == letters(&b.name))
+            })
             .or_else(|| {
                 // Binaries that make no request (a crdgen, a docs tool) run
                 // under no role.

@@ -456,6 +456,18 @@ fn module_name(file: &Path) -> Option<&str> {
     }
 }
 
+/// `"x"` or `Some("x")`, as a pattern.
+fn literal_pattern(pat: &syn::Pat) -> Option<String> {
+    match pat {
+        syn::Pat::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        syn::Pat::TupleStruct(t) if t.elems.len() == 1 => literal_pattern(&t.elems[0]),
+        _ => None,
+    }
+}
+
 /// `#[command(name = "x")]` or `#[clap(name = "x")]`.
 fn command_name(attrs: &[syn::Attribute]) -> Option<String> {
     let mut found = None;
@@ -605,7 +617,19 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         idents(mac.tokens.clone(), &mut self.refs.loose);
     }
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
-        let names: Vec<Option<String>> = m.arms.iter().map(|a| self.subcommand(&a.pat)).collect();
+        // `match std::env::args().nth(1).as_deref() { Some("serve") => .. }`
+        // dispatches on a subcommand by hand.
+        let on_args = quote::ToTokens::to_token_stream(&m.expr)
+            .to_string()
+            .contains("args");
+        let names: Vec<Option<String>> = m
+            .arms
+            .iter()
+            .map(|a| {
+                self.subcommand(&a.pat)
+                    .or_else(|| on_args.then(|| literal_pattern(&a.pat)).flatten())
+            })
+            .collect();
         if names.iter().all(Option::is_none) {
             syn::visit::visit_expr_match(self, m);
             return;
@@ -628,4 +652,81 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         // A nested function is a function of its own.
     }
     fn visit_item_impl(&mut self, _: &'ast syn::ItemImpl) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The functions each subcommand of `main.rs` reaches.
+    fn reached(files: &[(&str, &str)], subcommand: &str) -> Vec<String> {
+        let files: Vec<(&Path, &str)> = files.iter().map(|(p, t)| (Path::new(*p), *t)).collect();
+        let graph = Graph::of(&files);
+        let all: HashSet<PathBuf> = files.iter().map(|(p, _)| p.to_path_buf()).collect();
+        let mut names: Vec<String> = graph
+            .reach_from(Path::new("src/main.rs"), &all, Some(subcommand))
+            .into_iter()
+            .map(|(file, name)| format!("{}:{name}", file.display()))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn subcommands_dispatched_by_hand_or_by_clap_reach_their_own_code() {
+        let by_hand = r#"
+            mod mint; mod serve;
+            #[tokio::main]
+            async fn main() -> anyhow::Result<()> {
+                match std::env::args().nth(1).as_deref() {
+                    Some("mint") => mint::run().await,
+                    Some("serve") => serve::run().await,
+                    other => bail!("usage"),
+                }
+            }
+        "#;
+        let files = [
+            ("src/main.rs", by_hand),
+            (
+                "src/mint.rs",
+                "pub async fn run() { issue().await }\nasync fn issue() {}",
+            ),
+            (
+                "src/serve.rs",
+                "pub async fn run() { listen().await }\nasync fn listen() {}",
+            ),
+        ];
+        assert_eq!(
+            reached(&files, "serve"),
+            [
+                "src/main.rs:main",
+                "src/serve.rs:listen",
+                "src/serve.rs:run"
+            ]
+        );
+        let clap = r"
+            #[derive(clap::Subcommand)]
+            enum Command { Mint, #[command(name = 'listen')] Serve { port: u16 } }
+            fn main() {
+                match Cli::parse().command {
+                    Command::Mint => mint::run(),
+                    Command::Serve { port } => serve::run(port),
+                }
+            }
+        "
+        .replace('\'', "\"");
+        let files = [("src/main.rs", clap.as_str()), files[1], files[2]];
+        assert_eq!(
+            reached(&files, "mint"),
+            ["src/main.rs:main", "src/mint.rs:issue", "src/mint.rs:run"]
+        );
+        assert_eq!(
+            reached(&files, "listen"),
+            [
+                "src/main.rs:main",
+                "src/serve.rs:listen",
+                "src/serve.rs:run"
+            ]
+        );
+    }
 }

@@ -143,7 +143,11 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
         }
         let shown = relative(&path);
         let templated = text.contains("{{");
-        let text = if templated { detemplate(&text) } else { text };
+        let text = if templated {
+            detemplate(&text, &Value::Null)
+        } else {
+            text
+        };
         let source = if templated {
             Source::Template
         } else {
@@ -541,6 +545,11 @@ fn render_chart(
 /// (so that a role and its binding, which name it by the same action, still
 /// meet), conditions taken as true.
 fn read_chart_templates(chart: &Path, shown: &Path, shipped: &mut Shipped) -> Result<()> {
+    // The default values, for the actions that only read one.
+    let values: Value = std::fs::read_to_string(chart.join("values.yaml"))
+        .ok()
+        .and_then(|t| serde_yaml_ng::from_str(&t).ok())
+        .unwrap_or(Value::Null);
     let dir = chart.join("templates");
     let mut templates: Vec<PathBuf> = walkdir::WalkDir::new(&dir)
         .sort_by_file_name()
@@ -558,7 +567,7 @@ fn read_chart_templates(chart: &Path, shown: &Path, shipped: &mut Shipped) -> Re
             continue;
         }
         let file = shown.join(template.strip_prefix(chart).unwrap_or(&template));
-        let text = detemplate(&text);
+        let text = detemplate(&text, &values);
         read_stream(
             &text,
             &file,
@@ -577,9 +586,10 @@ fn read_chart_templates(chart: &Path, shown: &Path, shipped: &mut Shipped) -> Re
     Ok(())
 }
 
-/// A template with each line that holds only actions blanked, and each
-/// other action replaced by a name made of its text.
-fn detemplate(text: &str) -> String {
+/// A template with each line that holds only actions blanked, each action
+/// that reads a default value (`{{ .Values.image.repository }}`) replaced
+/// by it, and each other action by a name made of its text.
+fn detemplate(text: &str, values: &Value) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let mut rest = line;
@@ -595,7 +605,10 @@ fn detemplate(text: &str) -> String {
             }
             kept.push_str(before);
             let action = &rest[open + 2..open + close];
-            kept.push_str(&opaque(action));
+            match default_value(action, values) {
+                Some(value) => kept.push_str(&value),
+                None => kept.push_str(&opaque(action)),
+            }
             rest = &rest[open + close + 2..];
         }
         if !rest.trim().is_empty() {
@@ -610,6 +623,27 @@ fn detemplate(text: &str) -> String {
         }
     }
     out
+}
+
+/// The default value an action reads, when it reads one scalar
+/// (`.Values.image.tag`, also piped through `quote` or `default`).
+fn default_value(action: &str, values: &Value) -> Option<String> {
+    let inner = action.trim().trim_matches('-').trim();
+    let (path, _pipes) = inner.split_once('|').unwrap_or((inner, ""));
+    let keys = path.trim().strip_prefix(".Values.")?;
+    let mut value = values;
+    for key in keys.split('.') {
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        value = value.get(key)?;
+    }
+    match value {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
 
 /// A name for a template action that YAML reads as plain text: the same
@@ -672,7 +706,7 @@ mod tests {
     #[test]
     fn template_actions_become_names_and_action_lines_go() {
         let text = "{{- if .Values.rbac.create }}\nkind: Role\nmetadata:\n  name: {{ include \"op.fullname\" . }}-manager\n  labels:\n    {{- include \"op.labels\" . | nindent 4 }}\n{{- end }}\n";
-        let plain = detemplate(text);
+        let plain = detemplate(text, &Value::Null);
         assert!(
             plain.starts_with("\nkind: Role\nmetadata:\n  name: tplx"),
             "{plain}"
