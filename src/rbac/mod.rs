@@ -337,6 +337,24 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 unchecked: unchecked.len(),
             });
             for call in calls.iter().filter(|c| !c.optional) {
+                // Another cluster's role governs a request sent there.
+                if call.remote {
+                    findings.insert(Finding {
+                        severity: Severity::Note,
+                        location: Some(call.location.clone()),
+                        message: format!(
+                            "`{}` of {} sends `{}` on {} with a client of another cluster (built from a kubeconfig), which the roles of ServiceAccount `{}` do not govern: not checked",
+                            call.via,
+                            run.name(),
+                            call.verb,
+                            describe(call),
+                            workload.account
+                        ),
+                        help: None,
+                        rule: "remote-request",
+                    });
+                    continue;
+                }
                 if granted(call, &roles) {
                     continue;
                 }
@@ -395,7 +413,9 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 let entry = role_calls
                     .entry((role.location.file.clone(), role.location.line))
                     .or_default();
-                entry.0.extend(calls.iter().map(|c| (*c).clone()));
+                entry
+                    .0
+                    .extend(calls.iter().filter(|c| !c.remote).map(|c| (*c).clone()));
                 entry
                     .1
                     .extend(unchecked.iter().flat_map(|u| verbs_of(u).iter().copied()));

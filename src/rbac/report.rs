@@ -31,6 +31,10 @@ const RULES: &[(&str, &str)] = &[
         "A call whose kind the code does not show, not checked against the roles",
     ),
     (
+        "remote-request",
+        "A request sent with a client of another cluster, which the workload's roles do not govern",
+    ),
+    (
         "untied-workload",
         "A workload given roles that runs none of the crate's binaries",
     ),

@@ -49,6 +49,9 @@ pub struct Call {
     /// only when the object does not exist yet. A rule may grant it; none
     /// has to.
     pub optional: bool,
+    /// Made with a client of another cluster (built from a kubeconfig the
+    /// code reads), which the operator's role does not govern.
+    pub remote: bool,
 }
 
 /// A call whose kind the sources do not show.
@@ -173,6 +176,8 @@ pub fn analyze_when(
         .filter_map(|(path, text)| parse(path, text))
         .collect();
     parsed.extend(more);
+    spread_remote_fns(&mut index);
+    find_remote_params(&parsed, &mut index);
     // Kinds the crate uses but does not own (`src/external/`, kopium's) are
     // declared with `#[kube(..)]` too; the CRD derivation's own come first.
     let mut own = own()?;
@@ -401,6 +406,17 @@ struct Index {
     /// Struct -> its type parameters, to give a generic struct's `Api<K>`
     /// field the kind its type names (`Wrapper<Pod>`).
     struct_generics: HashMap<String, Vec<String>>,
+    /// Functions that return a client of another cluster: one built from a
+    /// kubeconfig the code reads.
+    remote_fns: HashSet<String>,
+    /// Function -> the places of its parameters typed `Client`.
+    client_params: HashMap<String, Vec<usize>>,
+    /// (function, place) of the `Client` parameters every caller passes a
+    /// client of another cluster.
+    remote_params: HashSet<(String, usize)>,
+    /// The bodies of the other functions that return a `Client`: one that
+    /// calls a function of `remote_fns` joins them.
+    client_fns: Vec<(String, syn::Block)>,
 }
 
 impl Index {
@@ -455,6 +471,29 @@ impl Index {
 
     fn signature(&mut self, sig: &syn::Signature, body: Option<&syn::Block>) {
         let name = sig.ident.to_string();
+        let clients: Vec<usize> = sig
+            .inputs
+            .iter()
+            .filter(|arg| matches!(arg, syn::FnArg::Typed(_)))
+            .enumerate()
+            .filter_map(|(i, arg)| match arg {
+                syn::FnArg::Typed(t) if is_client_type(&t.ty) => Some(i),
+                _ => None,
+            })
+            .collect();
+        if !clients.is_empty() {
+            self.client_params.insert(name.clone(), clients);
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output
+            && is_client_type(unwrap_result(ty))
+            && let Some(body) = body
+        {
+            if mentions_remote(body, &HashSet::new(), &HashSet::new()) {
+                self.remote_fns.insert(name.clone());
+            } else {
+                self.client_fns.push((name.clone(), body.clone()));
+            }
+        }
         let params: Vec<Option<syn::Type>> = sig
             .inputs
             .iter()
@@ -477,6 +516,268 @@ impl Index {
             self.returns
                 .insert(name, (if generic { None } else { Some(kind) }, cluster));
         }
+    }
+}
+
+/// `Client`, `&Client`, `kube::Client`.
+fn is_client_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(r) => is_client_type(&r.elem),
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Client"),
+        _ => false,
+    }
+}
+
+/// Whether code builds a client of another cluster: it reads a kubeconfig
+/// (`Config::from_custom_kubeconfig`, `Kubeconfig::from_yaml`, ..), calls a
+/// function of `remote_fns`, or uses a variable of `remote_vars`.
+fn mentions_remote(
+    node: &syn::Block,
+    remote_fns: &HashSet<String>,
+    remote_vars: &HashSet<String>,
+) -> bool {
+    let mut finder = RemoteFinder {
+        remote_fns,
+        remote_vars,
+        found: false,
+    };
+    finder.visit_block(node);
+    finder.found
+}
+
+/// [`mentions_remote`] of one expression.
+fn expr_mentions_remote(
+    expr: &syn::Expr,
+    remote_fns: &HashSet<String>,
+    remote_vars: &HashSet<String>,
+) -> bool {
+    let mut finder = RemoteFinder {
+        remote_fns,
+        remote_vars,
+        found: false,
+    };
+    finder.visit_expr(expr);
+    finder.found
+}
+
+struct RemoteFinder<'a> {
+    remote_fns: &'a HashSet<String>,
+    remote_vars: &'a HashSet<String>,
+    found: bool,
+}
+
+impl<'ast> Visit<'ast> for RemoteFinder<'_> {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let last = names.last().map(String::as_str).unwrap_or_default();
+        let kubeconfig = names.iter().any(|n| n == "Kubeconfig")
+            && matches!(last, "read_from" | "from_yaml" | "read");
+        if kubeconfig
+            || matches!(last, "from_custom_kubeconfig" | "from_kubeconfig")
+            || self.remote_fns.contains(last)
+            || (names.len() == 1 && self.remote_vars.contains(last))
+        {
+            self.found = true;
+        }
+        syn::visit::visit_path(self, path);
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        if self.remote_fns.contains(&call.method.to_string()) {
+            self.found = true;
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+}
+
+/// The variables of a function that hold a client of another cluster:
+/// its parameters every caller gives one (`params`), and the `let`s whose
+/// value is built from a kubeconfig or from such a variable.
+fn remote_locals(block: &syn::Block, index: &Index, params: HashSet<String>) -> HashSet<String> {
+    struct Locals<'i> {
+        index: &'i Index,
+        vars: HashSet<String>,
+    }
+    impl<'ast> Visit<'ast> for Locals<'_> {
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            let name = match &local.pat {
+                syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                syn::Pat::Type(t) => match &*t.pat {
+                    syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let (Some(name), Some(init)) = (name, &local.init) {
+                // An `Api` is tracked apart; a client is what is made here.
+                if api_constructor_call(&init.expr).is_none()
+                    && expr_mentions_remote(&init.expr, &self.index.remote_fns, &self.vars)
+                {
+                    self.vars.insert(name);
+                }
+            }
+            syn::visit::visit_local(self, local);
+        }
+    }
+    // Most functions build no client at all.
+    if params.is_empty() && !mentions_remote(block, &index.remote_fns, &HashSet::new()) {
+        return params;
+    }
+    let mut locals = Locals {
+        index,
+        vars: params,
+    };
+    locals.visit_block(block);
+    locals.vars
+}
+
+/// An `Api::namespaced(client, ..)` call (behind `?` and the like), and
+/// the client it is given.
+fn api_constructor_call(expr: &syn::Expr) -> Option<&syn::Expr> {
+    match expr {
+        syn::Expr::Call(c) => {
+            api_constructor(&c.func)?;
+            c.args.first()
+        }
+        syn::Expr::Try(t) => api_constructor_call(&t.expr),
+        syn::Expr::Paren(p) => api_constructor_call(&p.expr),
+        _ => None,
+    }
+}
+
+/// Adds to the remote functions those that return what one gives.
+fn spread_remote_fns(index: &mut Index) {
+    // A function that returns what a remote function gives is remote too.
+    loop {
+        let found: Vec<String> = index
+            .client_fns
+            .iter()
+            .filter(|(name, body)| {
+                !index.remote_fns.contains(name)
+                    && mentions_remote(body, &index.remote_fns, &HashSet::new())
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        index.remote_fns.extend(found);
+    }
+}
+
+/// The `Client` parameters every caller passes a client of another
+/// cluster, found over `files` (two rounds, so that such a client passed
+/// on once more is followed too).
+fn find_remote_params(files: &[(&Path, syn::File)], index: &mut Index) {
+    struct Votes<'i> {
+        index: &'i Index,
+        function: String,
+        remote: HashSet<String>,
+        tally: &'i mut HashMap<(String, usize), (usize, usize)>,
+    }
+    impl Votes<'_> {
+        fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+            let name = sig.ident.to_string();
+            let params: HashSet<String> = sig
+                .inputs
+                .iter()
+                .filter(|arg| matches!(arg, syn::FnArg::Typed(_)))
+                .enumerate()
+                .filter_map(|(i, arg)| match arg {
+                    syn::FnArg::Typed(t) => match &*t.pat {
+                        syn::Pat::Ident(p)
+                            if self.index.remote_params.contains(&(name.clone(), i)) =>
+                        {
+                            Some(p.ident.to_string())
+                        }
+                        _ => None,
+                    },
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .collect();
+            self.remote = remote_locals(block, self.index, params);
+            self.function = name;
+            self.visit_block(block);
+        }
+        fn vote(
+            &mut self,
+            callee: &str,
+            args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+        ) {
+            let Some(places) = self.index.client_params.get(callee) else {
+                return;
+            };
+            for &i in places {
+                let Some(arg) = args.iter().nth(i) else {
+                    continue;
+                };
+                let remote = variable(arg).is_some_and(|v| self.remote.contains(&v));
+                let entry = self.tally.entry((callee.to_string(), i)).or_default();
+                if remote {
+                    entry.0 += 1;
+                } else {
+                    entry.1 += 1;
+                }
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Votes<'_> {
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            if !is_test(&f.attrs) {
+                self.function(&f.sig, &f.block);
+            }
+        }
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            if !is_test(&f.attrs) {
+                self.function(&f.sig, &f.block);
+            }
+        }
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            if !is_test(&m.attrs) {
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && let Some(last) = p.path.segments.last()
+            {
+                self.vote(&last.ident.to_string(), &call.args);
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            self.vote(&call.method.to_string(), &call.args);
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    if index.remote_fns.is_empty()
+        && !files.iter().any(|(_, f)| {
+            let mut finder = RemoteFinder {
+                remote_fns: &index.remote_fns,
+                remote_vars: &HashSet::new(),
+                found: false,
+            };
+            finder.visit_file(f);
+            finder.found
+        })
+    {
+        return;
+    }
+    for _ in 0..2 {
+        let mut votes = HashMap::new();
+        for (_, file) in files {
+            let mut walk = Votes {
+                index,
+                function: String::new(),
+                remote: HashSet::new(),
+                tally: &mut votes,
+            };
+            walk.visit_file(file);
+        }
+        index.remote_params = votes
+            .into_iter()
+            .filter(|(_, (remote, local))| *remote > 0 && *local == 0)
+            .map(|(key, _)| key)
+            .collect();
     }
 }
 
@@ -740,6 +1041,27 @@ impl FileWalker<'_> {
         if let Some(ty) = &self.self_type {
             scope.values.insert("self".into(), ty.clone());
         }
+        let remote_params: HashSet<String> = sig
+            .inputs
+            .iter()
+            .filter(|arg| matches!(arg, syn::FnArg::Typed(_)))
+            .enumerate()
+            .filter_map(|(i, arg)| match arg {
+                syn::FnArg::Typed(t)
+                    if self
+                        .index
+                        .remote_params
+                        .contains(&(self.function.clone(), i)) =>
+                {
+                    match &*t.pat {
+                        syn::Pat::Ident(p) => Some(p.ident.to_string()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .collect();
+        scope.remote_clients = remote_locals(block, self.index, remote_params);
         for arg in &sig.inputs {
             if let syn::FnArg::Typed(t) = arg
                 && let syn::Pat::Ident(name) = &*t.pat
@@ -1047,6 +1369,7 @@ impl FileWalker<'_> {
                 function: self.function.clone(),
                 via: via.clone(),
                 optional: false,
+                remote: false,
             });
         }
     }
@@ -1249,6 +1572,10 @@ struct Scope {
     values: HashMap<String, syn::Type>,
     /// Variables that hold a literal `GroupVersionKind` or `ApiResource`.
     literals: HashMap<String, Literal>,
+    /// Variables that hold a client of another cluster, and `Api`s made
+    /// with one.
+    remote_clients: HashSet<String>,
+    remote_apis: HashSet<String>,
 }
 
 /// `let` bindings of `Api` values.
@@ -1282,6 +1609,14 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 .as_ref()
                 .map(|init| literal_parts([&*init.expr], &self.scope.literals))
                 .unwrap_or_default();
+            if let Some(client) = local
+                .init
+                .as_ref()
+                .and_then(|init| api_constructor_call(&init.expr))
+                && variable(client).is_some_and(|c| self.scope.remote_clients.contains(&c))
+            {
+                self.scope.remote_apis.insert(name.clone());
+            }
             if let Some(kind) = kind {
                 self.scope.apis.insert(name, kind);
             } else if literal != Literal::default() {
@@ -1393,6 +1728,12 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         if let Some((verbs, sub)) = method_requests(&method)
             && let Some(kind) = self.walker.kind_of(&call.receiver, self.scope)
         {
+            let first = self.walker.analysis.calls.len();
+            let remote = variable(&call.receiver)
+                .is_some_and(|v| self.scope.remote_apis.contains(&v))
+                || api_constructor_call(&call.receiver)
+                    .and_then(variable)
+                    .is_some_and(|c| self.scope.remote_clients.contains(&c));
             let via = via(&receiver_text(&call.receiver));
             self.walker
                 .push(&kind, verbs, sub, &call.method, via.clone());
@@ -1409,6 +1750,11 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 }
                 for call in &mut self.walker.deferred[deferred..] {
                     call.optional = true;
+                }
+            }
+            if remote {
+                for call in &mut self.walker.analysis.calls[first..] {
+                    call.remote = true;
                 }
             }
         } else if let Some(verb) = match method.as_str() {
@@ -1510,6 +1856,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             function: self.walker.function.clone(),
                             via: "Recorder::new".into(),
                             optional: false,
+                            remote: false,
                         });
                     }
                 }
@@ -1539,6 +1886,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             function: self.walker.function.clone(),
                             via: "kube-lease-manager".into(),
                             optional,
+                            remote: false,
                         });
                     }
                 }
@@ -1675,6 +2023,7 @@ impl Instantiations<'_, '_> {
                     self.walker.path.display()
                 ),
                 optional: d.optional,
+                remote: false,
             });
         }
     }

@@ -142,7 +142,9 @@ pub fn check(
             .any(|rule| grants_call(rule, is_role(rule), call, namespaced))
     };
     let mut reported = BTreeSet::new();
-    for call in &analysis.calls {
+    // A request to another cluster (a client built from a kubeconfig the
+    // code reads) is that cluster's to authorize.
+    for call in analysis.calls.iter().filter(|c| !c.remote) {
         // In a namespaced project, neither a marker nor `infer` can grant a
         // request across the cluster: only a ClusterRole can.
         let beyond_role = namespaced && call.cluster;
@@ -262,7 +264,7 @@ pub(crate) fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
 pub fn inferred_rules(calls: &[Call], bound: &[RbacRule], namespaced: bool) -> Vec<RbacRule> {
     let mut by_resource: std::collections::BTreeMap<(String, String), BTreeSet<&str>> =
         std::collections::BTreeMap::new();
-    for call in calls {
+    for call in calls.iter().filter(|c| !c.remote) {
         // What the static roles grant stays theirs.
         if bound
             .iter()
@@ -415,6 +417,7 @@ mod tests {
             function: "reconcile".into(),
             via: "api.patch".into(),
             optional: false,
+            remote: false,
         }
     }
 

@@ -345,3 +345,44 @@ async fn run(client: Client, reference: ObjectReference) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn requests_with_a_client_of_another_cluster_are_marked_remote() {
+    let code = r"
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use kube::{Api, Client, Config, config::Kubeconfig};
+
+async fn guest_client(yaml: &str) -> anyhow::Result<Client> {
+    let kubeconfig = Kubeconfig::from_yaml(yaml)?;
+    let config = Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await?;
+    Ok(Client::try_from(config)?)
+}
+
+async fn guest(&self, name: &str) -> anyhow::Result<Client> {
+    guest_client(&self.kubeconfig(name).await?).await
+}
+
+async fn wait_ready(guest: &Client) {
+    let pods: Api<Pod> = Api::default_namespaced(guest.clone());
+    pods.list(&Default::default()).await;
+}
+
+async fn reconcile(host: Client, yaml: &str) {
+    let secrets: Api<Secret> = Api::default_namespaced(host.clone());
+    secrets.get(NAME).await;
+    let remote = self.guest(NAME).await.unwrap();
+    let maps: Api<ConfigMap> = Api::default_namespaced(remote.clone());
+    maps.create(&Default::default(), &map).await;
+    wait_ready(&remote).await;
+}
+";
+    let files = [(Path::new("src/guest.rs"), code)];
+    let analysis = analyze(&files, &own());
+    let mut remote: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| format!("{} {} {}", c.location.line, c.verb, c.remote))
+        .collect();
+    remote.sort();
+    assert_eq!(remote, ["17 list true", "22 get false", "25 create true"]);
+}
