@@ -119,7 +119,13 @@ pub fn generate_from(
                 .filter(|f| !f.dependency)
                 .map(|f| (f.path.as_path(), f.text.as_str()))
                 .collect();
-            calls::analyze_when(&files, || kinds.recv().ok())
+            let dependencies: Vec<&str> = sources
+                .files
+                .iter()
+                .filter(|f| f.dependency)
+                .map(|f| f.text.as_str())
+                .collect();
+            calls::analyze_when(&files, &dependencies, || kinds.recv().ok())
         });
         derive_and_emit(
             sources,

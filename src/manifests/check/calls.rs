@@ -137,15 +137,19 @@ const WATCH: &[&str] = &["list", "watch"];
 /// The requests of the crate in `files` (path relative to the project root,
 /// text); `own` are the crate's kinds.
 pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
-    analyze_when(files, || Some(own.to_vec())).unwrap_or_default()
+    analyze_when(files, &[], || Some(own.to_vec())).unwrap_or_default()
 }
 
 /// [`analyze`], with the crate's kinds given by `own` once they are known:
 /// the files are parsed (the costly part) before `own` is asked for, so
 /// that the parse can run beside the derivation that finds the kinds.
 /// `None` from `own`: the analysis is not wanted after all.
+///
+/// `kind_files` are read for the kinds they declare only: the sibling
+/// crates a kind of the requests may come from.
 pub fn analyze_when(
     files: &[(&Path, &str)],
+    kind_files: &[&str],
     own: impl FnOnce() -> Option<Vec<OwnKind>>,
 ) -> Option<Analysis> {
     fn parse<'p>(path: &'p Path, text: &str) -> Option<(&'p Path, syn::File)> {
@@ -181,7 +185,8 @@ pub fn analyze_when(
     // Kinds the crate uses but does not own (`src/external/`, kopium's) are
     // declared with `#[kube(..)]` too; the CRD derivation's own come first.
     let mut own = own()?;
-    for (_, text) in files.iter().filter(|(_, t)| t.contains("#[kube(")) {
+    let texts = files.iter().map(|(_, t)| *t).chain(kind_files.iter().copied());
+    for text in texts.filter(|t| t.contains("#[kube(")) {
         for kind in declared_kinds(text) {
             if !own
                 .iter()
