@@ -102,7 +102,7 @@ impl Run<'_> {
 /// project's binaries: by the command's file name, an argument, or the
 /// image's name; in a project with one binary that makes requests, any
 /// workload whose account is given a role runs it.
-fn runs<'p>(workload: &Workload, packages: &'p [Package], has_roles: bool) -> Vec<Run<'p>> {
+fn runs<'p>(workload: &Workload, packages: &'p [Package], roles: &[(&Role, bool)]) -> Vec<Run<'p>> {
     let all: Vec<(&Package, &Binary)> = packages
         .iter()
         .flat_map(|p| p.binaries.iter().map(move |b| (p, b)))
@@ -145,7 +145,7 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], has_roles: bool) -> Ve
                     !b.name.starts_with("kubectl-") && (!calls.is_empty() || !unchecked.is_empty())
                 });
                 match (requesting.next(), requesting.next()) {
-                    (Some(only), None) if has_roles => Some(only),
+                    (Some(only), None) if grants_its_own(only.0, only.1, roles) => Some(only),
                     _ => None,
                 }
             });
@@ -163,6 +163,18 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], has_roles: bool) -> Ve
         });
     }
     out
+}
+
+/// Whether `roles` grant `binary` some request on a kind of a custom API
+/// group (the project's own, or another project's it works with), or,
+/// when it makes none, any request: a role made for the program, not for
+/// another operator a repository happens to deploy beside it.
+fn grants_its_own(package: &Package, binary: &Binary, roles: &[(&Role, bool)]) -> bool {
+    let (calls, _) = package.requests(binary, None);
+    let custom = |c: &&Call| c.group.contains('.') && !c.group.ends_with(".k8s.io");
+    let own: Vec<&Call> = calls.iter().copied().filter(custom).collect();
+    let wanted = if own.is_empty() { calls } else { own };
+    wanted.iter().any(|c| granted(c, roles))
 }
 
 /// How close two places are: the folders they share.
@@ -317,7 +329,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     let mut tied_accounts: HashSet<&str> = HashSet::new();
     for workload in &shipped.workloads {
         let roles = bound_roles(workload, shipped);
-        let runs = runs(workload, packages, !roles.is_empty());
+        let runs = runs(workload, packages, &roles);
         if runs.is_empty() {
             if !roles.is_empty() {
                 untied.push(format!(
@@ -409,7 +421,10 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                     rule: "unchecked-call",
                 });
             }
-            for (role, _) in &roles {
+            // A program that makes no request rsop can follow says nothing
+            // of which rules its roles need.
+            let followed = !calls.is_empty();
+            for (role, _) in roles.iter().filter(|_| followed) {
                 let entry = role_calls
                     .entry((role.location.file.clone(), role.location.line))
                     .or_default();

@@ -231,6 +231,9 @@ struct Graph {
     /// Files that do not parse, with rustc's complaint: their requests are
     /// not known.
     unparsed: Vec<(PathBuf, String)>,
+    /// `use a::run as run_a`: the name a function is also called by ->
+    /// its own names.
+    aliases: HashMap<String, Vec<String>>,
 }
 
 /// What a program reaches.
@@ -259,6 +262,7 @@ impl Graph {
         }
         for (_, file) in &parsed {
             graph.collect_subcommands(file);
+            graph.collect_aliases(file);
         }
         for (path, file) in &parsed {
             let mut collector = Collector {
@@ -303,6 +307,28 @@ impl Graph {
             }
         }
         Enums(&mut self.subcommands).visit_file(file);
+    }
+
+    /// The renames of `use` items.
+    fn collect_aliases(&mut self, file: &syn::File) {
+        fn walk(tree: &syn::UseTree, out: &mut HashMap<String, Vec<String>>) {
+            match tree {
+                syn::UseTree::Path(p) => walk(&p.tree, out),
+                syn::UseTree::Rename(r) => out
+                    .entry(r.rename.to_string())
+                    .or_default()
+                    .push(r.ident.to_string()),
+                syn::UseTree::Group(g) => g.items.iter().for_each(|t| walk(t, out)),
+                syn::UseTree::Name(_) | syn::UseTree::Glob(_) => {}
+            }
+        }
+        struct Uses<'a>(&'a mut HashMap<String, Vec<String>>);
+        impl<'ast> Visit<'ast> for Uses<'_> {
+            fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+                walk(&u.tree, self.0);
+            }
+        }
+        Uses(&mut self.aliases).visit_file(file);
     }
 
     /// The subcommands a binary's `main` dispatches on.
@@ -386,10 +412,17 @@ impl Graph {
         let mut out = Vec::new();
         let visible = |i: &usize| files.contains(&self.functions[*i].file);
         for (qualifier, name) in &refs.paths {
-            let Some(candidates) = self.by_name.get(name) else {
+            // A name a `use .. as` gave stands for the function it renames.
+            let names = std::iter::once(name).chain(self.aliases.get(name).into_iter().flatten());
+            let candidates: Vec<usize> = names
+                .filter_map(|n| self.by_name.get(n))
+                .flatten()
+                .copied()
+                .filter(visible)
+                .collect();
+            if candidates.is_empty() {
                 continue;
-            };
-            let candidates: Vec<usize> = candidates.iter().copied().filter(visible).collect();
+            }
             let chosen: Vec<usize> = match qualifier.as_deref() {
                 Some("Self") => candidates
                     .iter()

@@ -185,7 +185,10 @@ pub fn analyze_when(
     // Kinds the crate uses but does not own (`src/external/`, kopium's) are
     // declared with `#[kube(..)]` too; the CRD derivation's own come first.
     let mut own = own()?;
-    let texts = files.iter().map(|(_, t)| *t).chain(kind_files.iter().copied());
+    let texts = files
+        .iter()
+        .map(|(_, t)| *t)
+        .chain(kind_files.iter().copied());
     for text in texts.filter(|t| t.contains("#[kube(")) {
         for kind in declared_kinds(text) {
             if !own
