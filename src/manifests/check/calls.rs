@@ -181,6 +181,32 @@ pub fn analyze_when(
         .collect();
     parsed.extend(more);
     spread_remote_fns(&mut index);
+    index.consts = string_consts(
+        files
+            .iter()
+            .map(|(_, t)| *t)
+            .filter(|t| t.contains("const ")),
+    );
+    let empty = HashMap::new();
+    let no_functions = HashMap::new();
+    for (name, body) in std::mem::take(&mut index.resource_fns) {
+        let known = Known {
+            vars: &empty,
+            consts: &index.consts,
+            functions: &no_functions,
+        };
+        let literal = literal_parts(
+            [&syn::Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: body,
+            })],
+            &known,
+        );
+        if literal.group.is_some() && literal.kind.is_some() {
+            index.literal_fns.insert(name, literal);
+        }
+    }
     find_remote_params(&parsed, &mut index);
     // Kinds the crate uses but does not own (`src/external/`, kopium's) are
     // declared with `#[kube(..)]` too; the CRD derivation's own come first.
@@ -189,8 +215,16 @@ pub fn analyze_when(
         .iter()
         .map(|(_, t)| *t)
         .chain(kind_files.iter().copied());
-    for text in texts.filter(|t| t.contains("#[kube(")) {
-        for kind in declared_kinds(text) {
+    for text in texts.filter(|t| t.contains("#[kube(") || t.contains("Resource for ")) {
+        let mut kinds = if text.contains("#[kube(") {
+            declared_kinds(text)
+        } else {
+            Vec::new()
+        };
+        if text.contains("Resource for ") {
+            kinds.extend(implemented_kinds(text));
+        }
+        for kind in kinds {
             if !own
                 .iter()
                 .any(|o| o.kind == kind.kind && o.group == kind.group)
@@ -332,6 +366,83 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
     kinds
 }
 
+/// The kinds a file implements `kube::Resource` (or k8s-openapi's
+/// `Resource`) for by hand: the kind, group and plural its functions or
+/// constants return as literals, and the scope its `Scope` type names.
+fn implemented_kinds(text: &str) -> Vec<OwnKind> {
+    struct Impls(Vec<OwnKind>);
+    impl<'ast> Visit<'ast> for Impls {
+        fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+            let is_resource = item
+                .trait_
+                .as_ref()
+                .and_then(|(_, path, _)| path.segments.last())
+                .is_some_and(|s| s.ident == "Resource");
+            if !is_resource {
+                return;
+            }
+            let mut kind = None;
+            let mut group = None;
+            let mut plural = None;
+            let mut namespaced = true;
+            for impl_item in &item.items {
+                match impl_item {
+                    syn::ImplItem::Fn(f) => {
+                        let value = first_string(&f.block);
+                        match f.sig.ident.to_string().as_str() {
+                            "kind" => kind = value,
+                            "group" => group = value,
+                            "plural" => plural = value,
+                            _ => {}
+                        }
+                    }
+                    syn::ImplItem::Const(c) => {
+                        let value = string_value(&c.expr);
+                        match c.ident.to_string().as_str() {
+                            "KIND" => kind = value,
+                            "GROUP" => group = value,
+                            "URL_PATH_SEGMENT" => plural = value,
+                            _ => {}
+                        }
+                    }
+                    syn::ImplItem::Type(t) if t.ident == "Scope" => {
+                        namespaced = !quote::ToTokens::to_token_stream(&t.ty)
+                            .to_string()
+                            .contains("ClusterResourceScope");
+                    }
+                    _ => {}
+                }
+            }
+            if let (Some(kind), Some(group)) = (kind, group) {
+                self.0.push(OwnKind {
+                    plural: plural.unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
+                    kind,
+                    group,
+                    namespaced,
+                });
+            }
+        }
+    }
+    /// The first string literal of a function body (`Cow::Borrowed("x")`).
+    fn first_string(block: &syn::Block) -> Option<String> {
+        struct First(Option<String>);
+        impl<'ast> Visit<'ast> for First {
+            fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
+                self.0.get_or_insert_with(|| lit.value());
+            }
+        }
+        let mut first = First(None);
+        first.visit_block(block);
+        first.0
+    }
+    let Ok(file) = syn::parse_file(text) else {
+        return Vec::new();
+    };
+    let mut impls = Impls(Vec::new());
+    impls.visit_file(&file);
+    impls.0
+}
+
 /// The file parsed without its `#[cfg(test)] mod ..` modules: they make no
 /// request of the operator's, and in a scaffolded controller they are half
 /// the text. The tokens are read once; only the others are parsed.
@@ -391,6 +502,9 @@ fn mentions_kube(text: &str) -> bool {
         "Recorder::new",
         "finalizer(",
         "controller_owner_ref(",
+        // A function that returns the `ApiResource` a dynamic `Api` is of.
+        "-> ApiResource",
+        "-> GroupVersionKind",
     ]
     .iter()
     .any(|needle| text.contains(needle))
@@ -425,6 +539,14 @@ struct Index {
     /// The bodies of the other functions that return a `Client`: one that
     /// calls a function of `remote_fns` joins them.
     client_fns: Vec<(String, syn::Block)>,
+    /// The crate's string constants.
+    consts: HashMap<String, String>,
+    /// Functions that return an `ApiResource` or `GroupVersionKind` made of
+    /// literals, and what they return.
+    literal_fns: HashMap<String, Literal>,
+    /// The bodies of functions that return an `ApiResource` or
+    /// `GroupVersionKind`, read once the constants are known.
+    resource_fns: Vec<(String, syn::Block)>,
 }
 
 impl Index {
@@ -491,6 +613,16 @@ impl Index {
             .collect();
         if !clients.is_empty() {
             self.client_params.insert(name.clone(), clients);
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output
+            && let syn::Type::Path(p) = unwrap_result(ty)
+            && p.path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "ApiResource" || s.ident == "GroupVersionKind")
+            && let Some(body) = body
+        {
+            self.resource_fns.push((name.clone(), body.clone()));
         }
         if let syn::ReturnType::Type(_, ty) = &sig.output
             && is_client_type(unwrap_result(ty))
@@ -1159,8 +1291,14 @@ impl FileWalker<'_> {
                         group: Some(group),
                         kind: Some(kind),
                         plural,
-                    } = literal_parts(&c.args, &scope.literals)
-                    {
+                    } = literal_parts(
+                        &c.args,
+                        &Known {
+                            vars: &scope.literals,
+                            consts: &self.index.consts,
+                            functions: &self.index.literal_fns,
+                        },
+                    ) {
                         return Some(ApiKind::Dynamic(group, kind, plural, cluster));
                     }
                     return Some(match kind {
@@ -1286,6 +1424,18 @@ impl FileWalker<'_> {
         };
         if full.first().is_some_and(|f| f == "k8s_openapi") {
             return k8s_target(&full);
+        }
+        // The Gateway API's kinds, from the `gateway-api` crate, whose
+        // sources cargo may not have downloaded.
+        if full.first().is_some_and(|f| f == "gateway_api")
+            && let Some(kind) = full.last()
+            && let Some((_, plural, namespaced)) = GATEWAY_KINDS.iter().find(|(k, _, _)| k == kind)
+        {
+            return Some(Target {
+                group: "gateway.networking.k8s.io".into(),
+                plural: (*plural).to_string(),
+                namespaced: *namespaced,
+            });
         }
         // `use crate::api::Widget as W`: the kind is `Widget`.
         let name = full.last().cloned().unwrap_or(name);
@@ -1434,21 +1584,40 @@ fn string_value(expr: &syn::Expr) -> Option<String> {
 /// `ApiResource::from_gvk_with_plural(.., "plural")`, an `ApiResource { .. }`
 /// or `GroupVersionKind { .. }` written field by field, and the variables
 /// of `known` that hold such values.
-fn literal_parts<'e>(
-    exprs: impl IntoIterator<Item = &'e syn::Expr>,
-    known: &HashMap<String, Literal>,
-) -> Literal {
+fn literal_parts<'e>(exprs: impl IntoIterator<Item = &'e syn::Expr>, known: &Known<'_>) -> Literal {
     struct Finder<'k> {
         found: Literal,
-        known: &'k HashMap<String, Literal>,
+        known: &'k Known<'k>,
+    }
+    impl Finder<'_> {
+        fn string(&self, expr: &syn::Expr) -> Option<String> {
+            string_value(expr).or_else(|| match expr {
+                // A constant of the crate: `VELERO_GROUP.into()`.
+                syn::Expr::Path(p) => {
+                    let name = p.path.segments.last()?.ident.to_string();
+                    self.known.consts.get(&name).cloned()
+                }
+                syn::Expr::MethodCall(m)
+                    if matches!(
+                        m.method.to_string().as_str(),
+                        "into" | "to_string" | "to_owned"
+                    ) =>
+                {
+                    self.string(&m.receiver)
+                }
+                syn::Expr::Reference(r) => self.string(&r.expr),
+                _ => None,
+            })
+        }
     }
     impl<'ast> Visit<'ast> for Finder<'_> {
         fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
             if let syn::Expr::Path(p) = &*call.func
                 && let Some(last) = p.path.segments.last()
             {
-                let items: Vec<Option<String>> = call.args.iter().map(string_value).collect();
-                match (last.ident.to_string().as_str(), items.as_slice()) {
+                let name = last.ident.to_string();
+                let items: Vec<Option<String>> = call.args.iter().map(|a| self.string(a)).collect();
+                match (name.as_str(), items.as_slice()) {
                     ("gvk", [Some(group), Some(_), Some(kind)]) => {
                         self.found.group = Some(group.clone());
                         self.found.kind = Some(kind.clone());
@@ -1456,7 +1625,13 @@ fn literal_parts<'e>(
                     ("from_gvk_with_plural", [_, Some(plural)]) => {
                         self.found.plural = Some(plural.clone());
                     }
-                    _ => {}
+                    _ => {
+                        // A function of the crate that returns a literal
+                        // `ApiResource` or `GroupVersionKind`.
+                        if let Some(literal) = self.known.functions.get(&name) {
+                            self.found = std::mem::take(&mut self.found).or(literal);
+                        }
+                    }
                 }
             }
             syn::visit::visit_expr_call(self, call);
@@ -1472,7 +1647,7 @@ fn literal_parts<'e>(
                     let syn::Member::Named(name) = &field.member else {
                         continue;
                     };
-                    let value = string_value(&field.expr);
+                    let value = self.string(&field.expr);
                     match name.to_string().as_str() {
                         "group" => self.found.group = value,
                         "kind" => self.found.kind = value,
@@ -1485,7 +1660,7 @@ fn literal_parts<'e>(
         }
         fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
             if let Some(ident) = path.path.get_ident()
-                && let Some(known) = self.known.get(&ident.to_string())
+                && let Some(known) = self.known.vars.get(&ident.to_string())
             {
                 self.found = std::mem::take(&mut self.found).or(known);
             }
@@ -1499,6 +1674,55 @@ fn literal_parts<'e>(
         finder.visit_expr(expr);
     }
     finder.found
+}
+
+/// What literal values are known where an expression is read: the
+/// function's variables that hold one, the crate's string constants, and
+/// its functions that return one.
+struct Known<'a> {
+    vars: &'a HashMap<String, Literal>,
+    consts: &'a HashMap<String, String>,
+    functions: &'a HashMap<String, Literal>,
+}
+
+/// The crate's string constants (`const GROUP: &str = "velero.io";`), read
+/// line by line from every file; a name two constants share is left out.
+fn string_consts<'t>(texts: impl Iterator<Item = &'t str>) -> HashMap<String, String> {
+    let mut out: HashMap<String, Option<String>> = HashMap::new();
+    for text in texts {
+        for line in text.lines() {
+            let line = line.trim_start();
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            let line = line
+                .strip_prefix("pub(crate) ")
+                .unwrap_or(line)
+                .trim_start();
+            let Some(rest) = line.strip_prefix("const ") else {
+                continue;
+            };
+            let Some((name, rest)) = rest.split_once(':') else {
+                continue;
+            };
+            let Some((ty, value)) = rest.split_once('=') else {
+                continue;
+            };
+            if ty.trim() != "&str" && ty.trim() != "&'static str" {
+                continue;
+            }
+            let Ok(syn::Lit::Str(lit)) =
+                syn::parse_str::<syn::Lit>(value.trim().trim_end_matches(';'))
+            else {
+                continue;
+            };
+            let entry = out
+                .entry(name.trim().to_string())
+                .or_insert(Some(lit.value()));
+            if entry.as_deref() != Some(lit.value().as_str()) {
+                *entry = None;
+            }
+        }
+    }
+    out.into_iter().filter_map(|(k, v)| Some((k, v?))).collect()
 }
 
 fn turbofish(t: Option<&syn::AngleBracketedGenericArguments>) -> Option<syn::Type> {
@@ -1543,6 +1767,20 @@ fn k8s_target(path: &[String]) -> Option<Target> {
         namespaced: !CLUSTER_KINDS.contains(&kind.as_str()),
     })
 }
+
+/// The kinds of the Gateway API (`gateway.networking.k8s.io`): kind,
+/// plural, namespaced.
+const GATEWAY_KINDS: &[(&str, &str, bool)] = &[
+    ("GatewayClass", "gatewayclasses", false),
+    ("Gateway", "gateways", true),
+    ("HTTPRoute", "httproutes", true),
+    ("GRPCRoute", "grpcroutes", true),
+    ("TLSRoute", "tlsroutes", true),
+    ("TCPRoute", "tcproutes", true),
+    ("UDPRoute", "udproutes", true),
+    ("ReferenceGrant", "referencegrants", true),
+    ("BackendTLSPolicy", "backendtlspolicies", true),
+];
 
 /// Kubernetes' cluster-scoped kinds beyond [`k8s_kinds::KINDS`].
 const CLUSTER_KINDS: &[&str] = &[
@@ -1615,7 +1853,14 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
             let literal = local
                 .init
                 .as_ref()
-                .map(|init| literal_parts([&*init.expr], &self.scope.literals))
+                .map(|init| {
+                    let known = Known {
+                        vars: &self.scope.literals,
+                        consts: &self.walker.index.consts,
+                        functions: &self.walker.index.literal_fns,
+                    };
+                    literal_parts([&*init.expr], &known)
+                })
                 .unwrap_or_default();
             if let Some(client) = local
                 .init

@@ -386,3 +386,53 @@ async fn reconcile(host: Client, yaml: &str) {
     remote.sort();
     assert_eq!(remote, ["17 list true", "22 get false", "25 create true"]);
 }
+
+#[test]
+fn hand_written_resources_and_resource_functions_name_their_kind() {
+    let kinds = r#"
+use std::borrow::Cow;
+use kube::Resource;
+
+pub struct Tunnel { metadata: ObjectMeta }
+
+impl Resource for Tunnel {
+    type DynamicType = ();
+    type Scope = k8s_openapi::ClusterResourceScope;
+    fn kind(_: &()) -> Cow<'_, str> { Cow::Borrowed("Tunnel") }
+    fn group(_: &()) -> Cow<'_, str> { Cow::Borrowed("net.example.com") }
+    fn version(_: &()) -> Cow<'_, str> { Cow::Borrowed("v1") }
+    fn plural(_: &()) -> Cow<'_, str> { Cow::Borrowed("tunnels") }
+}
+
+const VELERO_GROUP: &str = "velero.io";
+
+pub fn backup_resource() -> ApiResource {
+    ApiResource {
+        group: VELERO_GROUP.into(),
+        version: "v1".into(),
+        api_version: "velero.io/v1".into(),
+        kind: "Backup".into(),
+        plural: "backups".into(),
+    }
+}
+"#;
+    let code = r"
+use crate::kinds::{backup_resource, Tunnel};
+
+async fn run(client: Client) {
+    let tunnels: Api<Tunnel> = Api::all(client.clone());
+    tunnels.delete(NAME, &Default::default()).await;
+    let backups: Api<DynamicObject> = Api::namespaced_with(client, NS, &backup_resource());
+    backups.create(&Default::default(), &backup).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/kinds.rs", kinds), ("src/run.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "6 delete net.example.com/tunnels",
+            "8 create velero.io/backups"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
