@@ -178,11 +178,16 @@ impl Package {
                     .iter()
                     .any(|(f, from, to)| f == file && (*from..=*to).contains(&line))
         };
+        // A generic function's request with one caller's kind is made
+        // where that caller calls it.
         let calls = self
             .analysis
             .calls
             .iter()
-            .filter(|c| made(&c.location.file, &c.function, c.location.line))
+            .filter(|c| match &c.site {
+                Some((at, function)) => made(&at.file, function, at.line),
+                None => made(&c.location.file, &c.function, c.location.line),
+            })
             .collect();
         let unchecked = self
             .analysis

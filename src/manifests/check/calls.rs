@@ -52,6 +52,10 @@ pub struct Call {
     /// Made with a client of another cluster (built from a kubeconfig the
     /// code reads), which the operator's role does not govern.
     pub remote: bool,
+    /// A generic function's request made with the kind one caller gives:
+    /// that call's place and the function it is in, which decide whether a
+    /// program makes it.
+    pub site: Option<(Location, String)>,
 }
 
 /// A call whose kind the sources do not show.
@@ -520,6 +524,10 @@ struct Index {
     /// Function name -> the `K` of each parameter typed `Api<K>`, by position
     /// (a method's `self` left out).
     params: HashMap<String, Vec<Option<syn::Type>>>,
+    /// Generic function -> its type parameters in order, and for each of
+    /// its parameters the type parameter it is a value of (`obj: &T`,
+    /// `obj: Arc<T>`), for the kinds its callers' values have.
+    generic_values: HashMap<String, (Vec<String>, Vec<Option<String>>)>,
     /// Field name -> each struct with a field of that name typed `Api<K>`,
     /// and its `K`: the struct an expression's value is decides which.
     fields: HashMap<String, Vec<(String, syn::Type)>>,
@@ -601,6 +609,29 @@ impl Index {
 
     fn signature(&mut self, sig: &syn::Signature, body: Option<&syn::Block>) {
         let name = sig.ident.to_string();
+        let generics: Vec<String> = sig
+            .generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        if !generics.is_empty() {
+            let values: Vec<Option<String>> = sig
+                .inputs
+                .iter()
+                .filter_map(|arg| match arg {
+                    syn::FnArg::Typed(t) => Some(match strip_wrappers(&t.ty) {
+                        syn::Type::Path(p) => p
+                            .path
+                            .get_ident()
+                            .map(ToString::to_string)
+                            .filter(|i| generics.contains(i)),
+                        _ => None,
+                    }),
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .collect();
+            self.generic_values.insert(name.clone(), (generics, values));
+        }
         let clients: Vec<usize> = sig
             .inputs
             .iter()
@@ -1528,6 +1559,7 @@ impl FileWalker<'_> {
                 via: via.clone(),
                 optional: false,
                 remote: false,
+                site: None,
             });
         }
     }
@@ -2110,6 +2142,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             via: "Recorder::new".into(),
                             optional: false,
                             remote: false,
+                            site: None,
                         });
                     }
                 }
@@ -2140,6 +2173,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             via: "kube-lease-manager".into(),
                             optional,
                             remote: false,
+                            site: None,
                         });
                     }
                 }
@@ -2199,7 +2233,7 @@ impl Instantiations<'_, '_> {
         ) else {
             return;
         };
-        let line = self.walker.location(at).line;
+        let site = self.walker.location(at);
         for (arg, param) in args.iter().zip(params) {
             let Some(generic) = param.as_ref().and_then(type_parameter) else {
                 continue;
@@ -2215,7 +2249,52 @@ impl Instantiations<'_, '_> {
                 .iter()
                 .filter(|d| d.owner.is_none() && d.generic == generic)
             {
-                self.emit(d, &target, cluster, callee, line);
+                self.emit(d, &target, cluster, callee, &site);
+            }
+        }
+    }
+
+    /// The requests of `callee`, a generic function, with the kinds its
+    /// turbofish names (`ensure::<Widget>(..)`) or the values passed for
+    /// parameters of its type parameters (`ensure(&client, &widget)`).
+    fn instantiate_values(
+        &mut self,
+        callee: &str,
+        turbofish: Option<&syn::AngleBracketedGenericArguments>,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+        at: &impl Spanned,
+    ) {
+        let (Some(requests), Some((generics, values))) = (
+            self.deferred.get(callee),
+            self.walker.index.generic_values.get(callee),
+        ) else {
+            return;
+        };
+        let site = self.walker.location(at);
+        let mut kinds: Vec<(String, syn::Type)> = Vec::new();
+        if let Some(turbofish) = turbofish {
+            for (generic, arg) in generics.iter().zip(&turbofish.args) {
+                if let syn::GenericArgument::Type(ty) = arg {
+                    kinds.push((generic.clone(), ty.clone()));
+                }
+            }
+        }
+        for (arg, generic) in args.iter().zip(values) {
+            if let Some(generic) = generic
+                && let Some(ty) = self.walker.type_of(arg, self.scope)
+            {
+                kinds.push((generic.clone(), ty));
+            }
+        }
+        for (generic, ty) in kinds {
+            let Some(target) = self.walker.target(&ty) else {
+                continue;
+            };
+            for d in requests
+                .iter()
+                .filter(|d| d.owner.is_none() && d.generic == generic)
+            {
+                self.emit(d, &target, None, callee, &site);
             }
         }
     }
@@ -2235,7 +2314,7 @@ impl Instantiations<'_, '_> {
         else {
             return;
         };
-        let line = self.walker.location(at).line;
+        let site = self.walker.location(at);
         for d in requests {
             let Some((owner, position)) = &d.owner else {
                 continue;
@@ -2246,7 +2325,7 @@ impl Instantiations<'_, '_> {
             let Some(target) = args.get(*position).and_then(|k| self.walker.target(k)) else {
                 continue;
             };
-            self.emit(d, &target, None, callee, line);
+            self.emit(d, &target, None, callee, &site);
         }
     }
 
@@ -2256,8 +2335,9 @@ impl Instantiations<'_, '_> {
         target: &Target,
         cluster: Option<bool>,
         callee: &str,
-        line: usize,
+        site: &Location,
     ) {
+        let line = site.line;
         for verb in &d.verbs {
             self.walker.analysis.calls.push(Call {
                 group: target.group.clone(),
@@ -2277,6 +2357,7 @@ impl Instantiations<'_, '_> {
                 ),
                 optional: d.optional,
                 remote: false,
+                site: Some((site.clone(), self.walker.function.clone())),
             });
         }
     }
@@ -2287,13 +2368,20 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
         if let syn::Expr::Path(p) = &*call.func
             && let Some(last) = p.path.segments.last()
         {
-            self.instantiate(&last.ident.to_string(), &call.args, &last.ident);
+            let callee = last.ident.to_string();
+            self.instantiate(&callee, &call.args, &last.ident);
+            let turbofish = match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) => Some(a),
+                _ => None,
+            };
+            self.instantiate_values(&callee, turbofish, &call.args, &last.ident);
         }
         syn::visit::visit_expr_call(self, call);
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let callee = call.method.to_string();
         self.instantiate(&callee, &call.args, &call.method);
+        self.instantiate_values(&callee, call.turbofish.as_ref(), &call.args, &call.method);
         self.instantiate_method(&callee, &call.receiver, &call.method);
         syn::visit::visit_expr_method_call(self, call);
     }

@@ -418,6 +418,7 @@ mod tests {
             via: "api.patch".into(),
             optional: false,
             remote: false,
+            site: None,
         }
     }
 

@@ -436,3 +436,35 @@ async fn run(client: Client) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_generic_function_takes_the_kind_of_the_value_or_turbofish_it_is_given() {
+    let code = r"
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client, Resource};
+
+async fn add_finalizer<T: Resource>(client: &Client, obj: &T) {
+    let api: Api<T> = Api::namespaced(client.clone(), NS);
+    api.patch(NAME, &Default::default(), &patch).await;
+}
+
+async fn drop_all<T: Resource>(client: Client) {
+    let api: Api<T> = Api::all(client);
+    api.delete_collection(&Default::default(), &Default::default()).await;
+}
+
+async fn reconcile(client: Client, map: std::sync::Arc<ConfigMap>) {
+    add_finalizer(&client, &map).await;
+    drop_all::<Secret>(client).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/generic.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "7 patch core/configmaps",
+            "12 deletecollection core/secrets"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
