@@ -125,6 +125,19 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], roles: &[(&Role, bool)
                 .collect::<String>()
                 .to_ascii_lowercase()
         };
+        // An image named for the project around the binary
+        // (`uniskai-agent` for `agent`) runs it when no other binary's name
+        // fits and its roles grant that binary's own requests.
+        let around = || {
+            let mut fits = all.iter().filter(|(_, b)| {
+                image.ends_with(&format!("-{}", b.name))
+                    || image.starts_with(&format!("{}-", b.name))
+            });
+            match (fits.next(), fits.next()) {
+                (Some(only), None) if grants_its_own(only.0, only.1, roles) => Some(only),
+                _ => None,
+            }
+        };
         let found = all
             .iter()
             .find(|(_, b)| words.contains(&b.name))
@@ -132,6 +145,7 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], roles: &[(&Role, bool)
                 all.iter()
                     .find(|(_, b)| letters(&image) == letters(&b.name))
             })
+            .or_else(around)
             .or_else(|| {
                 // Binaries that make no request (a crdgen, a docs tool) run
                 // under no role.

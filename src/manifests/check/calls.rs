@@ -952,6 +952,14 @@ fn find_remote_params(files: &[(&Path, syn::File)], index: &mut Index) {
     }
 }
 
+/// The expressions of a macro whose body is a comma-separated list of
+/// them (`tokio::join!(a, b)`, `vec![..]`, `format!(..)`), which syn leaves
+/// as tokens.
+fn macro_exprs(mac: &syn::Macro) -> Option<syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>> {
+    mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
+        .ok()
+}
+
 /// `Result<T, E>`, `Option<T>` and the like: `T`.
 fn unwrap_result(ty: &syn::Type) -> &syn::Type {
     if let syn::Type::Path(p) = ty
@@ -983,6 +991,11 @@ fn api_type(ty: &syn::Type) -> Option<syn::Type> {
 fn called_names<'f>(files: impl Iterator<Item = &'f syn::File>) -> HashSet<String> {
     struct Calls(HashSet<String>);
     impl<'ast> Visit<'ast> for Calls {
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            for expr in macro_exprs(mac).iter().flatten() {
+                self.visit_expr(expr);
+            }
+        }
         fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
             if !is_test(&m.attrs) {
                 syn::visit::visit_item_mod(self, m);
@@ -1964,6 +1977,11 @@ impl Settle<'_> {
 }
 
 impl<'ast> Visit<'ast> for Settle<'_> {
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        for expr in macro_exprs(mac).iter().flatten() {
+            self.visit_expr(expr);
+        }
+    }
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let syn::Expr::Path(p) = &*call.func
             && let Some(last) = p.path.segments.last()
@@ -2007,6 +2025,11 @@ struct Requests<'w, 'a> {
 }
 
 impl<'ast> Visit<'ast> for Requests<'_, '_> {
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        for expr in macro_exprs(mac).iter().flatten() {
+            self.visit_expr(expr);
+        }
+    }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let method = call.method.to_string();
         let via = |receiver: &str| format!("{receiver}.{method}");
@@ -2364,6 +2387,11 @@ impl Instantiations<'_, '_> {
 }
 
 impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        for expr in macro_exprs(mac).iter().flatten() {
+            self.visit_expr(expr);
+        }
+    }
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let syn::Expr::Path(p) = &*call.func
             && let Some(last) = p.path.segments.last()
