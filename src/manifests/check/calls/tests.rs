@@ -468,3 +468,27 @@ async fn reconcile(client: Client, map: std::sync::Arc<ConfigMap>) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn calls_inside_macros_of_expressions_are_read() {
+    let code = r"
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment};
+use kube::{Api, Client, Resource};
+
+async fn scale<K: Resource>(api: Api<K>) {
+    api.patch(NAME, &Default::default(), &patch).await;
+}
+
+async fn reconcile(client: Client) {
+    let deployments: Api<Deployment> = Api::default_namespaced(client.clone());
+    let daemons: Api<DaemonSet> = Api::default_namespaced(client.clone());
+    let _ = tokio::join!(scale(deployments), daemons.list(&Default::default()));
+}
+";
+    let (calls, unchecked) = table(&[("src/scale.rs", code)]);
+    assert_eq!(
+        calls,
+        ["6 patch apps/deployments", "12 list apps/daemonsets"]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
