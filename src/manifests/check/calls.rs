@@ -1345,6 +1345,10 @@ impl FileWalker<'_> {
                     ) {
                         return Some(ApiKind::Dynamic(group, kind, plural, cluster));
                     }
+                    // `Api::all_with(client, &ApiResource::erase::<K>(&()))`.
+                    if let Some(erased) = erased_kind(&c.args) {
+                        return Some(ApiKind::Known(Box::new(erased), Some(cluster)));
+                    }
                     return Some(match kind {
                         Some(kind) => ApiKind::Known(Box::new(kind), Some(cluster)),
                         None => ApiKind::Inferred(Some(cluster)),
@@ -1719,6 +1723,28 @@ fn literal_parts<'e>(exprs: impl IntoIterator<Item = &'e syn::Expr>, known: &Kno
         finder.visit_expr(expr);
     }
     finder.found
+}
+
+/// The `K` of an `ApiResource::erase::<K>(..)` in `args`.
+fn erased_kind(args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>) -> Option<syn::Type> {
+    struct Erase(Option<syn::Type>);
+    impl<'ast> Visit<'ast> for Erase {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && let Some(last) = p.path.segments.last()
+                && last.ident == "erase"
+                && let Some(kind) = generic_args(&last.arguments).first()
+            {
+                self.0.get_or_insert_with(|| (*kind).clone());
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    let mut erase = Erase(None);
+    for arg in args {
+        erase.visit_expr(arg);
+    }
+    erase.0
 }
 
 /// What literal values are known where an expression is read: the

@@ -492,3 +492,19 @@ async fn reconcile(client: Client) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn an_erased_api_resource_names_its_kind() {
+    let code = r"
+use kube::api::{Api, ApiResource, DynamicObject};
+use crate::api::Widget;
+
+async fn run(client: Client) {
+    let api: Api<DynamicObject> = Api::all_with(client, &ApiResource::erase::<Widget>(&()));
+    api.list(&Default::default()).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(calls, ["7 list example.com/widgets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
