@@ -1913,7 +1913,12 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 .init
                 .as_ref()
                 .and_then(|init| self.walker.kind_of(&init.expr, self.scope));
+            // `Api<DynamicObject>` says nothing of the kind; its constructor may.
+            let dynamic = annotated.as_ref().is_some_and(|k| {
+                matches!(k, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "DynamicObject"))
+            });
             let kind = match (annotated, from_init) {
+                (Some(_), Some(known @ ApiKind::Known(..))) if dynamic => Some(known),
                 (Some(kind), Some(ApiKind::Known(_, cluster) | ApiKind::Inferred(cluster))) => {
                     Some(ApiKind::Known(Box::new(kind), cluster))
                 }
