@@ -365,9 +365,53 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
                 group: kube.group,
                 namespaced: kube.namespaced,
             });
+        } else if let Some(kind) = attrs.first().and_then(lenient_kind) {
+            // A key this release of kube-derive would refuse (the manifests
+            // run reports it) does not hide where the kind's requests go.
+            kinds.push(kind);
         }
     }
     kinds
+}
+
+/// The kind, group, plural and scope of a `#[kube(..)]` attribute, its
+/// other keys passed over whatever they hold.
+fn lenient_kind(attr: &syn::Attribute) -> Option<OwnKind> {
+    let (mut kind, mut group, mut plural, mut singular) = (None, None, None, None);
+    let mut namespaced = false;
+    let _ = attr.parse_nested_meta(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        if meta.input.peek(syn::Token![=]) {
+            let value: syn::Expr = meta.value()?.parse()?;
+            let text = string_value(&value);
+            match key.as_str() {
+                "kind" => kind = text,
+                "group" => group = text,
+                "plural" => plural = text,
+                "singular" => singular = text,
+                _ => {}
+            }
+        } else if meta.input.peek(syn::token::Paren) {
+            let _content;
+            syn::parenthesized!(_content in meta.input);
+        } else if key == "namespaced" {
+            namespaced = true;
+        }
+        Ok(())
+    });
+    let kind = kind?;
+    Some(OwnKind {
+        plural: plural.unwrap_or_else(|| {
+            names::to_plural(&singular.unwrap_or_else(|| kind.to_ascii_lowercase()))
+        }),
+        group: group?,
+        kind,
+        namespaced,
+    })
 }
 
 /// The kinds a file implements `kube::Resource` (or k8s-openapi's

@@ -508,3 +508,28 @@ async fn run(client: Client) {
     assert_eq!(calls, ["7 list example.com/widgets"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_kind_whose_attribute_kube_derive_would_refuse_still_names_its_requests() {
+    let kinds = r##"
+#[derive(CustomResource)]
+#[kube(
+    kind = "Config",
+    group = "cfg.example.com",
+    version = "v1",
+    namespaced,
+    printcolumn = r#"{"name":"A", "jsonPath":".a"}, {"name":"B", "jsonPath":".b"}"#,
+    no_such_key = 3
+)]
+pub struct ConfigSpec {}
+"##;
+    let code = r"
+async fn run(client: Client) {
+    let api: Api<Config> = Api::default_namespaced(client);
+    api.patch(NAME, &Default::default(), &patch).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/crd.rs", kinds), ("src/run.rs", code)]);
+    assert_eq!(calls, ["4 patch cfg.example.com/configs"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
