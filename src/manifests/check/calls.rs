@@ -622,6 +622,12 @@ impl Index {
                     syn::visit::visit_impl_item_fn(self, f);
                 }
             }
+            fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+                if !is_test(&f.attrs) {
+                    self.0.signature(&f.sig, f.default.as_ref());
+                    syn::visit::visit_trait_item_fn(self, f);
+                }
+            }
             fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
                 let owner = item.ident.to_string();
                 let generics: Vec<String> = item
@@ -1235,6 +1241,14 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
         if !is_test(&f.attrs) {
             self.function(&f.sig, &f.block);
+        }
+    }
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        // A trait's provided method runs for every type that takes it.
+        if let Some(block) = &f.default
+            && !is_test(&f.attrs)
+        {
+            self.function(&f.sig, block);
         }
     }
     fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {

@@ -533,3 +533,23 @@ async fn run(client: Client) {
     assert_eq!(calls, ["4 patch cfg.example.com/configs"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_traits_provided_method_makes_its_requests() {
+    let code = r"
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::{Api, Client};
+
+pub trait Accounts {
+    fn account(&self) -> &ServiceAccount;
+
+    async fn apply(&self, client: &Client) {
+        let api: Api<ServiceAccount> = Api::default_namespaced(client.clone());
+        api.create(&Default::default(), self.account()).await;
+    }
+}
+";
+    let (calls, unchecked) = table(&[("src/accounts.rs", code)]);
+    assert_eq!(calls, ["10 create core/serviceaccounts"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
