@@ -13,7 +13,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::manifests::diagnostics::{Diagnostic, Location};
+use crate::manifests::diagnostics::Location;
 use crate::manifests::emit::rbac::RbacRule;
 use crate::{Error, Result};
 
@@ -252,15 +252,11 @@ fn read_stream(
             Err(e) => {
                 if source == Source::Strict && mentions_read_kind(&document) {
                     let line = e.location().map_or(start, |l| start + l.line() - 1);
-                    return Err(Error::Diagnostics(vec![
-                        Diagnostic::new(
-                            Location::new(file, line, e.location().map_or(1, |l| l.column())),
-                            format!("this RBAC file is not valid YAML: {e}"),
-                        )
-                        .with_help(
-                            "fix the YAML (kubectl refuses it too); rsop checks nothing until it parses",
-                        ),
-                    ]));
+                    let at = Location::new(file, line, e.location().map_or(1, |l| l.column()));
+                    return Err(Error::user_with_help(
+                        format!("{at}: this RBAC file is not valid YAML: {e}"),
+                        "fix the YAML (kubectl refuses it too); rsop checks nothing until it parses",
+                    ));
                 }
                 continue;
             }
