@@ -734,10 +734,28 @@ impl Index {
                 .type_params()
                 .any(|p| is_ident(&kind, &p.ident));
             let cluster = body.and_then(constructor_scope);
-            self.returns
-                .insert(name, (if generic { None } else { Some(kind) }, cluster));
+            // A trait's `fn get_api() -> Api<Self>` says most of the kind;
+            // another trait's method of the same name that returns an
+            // associated type does not replace it.
+            let says_less = |k: &syn::Type| {
+                matches!(k, syn::Type::Path(p) if p.path.segments.len() > 1
+                    && p.path.segments[0].ident == "Self")
+            };
+            let keep = self
+                .returns
+                .get(&name)
+                .is_some_and(|(k, _)| k.as_ref().is_some_and(is_self) && says_less(&kind));
+            if !keep {
+                self.returns
+                    .insert(name, (if generic { None } else { Some(kind) }, cluster));
+            }
         }
     }
+}
+
+/// `Self`.
+fn is_self(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
 }
 
 /// `Client`, `&Client`, `kube::Client`.
@@ -1417,9 +1435,16 @@ impl FileWalker<'_> {
                 };
                 let last = p.path.segments.last()?;
                 let (kind, cluster) = self.index.returns.get(&last.ident.to_string())?;
-                let kind = kind
+                let mut kind = kind
                     .clone()
                     .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))?;
+                // `Widget::get_api(..)` of a `fn get_api() -> Api<Self>`.
+                if is_self(&kind) && p.path.segments.len() >= 2 {
+                    let mut path = p.path.clone();
+                    path.segments.pop();
+                    path.segments = path.segments.into_iter().collect();
+                    kind = syn::Type::Path(syn::TypePath { qself: None, path });
+                }
                 Some(ApiKind::Known(Box::new(kind), *cluster))
             }
             _ => None,
@@ -2010,11 +2035,9 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 self.scope.literals.insert(name, literal);
             } else if let syn::Pat::Type(t) = &local.pat {
                 self.scope.values.insert(name, (*t.ty).clone());
-            } else if let Some(ty) = local
-                .init
-                .as_ref()
-                .and_then(|init| constructed_type(&init.expr))
-            {
+            } else if let Some(ty) = local.init.as_ref().and_then(|init| {
+                constructed_type(&init.expr).or_else(|| self.walker.type_of(&init.expr, self.scope))
+            }) {
                 self.scope.values.insert(name, ty);
             }
         }

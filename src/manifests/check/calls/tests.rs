@@ -553,3 +553,34 @@ pub trait Accounts {
     assert_eq!(calls, ["10 create core/serviceaccounts"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_trait_function_returning_an_api_of_self_names_the_type_it_is_called_on() {
+    let code = r"
+use kube::{Api, Client};
+use crate::api::Widget;
+
+pub trait GetApi {
+    fn get_api(client: Client) -> Api<Self>;
+}
+
+async fn get_or_create<R: GetApi>(client: Client, res: &R) {
+    let api = R::get_api(client);
+    api.create(&Default::default(), res).await;
+}
+
+async fn reconcile(client: Client, widget: &Widget) {
+    get_or_create(client.clone(), widget).await;
+    Widget::get_api(client).delete(NAME, &Default::default()).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/get.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "11 create example.com/widgets",
+            "16 delete example.com/widgets"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
