@@ -250,8 +250,14 @@ pub(crate) fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
                 let needed = calls
                     .iter()
                     .any(|c| &c.group == group && &c.resource == resource && c.verb == verb);
+                // A rule over several groups says which one it means.
+                let of_group = match group.as_str() {
+                    _ if rule.groups.len() < 2 => String::new(),
+                    "" => " of the core group".to_string(),
+                    group => format!(" of `{group}`"),
+                };
                 if !needed {
-                    out.push(format!("`{verb}` on `{resource}`"));
+                    out.push(format!("`{verb}` on `{resource}`{of_group}"));
                 }
             }
         }
