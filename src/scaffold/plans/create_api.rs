@@ -366,6 +366,47 @@ impl Formatting {
     }
 }
 
+/// The scaffold's own modules of `src/controllers/`, beside the kinds'.
+const CONTROLLER_HELPERS: [&str; 5] = ["backoff", "cache", "conditions", "testing", "watch"];
+
+/// Refuses a controller module (or, in a multigroup project, a group
+/// module) that would land on a helper of `src/controllers/`: writing it
+/// would need `--force`, which would overwrite the helper and break every
+/// controller.
+fn refuse_helper_names(
+    kind: &str,
+    controller: &str,
+    group: Option<String>,
+    renamable: bool,
+) -> Result<()> {
+    let (module, what) = match &group {
+        Some(group) => (group.as_str(), "group"),
+        None => (controller, "controller"),
+    };
+    if module != "mod" && !CONTROLLER_HELPERS.contains(&module) {
+        return Ok(());
+    }
+    let help = match group {
+        Some(_) => "choose another group name".to_string(),
+        None if renamable => format!(
+            "give the controller a module of its own with `--controller-name {controller}-controller`"
+        ),
+        None => format!("name the kind otherwise (`{kind}Set` or `{kind}Policy`, say)"),
+    };
+    Err(crate::Error::user_with_help(
+        format!(
+            "the {what} module `{module}` would be `src/controllers/{module}{}`, which rsop's own {} holds",
+            if group.is_some() { "/" } else { ".rs" },
+            if module == "mod" {
+                "module list".to_string()
+            } else {
+                format!("`{module}` helper of every controller")
+            }
+        ),
+        help,
+    ))
+}
+
 /// Plans the kind's files and inserts (without the manifests); the kind's
 /// Rust files are planned as rendered and formatted by the returned job.
 pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, Formatting)> {
@@ -374,6 +415,17 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     let ctx = context(opts, &layout);
     let kind_file = r.kind.to_snake_case();
     let controller_file = r.controller_module();
+    let controller = r.controller && !opts.external.as_ref().is_some_and(|e| e.types_only);
+    if controller {
+        // `--controller-name` is for kinds defined elsewhere.
+        let renamable = r.path.is_some() || opts.external.is_some();
+        refuse_helper_names(
+            &r.kind,
+            &controller_file,
+            opts.project.multigroup.then(|| r.group_module()),
+            renamable,
+        )?;
+    }
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
     let render = |name: &str| templates.render(&format!("create-api/{name}.tera"), &ctx);
@@ -515,7 +567,6 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             ));
         }
     }
-    let controller = r.controller && !opts.external.as_ref().is_some_and(|e| e.types_only);
     if controller {
         plan.insert_sorted("src/lib.rs", MODULES, "pub mod controllers;");
         plan.create(
@@ -523,7 +574,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             render("src/controllers/mod.rs")?,
             IfExists::Keep,
         );
-        for shared in ["backoff", "cache", "conditions", "testing", "watch"] {
+        for shared in CONTROLLER_HELPERS {
             let path = format!("src/controllers/{shared}.rs");
             plan.create(&path, render(&path)?, IfExists::Keep);
             // A project from an rsop before the module declares it here.
