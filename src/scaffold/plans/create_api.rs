@@ -376,11 +376,11 @@ const CONTROLLER_HELPERS: [&str; 5] = ["backoff", "cache", "conditions", "testin
 fn refuse_helper_names(
     kind: &str,
     controller: &str,
-    group: Option<String>,
+    group: Option<&str>,
     renamable: bool,
 ) -> Result<()> {
-    let (module, what) = match &group {
-        Some(group) => (group.as_str(), "group"),
+    let (module, what) = match group {
+        Some(group) => (group, "group"),
         None => (controller, "controller"),
     };
     if module != "mod" && !CONTROLLER_HELPERS.contains(&module) {
@@ -419,12 +419,8 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     if controller {
         // `--controller-name` is for kinds defined elsewhere.
         let renamable = r.path.is_some() || opts.external.is_some();
-        refuse_helper_names(
-            &r.kind,
-            &controller_file,
-            opts.project.multigroup.then(|| r.group_module()),
-            renamable,
-        )?;
+        let group = opts.project.multigroup.then(|| r.group_module());
+        refuse_helper_names(&r.kind, &controller_file, group.as_deref(), renamable)?;
     }
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
