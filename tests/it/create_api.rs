@@ -1225,13 +1225,12 @@ fn kinds_of_protected_groups_carry_the_approval_annotation() {
     assert!(!source.contains("api-approved"), "{source}");
 }
 
-/// A kind whose controller module, or a multigroup project's group, would
-/// land on one of the scaffold's own helpers of `src/controllers/` is
-/// refused up front with the reason, in a project whose helpers exist
-/// already (an `--image` kind) and in one without a controller yet; nothing
-/// is written.
+/// A kind whose controller module would land on one of the scaffold's own
+/// helpers of `src/controllers/` is refused up front with the reason, in a
+/// project whose helpers exist already (an `--image` kind) and in one
+/// without a controller yet; nothing is written.
 #[test]
-fn every_controller_helper_name_is_refused_as_a_kind_and_as_a_group() {
+fn every_controller_helper_name_is_refused_as_a_kind() {
     let mut failures = Vec::new();
     for helper in ["Backoff", "Cache", "Conditions", "Testing", "Watch"] {
         for apis in [
@@ -1266,24 +1265,6 @@ fn every_controller_helper_name_is_refused_as_a_kind_and_as_a_group() {
                 failures.push(format!("kind {helper} after {apis:?}: {problems}"));
             }
         }
-    }
-    // In a multigroup project the group's module lives there instead.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = project(tmp.path(), "demo", &[], &[]);
-    run(&dir, &["edit", "--multigroup"]);
-    let args = [
-        "create",
-        "api",
-        "--group",
-        "watch",
-        "--version",
-        "v1",
-        "--kind",
-        "Probe",
-    ];
-    let needles = ["`src/controllers/watch/`", "choose another group name"];
-    if let Some(problems) = refusal_problems(&dir, &args, 1, &needles) {
-        failures.push(format!("group watch: {problems}"));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

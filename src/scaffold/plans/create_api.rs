@@ -369,38 +369,27 @@ impl Formatting {
 /// The scaffold's own modules of `src/controllers/`, beside the kinds'.
 const CONTROLLER_HELPERS: [&str; 5] = ["backoff", "cache", "conditions", "testing", "watch"];
 
-/// Refuses a controller module (or, in a multigroup project, a group
-/// module) that would land on a helper of `src/controllers/`: writing it
-/// would need `--force`, which would overwrite the helper and break every
-/// controller.
-fn refuse_helper_names(
-    kind: &str,
-    controller: &str,
-    group: Option<&str>,
-    renamable: bool,
-) -> Result<()> {
-    let (module, what) = match group {
-        Some(group) => (group, "group"),
-        None => (controller, "controller"),
-    };
-    if module != "mod" && !CONTROLLER_HELPERS.contains(&module) {
+/// Refuses a controller module that would land on a helper of
+/// `src/controllers/`: writing it would need `--force`, which would
+/// overwrite the helper and break every controller.
+fn refuse_helper_names(kind: &str, controller: &str, renamable: bool) -> Result<()> {
+    if controller != "mod" && !CONTROLLER_HELPERS.contains(&controller) {
         return Ok(());
     }
-    let help = match group {
-        Some(_) => "choose another group name".to_string(),
-        None if renamable => format!(
+    let help = if renamable {
+        format!(
             "give the controller a module of its own with `--controller-name {controller}-controller`"
-        ),
-        None => format!("name the kind otherwise (`{kind}Set` or `{kind}Policy`, say)"),
+        )
+    } else {
+        format!("name the kind otherwise (`{kind}Set` or `{kind}Policy`, say)")
     };
     Err(crate::Error::user_with_help(
         format!(
-            "the {what} module `{module}` would be `src/controllers/{module}{}`, which rsop's own {} holds",
-            if group.is_some() { "/" } else { ".rs" },
-            if module == "mod" {
+            "the controller module `{controller}` would be `src/controllers/{controller}.rs`, which rsop's own {} holds",
+            if controller == "mod" {
                 "module list".to_string()
             } else {
-                format!("`{module}` helper of every controller")
+                format!("`{controller}` helper of every controller")
             }
         ),
         help,
@@ -416,11 +405,11 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     let kind_file = r.kind.to_snake_case();
     let controller_file = r.controller_module();
     let controller = r.controller && !opts.external.as_ref().is_some_and(|e| e.types_only);
-    if controller {
+    // In a multigroup project the controller lives in its group's folder.
+    if controller && !opts.project.multigroup {
         // `--controller-name` is for kinds defined elsewhere.
         let renamable = r.path.is_some() || opts.external.is_some();
-        let group = opts.project.multigroup.then(|| r.group_module());
-        refuse_helper_names(&r.kind, &controller_file, group.as_deref(), renamable)?;
+        refuse_helper_names(&r.kind, &controller_file, renamable)?;
     }
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
