@@ -597,38 +597,11 @@ pub fn changes(files: Vec<(PathBuf, String)>, root: &Path) -> Result<Vec<FileCha
 /// At a virtual workspace's root: the members whose sources declare
 /// kinds, to run `rsop manifests` in.
 fn workspace_root_error(root: &Path, doc: &toml_edit::DocumentMut) -> Error {
-    let patterns: Vec<String> = doc
-        .get("workspace")
-        .and_then(|w| w.get("members"))
-        .and_then(toml_edit::Item::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut members = Vec::new();
-    for pattern in &patterns {
-        // `crates/*` names each folder of `crates/`.
-        let dirs: Vec<PathBuf> = match pattern.strip_suffix("/*") {
-            Some(parent) => std::fs::read_dir(root.join(parent))
-                .map(|entries| {
-                    entries
-                        .filter_map(|e| Some(e.ok()?.path()))
-                        .filter(|p| p.join("Cargo.toml").is_file())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            None => vec![root.join(pattern)],
-        };
-        for dir in dirs {
-            if declares_kinds(&dir.join("src"))
-                && let Ok(relative) = dir.strip_prefix(root)
-            {
-                members.push(relative.display().to_string());
-            }
-        }
-    }
+    let mut members: Vec<String> = read::source::workspace_members(root, doc)
+        .into_iter()
+        .filter(|dir| declares_kinds(&dir.join("src")))
+        .filter_map(|dir| Some(dir.strip_prefix(root).ok()?.display().to_string()))
+        .collect();
     members.sort();
     let help = match members.as_slice() {
         [] => "run `rsop manifests` in the workspace member that holds the kinds, or pass it with `--dir`".to_string(),

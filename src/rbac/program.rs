@@ -60,32 +60,11 @@ pub fn packages(root: &Path) -> Result<Vec<Package>> {
     if manifest.get("package").is_some() {
         dirs.push(PathBuf::new());
     }
-    let members: Vec<String> = manifest
-        .get("workspace")
-        .and_then(|w| w.get("members"))
-        .and_then(toml_edit::Item::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    for member in members {
-        match member.strip_suffix("/*") {
-            Some(parent) => {
-                let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(parent))
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|e| Some(e.ok()?.path()))
-                    .filter(|p| p.join("Cargo.toml").is_file())
-                    .filter_map(|p| p.strip_prefix(root).ok().map(Path::to_path_buf))
-                    .collect();
-                found.sort();
-                dirs.extend(found);
-            }
-            None => dirs.push(PathBuf::from(member)),
-        }
-    }
+    dirs.extend(
+        source::workspace_members(root, &manifest)
+            .into_iter()
+            .filter_map(|dir| dir.strip_prefix(root).ok().map(Path::to_path_buf)),
+    );
     dirs.dedup();
     let mut packages = Vec::new();
     for dir in dirs {

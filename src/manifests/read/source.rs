@@ -1559,6 +1559,36 @@ fn registry_sources() -> Option<Vec<PathBuf>> {
     Some(entries.filter_map(|e| Some(e.ok()?.path())).collect())
 }
 
+/// The member folders a workspace manifest at `root` lists, in its order:
+/// `crates/*` names each folder of `crates/` with a Cargo.toml (sorted),
+/// any other entry its own folder.
+pub fn workspace_members(root: &Path, doc: &toml_edit::DocumentMut) -> Vec<PathBuf> {
+    let patterns = doc
+        .get("workspace")
+        .and_then(|w| w.get("members"))
+        .and_then(toml_edit::Item::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.as_str());
+    let mut members = Vec::new();
+    for pattern in patterns {
+        match pattern.strip_suffix("/*") {
+            Some(parent) => {
+                let mut found: Vec<PathBuf> = std::fs::read_dir(root.join(parent))
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| Some(e.ok()?.path()))
+                    .filter(|p| p.join("Cargo.toml").is_file())
+                    .collect();
+                found.sort();
+                members.extend(found);
+            }
+            None => members.push(root.join(pattern)),
+        }
+    }
+    members
+}
+
 /// The folder and manifest of the workspace above `dir` (the first upward
 /// with a `[workspace]` table).
 fn workspace_manifest(dir: &Path) -> Result<Option<(PathBuf, toml_edit::DocumentMut)>> {
