@@ -1687,26 +1687,35 @@ impl Literal {
 /// A string literal, also as `"x".into()`, `"x".to_string()`,
 /// `String::from("x")`.
 fn string_value(expr: &syn::Expr) -> Option<String> {
+    string_in(expr, &HashMap::new())
+}
+
+/// [`string_value`], with the crate's string constants `consts` read too
+/// (`VELERO_GROUP.into()`).
+fn string_in(expr: &syn::Expr, consts: &HashMap<String, String>) -> Option<String> {
     match expr {
         syn::Expr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(s),
             ..
         }) => Some(s.value()),
+        syn::Expr::Path(p) => consts
+            .get(&p.path.segments.last()?.ident.to_string())
+            .cloned(),
         syn::Expr::MethodCall(m)
             if matches!(
                 m.method.to_string().as_str(),
                 "into" | "to_string" | "to_owned"
             ) =>
         {
-            string_value(&m.receiver)
+            string_in(&m.receiver, consts)
         }
         syn::Expr::Call(c) if c.args.len() == 1 => match &*c.func {
             syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "from") => {
-                string_value(&c.args[0])
+                string_in(&c.args[0], consts)
             }
             _ => None,
         },
-        syn::Expr::Reference(r) => string_value(&r.expr),
+        syn::Expr::Reference(r) => string_in(&r.expr, consts),
         _ => None,
     }
 }
@@ -1723,23 +1732,7 @@ fn literal_parts<'e>(exprs: impl IntoIterator<Item = &'e syn::Expr>, known: &Kno
     }
     impl Finder<'_> {
         fn string(&self, expr: &syn::Expr) -> Option<String> {
-            string_value(expr).or_else(|| match expr {
-                // A constant of the crate: `VELERO_GROUP.into()`.
-                syn::Expr::Path(p) => {
-                    let name = p.path.segments.last()?.ident.to_string();
-                    self.known.consts.get(&name).cloned()
-                }
-                syn::Expr::MethodCall(m)
-                    if matches!(
-                        m.method.to_string().as_str(),
-                        "into" | "to_string" | "to_owned"
-                    ) =>
-                {
-                    self.string(&m.receiver)
-                }
-                syn::Expr::Reference(r) => self.string(&r.expr),
-                _ => None,
-            })
+            string_in(expr, self.known.consts)
         }
     }
     impl<'ast> Visit<'ast> for Finder<'_> {
