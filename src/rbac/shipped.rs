@@ -208,9 +208,17 @@ struct Counter {
     seen: HashMap<(PathBuf, String), usize>,
     /// The project root, which rendered files' paths are relative to.
     root: PathBuf,
+    /// Each template's text, read once for all the objects it renders.
+    templates: HashMap<PathBuf, String>,
 }
 
 impl Counter {
+    fn template(&mut self, file: &Path) -> &str {
+        self.templates
+            .entry(file.to_path_buf())
+            .or_insert_with(|| std::fs::read_to_string(self.root.join(file)).unwrap_or_default())
+    }
+
     fn next(&mut self, file: &Path, what: &str) -> usize {
         let n = self
             .seen
@@ -360,16 +368,15 @@ fn read_object(
     let name = restore(str_at(value, &["metadata", "name"]).unwrap_or_default());
     // Rendered documents are looked up in their template, by order.
     let (source_text, base, nth_kind, nth_rules) = if source == Source::Rendered {
-        let text = std::fs::read_to_string(counter.root.join(file)).unwrap_or_default();
         let nth_kind = counter.next(file, kind);
         let nth_rules = if value.get("rules").is_some() {
             counter.next(file, "rules:")
         } else {
             0
         };
-        (text, 1, nth_kind, nth_rules)
+        (counter.template(file), 1, nth_kind, nth_rules)
     } else {
-        (document.to_string(), start, 0, 0)
+        (document, start, 0, 0)
     };
     let location = Location::new(
         file,
