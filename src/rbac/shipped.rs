@@ -380,12 +380,12 @@ fn read_object(
     };
     let location = Location::new(
         file,
-        kind_line(&source_text, kind, nth_kind).map_or(base, |l| base + l - 1),
+        kind_line(source_text, kind, nth_kind).map_or(base, |l| base + l - 1),
         1,
     );
     match kind {
         "Role" | "ClusterRole" => {
-            let lines = rule_lines(&source_text, nth_rules);
+            let lines = rule_lines(source_text, nth_rules);
             let rules = value
                 .get("rules")
                 .and_then(Value::as_array)
