@@ -113,17 +113,17 @@ pub fn generate_from(
     std::thread::scope(|scope| {
         let (own, kinds) = std::sync::mpsc::channel::<Vec<calls::OwnKind>>();
         let analysis = scope.spawn(move || {
-            let files: Vec<(&Path, &str)> = sources
+            let files: Vec<calls::CrateFile<'_>> = sources
                 .files
                 .iter()
                 .filter(|f| !f.dependency)
-                .map(|f| (f.path.as_path(), f.text.as_str()))
+                .map(|f| (f.path.as_path(), f.text.as_str(), f.config.as_deref()))
                 .collect();
-            let dependencies: Vec<&str> = sources
+            let dependencies: Vec<(&Path, &str)> = sources
                 .files
                 .iter()
                 .filter(|f| f.dependency)
-                .map(|f| f.text.as_str())
+                .map(|f| (f.path.as_path(), f.text.as_str()))
                 .collect();
             calls::analyze_when(&files, &dependencies, || kinds.recv().ok())
         });
@@ -510,6 +510,8 @@ fn generate_rest(
                 group: crd.group.clone(),
                 plural: crd.plural.clone(),
                 namespaced: crd.document["spec"]["scope"] == "Namespaced",
+                root: None,
+                declared_in: None,
             })
             .collect();
         let analysis = call_check.analysis(own);

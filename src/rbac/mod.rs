@@ -62,6 +62,8 @@ pub struct Checked {
     pub workload: String,
     pub calls: usize,
     pub unchecked: usize,
+    /// Calls in code a normal build leaves out (a feature off by default).
+    pub gated: usize,
 }
 
 impl Report {
@@ -359,10 +361,31 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
             report.checked.push(Checked {
                 program: run.name(),
                 workload: format!("{} `{}`", workload.kind, workload.name),
-                calls: calls.len(),
-                unchecked: unchecked.len(),
+                calls: calls.iter().filter(|c| c.gated.is_none()).count(),
+                unchecked: unchecked.iter().filter(|u| u.gated.is_none()).count(),
+                gated: calls.iter().filter(|c| c.gated.is_some()).count()
+                    + unchecked.iter().filter(|u| u.gated.is_some()).count(),
             });
             for call in calls.iter().filter(|c| !c.optional) {
+                // The default build does not send it; a build that enables
+                // the feature does, so a rule for it is not unused either.
+                if let Some(predicate) = &call.gated {
+                    findings.insert(Finding {
+                        severity: Severity::Note,
+                        location: Some(call.location.clone()),
+                        message: format!(
+                            "`{}` of {} sends `{}` on {} only in a build with `cfg({})`, which a normal build leaves out: not checked",
+                            call.via,
+                            run.name(),
+                            call.verb,
+                            describe(call),
+                            predicate
+                        ),
+                        help: None,
+                        rule: "gated-request",
+                    });
+                    continue;
+                }
                 // Another cluster's role governs a request sent there.
                 if call.remote {
                     findings.insert(Finding {
@@ -422,11 +445,19 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 findings.insert(Finding {
                     severity: Severity::Note,
                     location: Some(u.location.clone()),
-                    message: format!(
-                        "`{}` of {} is not checked: the code does not show the kind of its `Api`",
-                        u.via,
-                        run.name()
-                    ),
+                    message: match &u.gated {
+                        None => format!(
+                            "`{}` of {} is not checked: the code does not show the kind of its `Api`",
+                            u.via,
+                            run.name()
+                        ),
+                        Some(predicate) => format!(
+                            "`{}` of {} is not checked: the code does not show the kind of its `Api`, and only a build with `cfg({})` makes it",
+                            u.via,
+                            run.name(),
+                            predicate
+                        ),
+                    },
                     help: Some(
                         "write the kind where the `Api` is made (`Api::<K>::namespaced(..)`) or \
                          in its type"

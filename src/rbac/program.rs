@@ -86,13 +86,17 @@ fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
     let sources = Sources::load(&at, None, &mut diagnostics)?;
     // Paths as the project root shows them.
     let shown = |path: &Path| crate::paths::lexical(&dir.join(path));
-    let files: Vec<(PathBuf, &str)> = sources
+    let files: Vec<(PathBuf, &str, Option<&BuildConfig>)> = sources
         .files
         .iter()
-        .map(|f| (shown(&f.path), f.text.as_str()))
+        .map(|f| (shown(&f.path), f.text.as_str(), f.config.as_deref()))
         .collect();
-    let refs: Vec<(&Path, &str)> = files.iter().map(|(p, t)| (p.as_path(), *t)).collect();
-    let analysis = calls::analyze(&refs, &[]);
+    let with_config: Vec<calls::CrateFile<'_>> = files
+        .iter()
+        .map(|(p, t, c)| (p.as_path(), *t, *c))
+        .collect();
+    let analysis = calls::analyze_when(&with_config, &[], || Some(Vec::new())).unwrap_or_default();
+    let refs: Vec<(&Path, &str)> = files.iter().map(|(p, t, _)| (p.as_path(), *t)).collect();
     let graph = Graph::of(&refs);
     let manifest = std::fs::read_to_string(at.join("Cargo.toml"))
         .ok()

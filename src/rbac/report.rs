@@ -35,6 +35,10 @@ const RULES: &[(&str, &str)] = &[
         "A request sent with a client of another cluster, which the workload's roles do not govern",
     ),
     (
+        "gated-request",
+        "A request made only in a build with a feature or `cfg` a normal build leaves out: not checked",
+    ),
+    (
         "untied-workload",
         "A workload given roles that runs none of the crate's binaries",
     ),
@@ -92,11 +96,16 @@ fn text(report: &Report, notes: &[String], out: &mut dyn Write) -> std::io::Resu
         .iter()
         .map(|c| {
             format!(
-                "{} as {} ({} checked, {} not checked)",
+                "{} as {} ({} checked, {} not checked{})",
                 c.program,
                 c.workload,
                 plural(c.calls, "request"),
-                c.unchecked
+                c.unchecked,
+                if c.gated > 0 {
+                    format!(", {} only in builds with a `cfg` off by default", c.gated)
+                } else {
+                    String::new()
+                }
             )
         })
         .collect();

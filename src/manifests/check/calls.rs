@@ -20,6 +20,7 @@ use syn::visit::Visit;
 
 use crate::manifests::derive::schema::generic_args;
 use crate::manifests::diagnostics::Location;
+use crate::manifests::read::modules::BuildConfig;
 use crate::project::{k8s_kinds, names};
 
 /// One request the code makes.
@@ -56,6 +57,9 @@ pub struct Call {
     /// that call's place and the function it is in, which decide whether a
     /// program makes it.
     pub site: Option<(Location, String)>,
+    /// Made in code a normal build leaves out: the `cfg` predicate that
+    /// does not hold (`feature = "gateway"`, a feature off by default).
+    pub gated: Option<String>,
 }
 
 /// A call whose kind the sources do not show.
@@ -65,6 +69,8 @@ pub struct Unchecked {
     /// The function the call is in.
     pub function: String,
     pub via: String,
+    /// As [`Call::gated`].
+    pub gated: Option<String>,
 }
 
 /// What the analysis found.
@@ -81,6 +87,19 @@ pub struct OwnKind {
     pub group: String,
     pub plural: String,
     pub namespaced: bool,
+    /// The name of the Rust type when `#[kube(root = "..")]` gives it one
+    /// other than the kind's.
+    pub root: Option<String>,
+    /// The file that declares it, to tell apart kinds of the same name
+    /// (cluster-api's `Cluster` and Fleet's) by the path the code names.
+    pub declared_in: Option<std::path::PathBuf>,
+}
+
+impl OwnKind {
+    /// The name the crate's code calls the kind by.
+    fn type_name(&self) -> &str {
+        self.root.as_deref().unwrap_or(&self.kind)
+    }
 }
 
 /// Where a kind's requests go.
@@ -141,8 +160,14 @@ const WATCH: &[&str] = &["list", "watch"];
 /// The requests of the crate in `files` (path relative to the project root,
 /// text); `own` are the crate's kinds.
 pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
-    analyze_when(files, &[], || Some(own.to_vec())).unwrap_or_default()
+    let files: Vec<CrateFile<'_>> = files.iter().map(|(p, t)| (*p, *t, None)).collect();
+    analyze_when(&files, &[], || Some(own.to_vec())).unwrap_or_default()
 }
+
+/// A file of the crate: its path relative to the project root, its text,
+/// and what a normal build of its package enables (`None`: every `#[cfg]`
+/// is taken to hold).
+pub type CrateFile<'a> = (&'a Path, &'a str, Option<&'a BuildConfig>);
 
 /// [`analyze`], with the crate's kinds given by `own` once they are known:
 /// the files are parsed (the costly part) before `own` is asked for, so
@@ -152,8 +177,8 @@ pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
 /// `kind_files` are read for the kinds they declare only: the sibling
 /// crates a kind of the requests may come from.
 pub fn analyze_when(
-    files: &[(&Path, &str)],
-    kind_files: &[&str],
+    files: &[CrateFile<'_>],
+    kind_files: &[(&Path, &str)],
     own: impl FnOnce() -> Option<Vec<OwnKind>>,
 ) -> Option<Analysis> {
     fn parse<'p>(path: &'p Path, text: &str) -> Option<(&'p Path, syn::File)> {
@@ -161,8 +186,8 @@ pub fn analyze_when(
     }
     let mut parsed: Vec<(&Path, syn::File)> = files
         .iter()
-        .filter(|(_, text)| mentions_kube(text))
-        .filter_map(|(path, text)| parse(path, text))
+        .filter(|(_, text, _)| mentions_kube(text))
+        .filter_map(|(path, text, _)| parse(path, text))
         .collect();
     let mut index = Index::default();
     for (_, file) in &parsed {
@@ -177,18 +202,18 @@ pub fn analyze_when(
         .collect();
     let more: Vec<(&Path, syn::File)> = files
         .iter()
-        .filter(|(path, text)| {
+        .filter(|(path, text, _)| {
             !parsed.iter().any(|(p, _)| p == path)
                 && helpers.iter().any(|call| text.contains(call.as_str()))
         })
-        .filter_map(|(path, text)| parse(path, text))
+        .filter_map(|(path, text, _)| parse(path, text))
         .collect();
     parsed.extend(more);
     spread_remote_fns(&mut index);
     index.consts = string_consts(
         files
             .iter()
-            .map(|(_, t)| *t)
+            .map(|(_, t, _)| *t)
             .filter(|t| t.contains("const ")),
     );
     let empty = HashMap::new();
@@ -217,9 +242,10 @@ pub fn analyze_when(
     let mut own = own()?;
     let texts = files
         .iter()
-        .map(|(_, t)| *t)
+        .map(|(p, t, _)| (*p, *t))
         .chain(kind_files.iter().copied());
-    for text in texts.filter(|t| t.contains("#[kube(") || t.contains("Resource for ")) {
+    let mut inherits = Vec::new();
+    for (path, text) in texts {
         let mut kinds = if text.contains("#[kube(") {
             declared_kinds(text)
         } else {
@@ -228,13 +254,47 @@ pub fn analyze_when(
         if text.contains("Resource for ") {
             kinds.extend(implemented_kinds(text));
         }
-        for kind in kinds {
-            if !own
-                .iter()
-                .any(|o| o.kind == kind.kind && o.group == kind.group)
-            {
-                own.push(kind);
+        if text.contains("inherit") {
+            inherits.extend(inherited_kinds(text).into_iter().map(|(s, p)| (s, p, path)));
+        }
+        for mut kind in kinds {
+            kind.declared_in = Some(path.to_path_buf());
+            match own.iter_mut().find(|o| {
+                o.kind == kind.kind && o.group == kind.group && o.type_name() == kind.type_name()
+            }) {
+                // The CRD derivation names the kind, not its Rust type or file.
+                Some(known) => {
+                    known.root = known.root.take().or(kind.root);
+                    known.declared_in = known.declared_in.take().or(kind.declared_in);
+                }
+                None => own.push(kind),
             }
+        }
+    }
+    // `#[derive(Resource)] #[resource(inherit = other::Kind)]`: a type of
+    // the crate's that is requested as the kind it inherits.
+    for (name, path, file) in inherits {
+        let builtin = || {
+            let kind = path.last()?;
+            let k = k8s_kinds::KINDS.iter().find(|k| k.kind == kind)?;
+            Some(OwnKind {
+                kind: kind.clone(),
+                group: if k.group == "core" {
+                    String::new()
+                } else {
+                    k.group.to_string()
+                },
+                plural: k.plural.to_string(),
+                namespaced: k.namespaced,
+                root: None,
+                declared_in: None,
+            })
+        };
+        if let Some(kind) = best_kind(&own, &path, None).cloned().or_else(builtin) {
+            let mut kind = kind;
+            kind.root = (name != kind.kind).then_some(name);
+            kind.declared_in = Some(file.to_path_buf());
+            own.push(kind);
         }
     }
     let own = own.as_slice();
@@ -304,8 +364,37 @@ pub fn analyze_when(
                     location: d.location,
                     function: d.function,
                     via: d.via,
+                    gated: None,
                 });
             }
+        }
+    }
+    // What a normal build leaves out is marked, not dropped: a rule may
+    // grant it for the builds that enable it.
+    let gates: HashMap<&Path, Vec<(usize, usize, String)>> = files
+        .iter()
+        .filter_map(|(path, _, config)| {
+            let config = (*config)?;
+            let (_, file) = parsed.iter().find(|(p, _)| p == path)?;
+            let spans = config.disabled_spans(file);
+            (!spans.is_empty()).then_some((*path, spans))
+        })
+        .collect();
+    let gate = |at: &Location| {
+        gates.get(at.file.as_path()).and_then(|spans| {
+            spans
+                .iter()
+                .find(|(from, to, _)| (*from..=*to).contains(&at.line))
+                .map(|(_, _, predicate)| predicate.clone())
+        })
+    };
+    if !gates.is_empty() {
+        for call in &mut analysis.calls {
+            call.gated =
+                gate(&call.location).or_else(|| call.site.as_ref().and_then(|(at, _)| gate(at)));
+        }
+        for unchecked in &mut analysis.unchecked {
+            unchecked.gated = gate(&unchecked.location);
         }
     }
     analysis.calls.sort();
@@ -317,9 +406,16 @@ pub fn analyze_when(
 /// (a kopium file can run to megabytes: it is not parsed whole for this) by
 /// the CRD derivation's own attribute parser; the plural defaults as there.
 fn declared_kinds(text: &str) -> Vec<OwnKind> {
-    let mut kinds = Vec::new();
+    // Each item's `#[kube(..)]` attributes, which may be several
+    // (`#[kube(group = ..)]` then `#[kube(namespaced)]`).
+    let mut items: Vec<Vec<&str>> = Vec::new();
     let mut rest = text;
+    let mut gap_ends_item = true;
     while let Some(start) = rest.find("#[kube(") {
+        let gap = &rest[..start];
+        if gap_ends_item || gap.contains("struct ") || gap.contains("enum ") || gap.contains('}') {
+            items.push(Vec::new());
+        }
         let tail = &rest[start + 2..];
         // The attribute is `kube(..)`, up to the parenthesis that closes it.
         let mut depth = 0usize;
@@ -338,12 +434,22 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
             }
         }
         let Some(end) = end else { break };
-        let attribute = &tail[..end];
+        if let Some(item) = items.last_mut() {
+            item.push(&tail[..end]);
+        }
         rest = &tail[end..];
-        // The attribute read as the CRD derivation reads it.
-        let Ok(attrs) =
-            syn::parse::Parser::parse_str(syn::Attribute::parse_outer, &format!("#[{attribute}]"))
-        else {
+        gap_ends_item = false;
+    }
+    let mut kinds = Vec::new();
+    for item in items {
+        // The attributes read as the CRD derivation reads them.
+        let written = item.iter().fold(String::new(), |mut out, a| {
+            out.push_str("#[");
+            out.push_str(a);
+            out.push_str("]\n");
+            out
+        });
+        let Ok(attrs) = syn::parse::Parser::parse_str(syn::Attribute::parse_outer, &written) else {
             continue;
         };
         let mut errors = Vec::new();
@@ -364,8 +470,10 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
                 kind: kube.kind,
                 group: kube.group,
                 namespaced: kube.namespaced,
+                root: kube.root,
+                declared_in: None,
             });
-        } else if let Some(kind) = attrs.first().and_then(lenient_kind) {
+        } else if let Some(kind) = lenient_kind(&attrs) {
             // A key this release of kube-derive would refuse (the manifests
             // run reports it) does not hide where the kind's requests go.
             kinds.push(kind);
@@ -374,35 +482,38 @@ fn declared_kinds(text: &str) -> Vec<OwnKind> {
     kinds
 }
 
-/// The kind, group, plural and scope of a `#[kube(..)]` attribute, its
-/// other keys passed over whatever they hold.
-fn lenient_kind(attr: &syn::Attribute) -> Option<OwnKind> {
-    let (mut kind, mut group, mut plural, mut singular) = (None, None, None, None);
+/// The kind, group, plural and scope of an item's `#[kube(..)]`
+/// attributes, their other keys passed over whatever they hold.
+fn lenient_kind(attrs: &[syn::Attribute]) -> Option<OwnKind> {
+    let (mut kind, mut group, mut plural, mut singular, mut root) = (None, None, None, None, None);
     let mut namespaced = false;
-    let _ = attr.parse_nested_meta(|meta| {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        if meta.input.peek(syn::Token![=]) {
-            let value: syn::Expr = meta.value()?.parse()?;
-            let text = string_value(&value);
-            match key.as_str() {
-                "kind" => kind = text,
-                "group" => group = text,
-                "plural" => plural = text,
-                "singular" => singular = text,
-                _ => {}
+    for attr in attrs {
+        let _ = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            if meta.input.peek(syn::Token![=]) {
+                let value: syn::Expr = meta.value()?.parse()?;
+                let text = string_value(&value);
+                match key.as_str() {
+                    "kind" => kind = text,
+                    "group" => group = text,
+                    "plural" => plural = text,
+                    "singular" => singular = text,
+                    "root" | "struct" => root = text,
+                    _ => {}
+                }
+            } else if meta.input.peek(syn::token::Paren) {
+                let _content;
+                syn::parenthesized!(_content in meta.input);
+            } else if key == "namespaced" {
+                namespaced = true;
             }
-        } else if meta.input.peek(syn::token::Paren) {
-            let _content;
-            syn::parenthesized!(_content in meta.input);
-        } else if key == "namespaced" {
-            namespaced = true;
-        }
-        Ok(())
-    });
+            Ok(())
+        });
+    }
     let kind = kind?;
     Some(OwnKind {
         plural: plural.unwrap_or_else(|| {
@@ -411,7 +522,95 @@ fn lenient_kind(attr: &syn::Attribute) -> Option<OwnKind> {
         group: group?,
         kind,
         namespaced,
+        root,
+        declared_in: None,
     })
+}
+
+/// The structs of a file that `#[derive(Resource)]` with
+/// `#[resource(inherit = path::Kind)]`, each with the path it inherits.
+fn inherited_kinds(text: &str) -> Vec<(String, Vec<String>)> {
+    struct Inherits(Vec<(String, Vec<String>)>);
+    impl<'ast> Visit<'ast> for Inherits {
+        fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+            for attr in item.attrs.iter().filter(|a| a.path().is_ident("resource")) {
+                let _ = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("inherit") {
+                        let path: syn::Path = meta.value()?.parse()?;
+                        let segments = path.segments.iter().map(|s| s.ident.to_string()).collect();
+                        self.0.push((item.ident.to_string(), segments));
+                    } else if meta.input.peek(syn::Token![=]) {
+                        let _: syn::Expr = meta.value()?.parse()?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    let Ok(file) = syn::parse_file(text) else {
+        return Vec::new();
+    };
+    let mut found = Inherits(Vec::new());
+    found.visit_file(&file);
+    found.0
+}
+
+/// The kind of `own` that the type written as `path` (its last segment the
+/// type's name, `crate::api::fleet::Cluster`) is, in code of the file
+/// `from`. Kinds of the same name are told apart by the modules the path
+/// names (or, for a bare name, the file's own), matched against the
+/// folders and file names that declare them; when that leaves kinds that
+/// differ, none is chosen.
+fn best_kind<'k>(own: &'k [OwnKind], path: &[String], from: Option<&Path>) -> Option<&'k OwnKind> {
+    let name = path.last()?;
+    let candidates: Vec<&OwnKind> = own.iter().filter(|k| k.type_name() == name).collect();
+    let same = |a: &OwnKind, b: &OwnKind| {
+        a.group == b.group && a.plural == b.plural && a.namespaced == b.namespaced
+    };
+    match candidates.as_slice() {
+        [] => return None,
+        [only] => return Some(only),
+        [first, rest @ ..] if rest.iter().all(|k| same(first, k)) => return Some(first),
+        _ => {}
+    }
+    let mut hints: Vec<String> = path[..path.len() - 1]
+        .iter()
+        .filter(|s| !matches!(s.as_str(), "crate" | "self" | "super"))
+        .cloned()
+        .collect();
+    if hints.is_empty()
+        && let Some(from) = from
+    {
+        hints = path_words(from);
+    }
+    let score = |k: &OwnKind| {
+        let words = k.declared_in.as_deref().map(path_words).unwrap_or_default();
+        hints.iter().filter(|h| words.contains(h)).count()
+    };
+    let top = candidates.iter().map(|k| score(k)).max()?;
+    let best: Vec<&OwnKind> = candidates.into_iter().filter(|k| score(k) == top).collect();
+    match best.as_slice() {
+        [first, rest @ ..] if rest.iter().all(|k| same(first, k)) => Some(first),
+        _ => None,
+    }
+}
+
+/// The folder and file names of a path, as Rust names them
+/// (`fleet-api-rs/src/api/fleet_cluster.rs`: `fleet_api_rs`, `src`, `api`,
+/// `fleet_cluster`).
+fn path_words(path: &Path) -> Vec<String> {
+    path.with_extension("")
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .flat_map(|c| {
+            // A registry crate's folder is `fleet-api-rs-0.14.3`.
+            let unversioned = c
+                .match_indices('-')
+                .find(|(i, _)| c[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
+                .map(|(i, _)| c[..i].replace('-', "_"));
+            std::iter::once(c.replace('-', "_")).chain(unversioned)
+        })
+        .collect()
 }
 
 /// The kinds a file implements `kube::Resource` (or k8s-openapi's
@@ -462,11 +661,16 @@ fn implemented_kinds(text: &str) -> Vec<OwnKind> {
                 }
             }
             if let (Some(kind), Some(group)) = (kind, group) {
+                let root = type_name(&item.self_ty)
+                    .map(|(name, _)| name)
+                    .filter(|name| *name != kind);
                 self.0.push(OwnKind {
                     plural: plural.unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
                     kind,
                     group,
                     namespaced,
+                    root,
+                    declared_in: None,
                 });
             }
         }
@@ -599,12 +803,28 @@ struct Index {
     /// The bodies of functions that return an `ApiResource` or
     /// `GroupVersionKind`, read once the constants are known.
     resource_fns: Vec<(String, syn::Block)>,
+    /// Function -> the type of the value it returns, for the kind of
+    /// `let sa = build_service_account(..)` a generic function is given;
+    /// `None` when functions of that name return different types.
+    value_fns: HashMap<String, Option<syn::Type>>,
 }
 
 impl Index {
     fn collect(&mut self, file: &syn::File) {
-        struct Collector<'a>(&'a mut Index);
+        /// The index, and the type parameters of the `impl` being read.
+        struct Collector<'a>(&'a mut Index, Vec<syn::Ident>);
         impl<'ast> Visit<'ast> for Collector<'_> {
+            fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+                let outer = std::mem::replace(
+                    &mut self.1,
+                    item.generics
+                        .type_params()
+                        .map(|p| p.ident.clone())
+                        .collect(),
+                );
+                syn::visit::visit_item_impl(self, item);
+                self.1 = outer;
+            }
             fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
                 if !is_test(&m.attrs) {
                     syn::visit::visit_item_mod(self, m);
@@ -618,7 +838,7 @@ impl Index {
             }
             fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
                 if !is_test(&f.attrs) {
-                    self.0.signature(&f.sig, Some(&f.block));
+                    self.0.signature_in(&f.sig, Some(&f.block), &self.1);
                     syn::visit::visit_impl_item_fn(self, f);
                 }
             }
@@ -654,10 +874,21 @@ impl Index {
                 syn::visit::visit_item_struct(self, item);
             }
         }
-        Collector(self).visit_file(file);
+        Collector(self, Vec::new()).visit_file(file);
     }
 
     fn signature(&mut self, sig: &syn::Signature, body: Option<&syn::Block>) {
+        self.signature_in(sig, body, &[]);
+    }
+
+    /// A function's signature, read in an `impl` with the type parameters
+    /// `impl_generics`.
+    fn signature_in(
+        &mut self,
+        sig: &syn::Signature,
+        body: Option<&syn::Block>,
+        impl_generics: &[syn::Ident],
+    ) {
         let name = sig.ident.to_string();
         let generics: Vec<String> = sig
             .generics
@@ -681,6 +912,24 @@ impl Index {
                 })
                 .collect();
             self.generic_values.insert(name.clone(), (generics, values));
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output {
+            let value = strip_wrappers(unwrap_result(ty));
+            let generic = sig.generics.type_params().any(|p| {
+                quote::ToTokens::to_token_stream(&value)
+                    .into_iter()
+                    .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if *i == p.ident))
+            });
+            if matches!(&value, syn::Type::Path(p) if p.qself.is_none()) && !generic {
+                self.value_fns
+                    .entry(name.clone())
+                    .and_modify(|known| {
+                        if known.as_ref() != Some(&value) {
+                            *known = None;
+                        }
+                    })
+                    .or_insert(Some(value));
+            }
         }
         let clients: Vec<usize> = sig
             .inputs
@@ -741,13 +990,17 @@ impl Index {
                 matches!(k, syn::Type::Path(p) if p.path.segments.len() > 1
                     && p.path.segments[0].ident == "Self")
             };
-            let keep = self
-                .returns
-                .get(&name)
-                .is_some_and(|(k, _)| k.as_ref().is_some_and(is_self) && says_less(&kind));
+            // `impl<K> Helper for (K, Scope) { fn get_api() -> Api<K> }`:
+            // the kind is the `impl`'s parameter, which a call does not name.
+            let of_impl = impl_generics.iter().any(|g| is_ident(&kind, g));
+            let keep = self.returns.get(&name).is_some_and(|(k, _)| {
+                k.as_ref().is_some_and(is_self) && (says_less(&kind) || of_impl)
+            });
             if !keep {
-                self.returns
-                    .insert(name, (if generic { None } else { Some(kind) }, cluster));
+                self.returns.insert(
+                    name,
+                    (if generic || of_impl { None } else { Some(kind) }, cluster),
+                );
             }
         }
     }
@@ -1445,6 +1698,12 @@ impl FileWalker<'_> {
                     path.segments = path.segments.into_iter().collect();
                     kind = syn::Type::Path(syn::TypePath { qself: None, path });
                 }
+                // `Self::get_api(..)` in an `impl` of a kind.
+                if is_self(&kind)
+                    && let Some(own) = &self.self_type
+                {
+                    kind = own.clone();
+                }
                 Some(ApiKind::Known(Box::new(kind), *cluster))
             }
             _ => None,
@@ -1461,13 +1720,24 @@ impl FileWalker<'_> {
             }
             syn::Expr::Reference(r) => self.type_of(&r.expr, scope),
             syn::Expr::Paren(p) => self.type_of(&p.expr, scope),
+            syn::Expr::Try(t) => self.type_of(&t.expr, scope),
+            syn::Expr::Await(a) => self.type_of(&a.base, scope),
             syn::Expr::MethodCall(m)
                 if matches!(
                     m.method.to_string().as_str(),
-                    "clone" | "as_ref" | "to_owned"
+                    "clone" | "as_ref" | "to_owned" | "unwrap" | "expect"
                 ) =>
             {
                 self.type_of(&m.receiver, scope)
+            }
+            // `build_service_account(..)`: the type the crate's function of
+            // that name returns.
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let name = p.path.segments.last()?.ident.to_string();
+                self.index.value_fns.get(&name)?.clone()
             }
             syn::Expr::Field(f) => {
                 let syn::Member::Named(name) = &f.member else {
@@ -1570,7 +1840,7 @@ impl FileWalker<'_> {
         }
         // `use crate::api::Widget as W`: the kind is `Widget`.
         let name = full.last().cloned().unwrap_or(name);
-        if let Some(own) = self.own.iter().find(|k| k.kind == name) {
+        if let Some(own) = best_kind(self.own, &full, Some(self.path)) {
             return Some(Target {
                 group: own.group.clone(),
                 plural: own.plural.clone(),
@@ -1641,6 +1911,7 @@ impl FileWalker<'_> {
                 location,
                 function: self.function.clone(),
                 via,
+                gated: None,
             });
             return;
         };
@@ -1660,6 +1931,7 @@ impl FileWalker<'_> {
                 optional: false,
                 remote: false,
                 site: None,
+                gated: None,
             });
         }
     }
@@ -2082,6 +2354,20 @@ impl Settle<'_> {
 }
 
 impl<'ast> Visit<'ast> for Settle<'_> {
+    /// `let secret: Secret = api.get(..).await?`: an `Api` whose kind rustc
+    /// infers is of the kind its answer is bound to.
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        if let syn::Pat::Type(t) = &local.pat
+            && let Some(init) = &local.init
+            && let Some((api, method)) = answered_call(&init.expr)
+            && let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&api)
+            && let Some(kind) = answer_kind(&t.ty, &method)
+        {
+            let kind = ApiKind::Known(Box::new(kind), *cluster);
+            self.scope.apis.insert(api, kind);
+        }
+        syn::visit::visit_local(self, local);
+    }
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         for expr in macro_exprs(mac).iter().flatten() {
             self.visit_expr(expr);
@@ -2111,6 +2397,47 @@ impl<'ast> Visit<'ast> for Settle<'_> {
         self.settle(&call.method.to_string(), &call.args);
         syn::visit::visit_expr_method_call(self, call);
     }
+}
+
+/// The `Api` variable and method of `api.get(..).await?` (also with
+/// `.unwrap()`, `.expect(..)` or `.ok()`).
+fn answered_call(expr: &syn::Expr) -> Option<(String, String)> {
+    match expr {
+        syn::Expr::Try(t) => answered_call(&t.expr),
+        syn::Expr::Await(a) => answered_call(&a.base),
+        syn::Expr::Paren(p) => answered_call(&p.expr),
+        syn::Expr::MethodCall(m)
+            if matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "ok") =>
+        {
+            answered_call(&m.receiver)
+        }
+        syn::Expr::MethodCall(m) => Some((variable(&m.receiver)?, m.method.to_string())),
+        _ => None,
+    }
+}
+
+/// The kind of the `Api` whose `method` answers with a value of type `ty`.
+fn answer_kind(ty: &syn::Type, method: &str) -> Option<syn::Type> {
+    let inner = |ty: &syn::Type, wrapper: &str| match ty {
+        syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == wrapper) => p
+            .path
+            .segments
+            .last()
+            .and_then(|s| generic_args(&s.arguments).first().map(|t| (*t).clone())),
+        _ => None,
+    };
+    let kind = match method {
+        "get" | "get_status" | "create" | "replace" | "replace_status" | "patch"
+        | "patch_status" => Some(ty.clone()),
+        "get_opt" => inner(ty, "Option"),
+        "list" => inner(ty, "ObjectList"),
+        _ => None,
+    }?;
+    // `DynamicObject` and the like say nothing of the kind.
+    matches!(&kind, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| {
+        !matches!(s.ident.to_string().as_str(), "DynamicObject" | "Value" | "PartialObjectMeta")
+    }))
+    .then_some(kind)
 }
 
 /// The variable an argument names: `api`, `&api`, `api.clone()`.
@@ -2197,6 +2524,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     location: self.walker.location(&call.method),
                     function: self.walker.function.clone(),
                     via: via(&receiver_text(&call.receiver)),
+                    gated: None,
                 }),
             }
         } else if matches!(method.as_str(), "owns" | "watches")
@@ -2271,6 +2599,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             optional: false,
                             remote: false,
                             site: None,
+                            gated: None,
                         });
                     }
                 }
@@ -2302,6 +2631,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             optional,
                             remote: false,
                             site: None,
+                            gated: None,
                         });
                     }
                 }
@@ -2486,6 +2816,7 @@ impl Instantiations<'_, '_> {
                 optional: d.optional,
                 remote: false,
                 site: Some((site.clone(), self.walker.function.clone())),
+                gated: None,
             });
         }
     }

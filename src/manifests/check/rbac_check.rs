@@ -143,8 +143,13 @@ pub fn check(
     };
     let mut reported = BTreeSet::new();
     // A request to another cluster (a client built from a kubeconfig the
-    // code reads) is that cluster's to authorize.
-    for call in analysis.calls.iter().filter(|c| !c.remote) {
+    // code reads) is that cluster's to authorize; one made only under a
+    // `cfg` a normal build leaves out is not the built operator's.
+    for call in analysis
+        .calls
+        .iter()
+        .filter(|c| !c.remote && c.gated.is_none())
+    {
         // In a namespaced project, neither a marker nor `infer` can grant a
         // request across the cluster: only a ClusterRole can.
         let beyond_role = namespaced && call.cluster;
@@ -270,7 +275,7 @@ pub(crate) fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
 pub fn inferred_rules(calls: &[Call], bound: &[RbacRule], namespaced: bool) -> Vec<RbacRule> {
     let mut by_resource: std::collections::BTreeMap<(String, String), BTreeSet<&str>> =
         std::collections::BTreeMap::new();
-    for call in calls.iter().filter(|c| !c.remote) {
+    for call in calls.iter().filter(|c| !c.remote && c.gated.is_none()) {
         // What the static roles grant stays theirs.
         if bound
             .iter()
@@ -425,6 +430,7 @@ mod tests {
             optional: false,
             remote: false,
             site: None,
+            gated: None,
         }
     }
 

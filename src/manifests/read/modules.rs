@@ -120,6 +120,94 @@ impl BuildConfig {
         items
     }
 
+    /// The code of `file` a normal build leaves out: the items, `impl`
+    /// members, statements and `match` arms whose `#[cfg(...)]` does not
+    /// hold, each as its first and last line and the `cfg` predicate
+    /// (`feature = "gateway"`). A request there is one the default build
+    /// does not make.
+    pub fn disabled_spans(&self, file: &syn::File) -> Vec<(usize, usize, String)> {
+        use syn::spanned::Spanned;
+        use syn::visit::Visit;
+        struct Spans<'a> {
+            config: &'a BuildConfig,
+            found: Vec<(usize, usize, String)>,
+        }
+        impl Spans<'_> {
+            /// Whether `node` is compiled; if not, its span is recorded.
+            fn kept(&mut self, attrs: &[syn::Attribute], node: &impl Spanned) -> bool {
+                if self.config.enabled(attrs) {
+                    return true;
+                }
+                let predicate = attrs
+                    .iter()
+                    .find(|a| !self.config.enabled(std::slice::from_ref(*a)))
+                    .and_then(|a| match &a.meta {
+                        syn::Meta::List(list) => Some(list.tokens.to_string()),
+                        _ => None,
+                    })
+                    .unwrap_or_default();
+                let span = node.span();
+                self.found
+                    .push((span.start().line, span.end().line, predicate));
+                false
+            }
+        }
+        impl<'ast> Visit<'ast> for Spans<'_> {
+            fn visit_item(&mut self, item: &'ast syn::Item) {
+                if self.kept(item_attrs(item), item) {
+                    syn::visit::visit_item(self, item);
+                }
+            }
+            fn visit_impl_item(&mut self, item: &'ast syn::ImplItem) {
+                let attrs: &[syn::Attribute] = match item {
+                    syn::ImplItem::Const(c) => &c.attrs,
+                    syn::ImplItem::Fn(f) => &f.attrs,
+                    syn::ImplItem::Type(t) => &t.attrs,
+                    syn::ImplItem::Macro(m) => &m.attrs,
+                    _ => &[],
+                };
+                if self.kept(attrs, item) {
+                    syn::visit::visit_impl_item(self, item);
+                }
+            }
+            fn visit_trait_item(&mut self, item: &'ast syn::TraitItem) {
+                let attrs: &[syn::Attribute] = match item {
+                    syn::TraitItem::Const(c) => &c.attrs,
+                    syn::TraitItem::Fn(f) => &f.attrs,
+                    syn::TraitItem::Type(t) => &t.attrs,
+                    syn::TraitItem::Macro(m) => &m.attrs,
+                    _ => &[],
+                };
+                if self.kept(attrs, item) {
+                    syn::visit::visit_trait_item(self, item);
+                }
+            }
+            fn visit_stmt(&mut self, stmt: &'ast syn::Stmt) {
+                let attrs: &[syn::Attribute] = match stmt {
+                    syn::Stmt::Local(l) => &l.attrs,
+                    // An item is weighed where it is visited.
+                    syn::Stmt::Item(_) => &[],
+                    syn::Stmt::Expr(e, _) => expr_attrs(e),
+                    syn::Stmt::Macro(m) => &m.attrs,
+                };
+                if self.kept(attrs, stmt) {
+                    syn::visit::visit_stmt(self, stmt);
+                }
+            }
+            fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+                if self.kept(&arm.attrs, arm) {
+                    syn::visit::visit_arm(self, arm);
+                }
+            }
+        }
+        let mut spans = Spans {
+            config: self,
+            found: Vec::new(),
+        };
+        spans.visit_file(file);
+        spans.found
+    }
+
     /// `attrs` with each `cfg_attr` expanded as a normal build expands it.
     fn expand_cfg_attr(&self, attrs: &mut Vec<syn::Attribute>) {
         if !attrs.iter().any(|a| a.path().is_ident("cfg_attr")) {
@@ -253,6 +341,29 @@ impl syn::visit_mut::VisitMut for CfgExpander<'_> {
 
     // Function bodies hold no types a schema reads.
     fn visit_block_mut(&mut self, _: &mut syn::Block) {}
+}
+
+/// The outer attributes of an expression that can stand as a statement.
+fn expr_attrs(expr: &syn::Expr) -> &[syn::Attribute] {
+    match expr {
+        syn::Expr::Async(e) => &e.attrs,
+        syn::Expr::Await(e) => &e.attrs,
+        syn::Expr::Assign(e) => &e.attrs,
+        syn::Expr::Block(e) => &e.attrs,
+        syn::Expr::Call(e) => &e.attrs,
+        syn::Expr::ForLoop(e) => &e.attrs,
+        syn::Expr::If(e) => &e.attrs,
+        syn::Expr::Let(e) => &e.attrs,
+        syn::Expr::Loop(e) => &e.attrs,
+        syn::Expr::Macro(e) => &e.attrs,
+        syn::Expr::Match(e) => &e.attrs,
+        syn::Expr::MethodCall(e) => &e.attrs,
+        syn::Expr::Return(e) => &e.attrs,
+        syn::Expr::Try(e) => &e.attrs,
+        syn::Expr::Unsafe(e) => &e.attrs,
+        syn::Expr::While(e) => &e.attrs,
+        _ => &[],
+    }
 }
 
 /// The outer attributes of an item.

@@ -116,6 +116,8 @@ fn own() -> Vec<OwnKind> {
         group: "example.com".into(),
         plural: "widgets".into(),
         namespaced: true,
+        root: None,
+        declared_in: None,
     }]
 }
 
@@ -583,4 +585,270 @@ async fn reconcile(client: Client, widget: &Widget) {
         ]
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn a_kind_is_found_by_the_name_its_root_attribute_or_resource_impl_gives_its_type() {
+    let kinds = r#"
+#[derive(CustomResource)]
+#[kube(kind = "AuthenticationConfiguration", group = "auth.example.com", version = "v1", root = "AuthConfig")]
+pub struct AuthenticationConfigurationSpec {}
+
+#[derive(CustomResource)]
+#[kube(kind = "Gate", group = "auth.example.com", version = "v1", namespaced, root = "Door", no_such_key)]
+pub struct GateSpec {}
+
+pub struct RemoteTunnel { metadata: ObjectMeta }
+
+impl Resource for RemoteTunnel {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+    fn kind(_: &()) -> Cow<'_, str> { Cow::Borrowed("Tunnel") }
+    fn group(_: &()) -> Cow<'_, str> { Cow::Borrowed("net.example.com") }
+}
+"#;
+    let code = r"
+async fn run(client: Client) {
+    let configs: Api<AuthConfig> = Api::all(client.clone());
+    configs.list(&Default::default()).await;
+    let doors = Api::<Door>::default_namespaced(client.clone());
+    doors.get(NAME).await;
+    let tunnels: Api<RemoteTunnel> = Api::default_namespaced(client);
+    tunnels.create(&Default::default(), &tunnel).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/crd.rs", kinds), ("src/run.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "4 list auth.example.com/authenticationconfigurations",
+            "6 get auth.example.com/gates",
+            "8 create net.example.com/tunnels"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+/// rancher's pattern: a trait method returning `Api<Self>`, implemented
+/// through a helper trait of the same method name on `(K, Scope)` that
+/// returns `Api<K>`; generic functions call it on their parameter, and
+/// callers pass fields of `self` in a trait `impl`.
+#[test]
+fn a_helper_returning_its_impls_parameter_does_not_hide_an_api_of_self() {
+    let code = r"
+pub trait GetApi: kube::Resource + Sized {
+    fn get_api(client: kube::Client, ns: &str) -> kube::Api<Self>;
+}
+pub trait GetApiImpl {
+    type Resource: kube::Resource;
+    fn get_api(client: kube::Client, ns: &str) -> kube::Api<Self::Resource>;
+}
+impl<K> GetApiImpl for (K, NamespaceResourceScope) {
+    type Resource = K;
+    fn get_api(client: kube::Client, ns: &str) -> kube::Api<K> {
+        Api::namespaced(client, ns)
+    }
+}
+pub(crate) async fn patch<R: GetApi>(ctx: Arc<Context>, res: &mut R, pp: &PatchParams) -> Result<()> {
+    let api = R::get_api(ctx.client.clone(), res.get_namespace());
+    api.patch(&res.name_any(), pp, &Patch::Apply(&res)).await?;
+}
+pub struct Bundle {
+    fleet: api::Widget,
+}
+impl FleetBundle for Bundle {
+    async fn sync(&mut self, ctx: Arc<Context>) -> Result<Action> {
+        let cluster = &mut self.fleet;
+        patch(ctx.clone(), cluster, &pp).await?;
+        let secret: Secret = build_secret(&self.fleet);
+        patch(ctx.clone(), &secret, &pp).await?;
+        let sa = build_service_account(NAME);
+        patch(ctx, &sa, &pp).await?;
+    }
+}
+fn build_service_account(name: &str) -> ServiceAccount { todo!() }
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "17 create core/secrets",
+            "17 create core/serviceaccounts",
+            "17 create example.com/widgets",
+            "17 patch core/secrets",
+            "17 patch core/serviceaccounts",
+            "17 patch example.com/widgets"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn an_api_whose_kind_rustc_infers_takes_the_kind_of_the_answer_it_is_bound_to() {
+    let code = r"
+async fn run(client: Client, obj: &Tunnel) -> Result<()> {
+    let secrets = Api::namespaced(client.clone(), NS);
+    let secret: Secret = secrets.get(NAME).await?;
+    let maps = Api::namespaced(client.clone(), NS);
+    let map: Option<ConfigMap> = maps.get_opt(NAME).await.unwrap();
+    let pods = Api::namespaced(client, NS);
+    let list: ObjectList<Pod> = pods.list(&lp).await?;
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "4 get core/secrets",
+            "6 get core/configmaps",
+            "8 list core/pods"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn code_behind_a_feature_off_by_default_is_marked_with_its_cfg() {
+    let manifest: toml_edit::DocumentMut =
+        "[features]\ndefault = [\"metrics\"]\nmetrics = []\ngateway = []\n"
+            .parse()
+            .unwrap();
+    let config = BuildConfig::from_manifest(Some(&manifest));
+    let code = r#"
+async fn run(client: Client) {
+    #[cfg(feature = "gateway")]
+    let routes = async {
+        let routes: Api<Lease> = Api::all(client.clone());
+        routes.list(&lp).await
+    };
+    #[cfg(feature = "metrics")]
+    let pods: Api<Pod> = Api::all(client.clone());
+    pods.list(&lp).await;
+    match mode {
+        #[cfg(feature = "gateway")]
+        Mode::Gateway => Api::<Secret>::all(client.clone()).list(&lp).await,
+        _ => Api::<ConfigMap>::all(client).list(&lp).await,
+    };
+}
+
+#[cfg(not(feature = "metrics"))]
+async fn unused(client: Client) {
+    Api::<Node>::all(client).list(&lp).await;
+}
+"#;
+    let files: Vec<CrateFile<'_>> = vec![(Path::new("src/run.rs"), code, Some(&config))];
+    let analysis = analyze_when(&files, &[], || Some(Vec::new())).unwrap();
+    let mut found: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {} {}",
+                c.location.line,
+                c.verb,
+                c.resource,
+                c.gated.as_deref().unwrap_or("built")
+            )
+        })
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "10 list pods built",
+            "13 list secrets feature = \"gateway\"",
+            "14 list configmaps built",
+            "20 list nodes not (feature = \"metrics\")",
+            "6 list leases feature = \"gateway\""
+        ]
+    );
+    assert!(analysis.unchecked.is_empty(), "{:?}", analysis.unchecked);
+}
+
+/// Two crates each with a kind named `Cluster`, a local type that inherits
+/// one of them, another that inherits a Kubernetes kind, a kind whose
+/// scope is in an attribute of its own, and `Self::api()` in a kind's
+/// `impl`.
+#[test]
+fn kinds_of_the_same_name_are_told_apart_by_the_path_the_code_names() {
+    let capi = r#"
+#[derive(CustomResource)]
+#[kube(group = "cluster.x-k8s.io", version = "v1beta1", kind = "Cluster", plural = "clusters")]
+#[kube(namespaced)]
+pub struct ClusterSpec {}
+"#;
+    let fleet = r#"
+#[derive(CustomResource)]
+#[kube(group = "fleet.cattle.io", version = "v1alpha1", kind = "Cluster", plural = "clusters")]
+#[kube(namespaced)]
+#[kube(status = "ClusterStatus")]
+pub struct ClusterSpec {}
+
+#[derive(CustomResource)]
+#[kube(group = "fleet.cattle.io", version = "v1alpha1", kind = "ClusterGroup")]
+pub struct ClusterGroupSpec {}
+"#;
+    let local = r"
+#[derive(Resource, Serialize, Deserialize, Clone, Debug)]
+#[resource(inherit = fleet_api_rs::fleet_cluster::Cluster)]
+pub struct Cluster {
+    pub metadata: ObjectMeta,
+}
+
+#[derive(Resource, Serialize, Deserialize, Clone, Debug)]
+#[resource(inherit = ConfigMap)]
+pub struct FleetConfig {
+    pub metadata: ObjectMeta,
+}
+";
+    let code = r"
+use crate::api::fleet_cluster;
+use cluster_api_rs::capi_cluster::Cluster;
+
+pub trait GetApi { fn get_api(client: Client) -> Api<Self>; }
+
+async fn run(client: Client) {
+    let fleet: Api<fleet_cluster::Cluster> = Api::all(client.clone());
+    fleet.list(&lp).await;
+    let capi: Api<Cluster> = Api::all(client.clone());
+    capi.list(&lp).await;
+    let configs: Api<DeserializeGuard<FleetConfig>> = Api::default_namespaced(client);
+    configs.get(NAME).await;
+}
+
+impl Sync for ClusterGroup {
+    async fn sync(&self, client: Client) {
+        let api = Self::get_api(client);
+        api.delete(NAME, &dp).await;
+    }
+}
+";
+    let files = [
+        (
+            "/cargo/registry/src/index/cluster-api-rs-1.12.3/src/api/capi_cluster.rs",
+            capi,
+        ),
+        (
+            "/cargo/registry/src/index/fleet-api-rs-0.14.3/src/api/fleet_cluster.rs",
+            fleet,
+        ),
+        ("src/api/fleet_cluster.rs", local),
+        ("src/run.rs", code),
+    ];
+    let (calls, unchecked) = table(&files);
+    assert_eq!(
+        calls,
+        [
+            "9 list fleet.cattle.io/clusters",
+            "11 list cluster.x-k8s.io/clusters",
+            "13 get core/configmaps",
+            "19 delete fleet.cattle.io/clustergroups"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+    // A bare `Cluster` in a file that names neither crate is not guessed.
+    let bare = "async fn run(client: Client) {\n    let api: Api<Cluster> = Api::all(client);\n    api.list(&lp).await;\n}\n";
+    let (calls, unchecked) = table(&[files[0], files[1], ("src/run.rs", bare)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert_eq!(unchecked, ["3 api.list"]);
 }
