@@ -317,34 +317,46 @@ pub fn analyze_when(
         };
         walker.visit_file(file);
     }
-    // The requests of generic functions, with the kinds their callers give
-    // (one level: a generic caller's own callers are not followed).
+    // The requests of generic functions, with the kinds their callers give.
+    // A generic caller that passes on its own type parameter makes them
+    // its own requests, for its callers in the next round.
     if !deferred.is_empty() {
-        let mut by_function: HashMap<String, Vec<Deferred>> = HashMap::new();
-        for d in &deferred {
-            by_function
-                .entry(d.function.clone())
-                .or_default()
-                .push(d.clone());
-        }
         let calls_before = analysis.calls.len();
-        let mut unused = Vec::new();
-        for (path, file) in &parsed {
-            let imports = imports(file);
-            let mut walker = FileWalker {
-                path,
-                index: &index,
-                own,
-                imports: &imports,
-                analysis: &mut analysis,
-                function: String::new(),
-                generics: Vec::new(),
-                self_type: None,
-                impl_generics: Vec::new(),
-                deferred: &mut unused,
-                instantiate: Some(&by_function),
-            };
-            walker.visit_file(file);
+        let mut round = deferred.clone();
+        let mut seen: HashSet<(String, String, PathBufLine)> = HashSet::new();
+        for _ in 0..GENERIC_DEPTH {
+            if round.is_empty() {
+                break;
+            }
+            let mut by_function: HashMap<String, Vec<Deferred>> = HashMap::new();
+            for d in round {
+                by_function.entry(d.function.clone()).or_default().push(d);
+            }
+            let mut lifted = Vec::new();
+            for (path, file) in &parsed {
+                let imports = imports(file);
+                let mut walker = FileWalker {
+                    path,
+                    index: &index,
+                    own,
+                    imports: &imports,
+                    analysis: &mut analysis,
+                    function: String::new(),
+                    generics: Vec::new(),
+                    self_type: None,
+                    impl_generics: Vec::new(),
+                    deferred: &mut lifted,
+                    instantiate: Some(&by_function),
+                };
+                walker.visit_file(file);
+            }
+            round = lifted
+                .into_iter()
+                .filter(|d| {
+                    let at = (d.location.file.clone(), d.location.line, d.location.column);
+                    seen.insert((d.function.clone(), d.generic.clone(), at))
+                })
+                .collect();
         }
         // A generic function no caller gives a kind is not checked; one that
         // nothing calls makes no request.
@@ -1277,8 +1289,51 @@ fn find_remote_params(files: &[(&Path, syn::File)], index: &mut Index) {
 /// them (`tokio::join!(a, b)`, `vec![..]`, `format!(..)`), which syn leaves
 /// as tokens.
 fn macro_exprs(mac: &syn::Macro) -> Option<syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>> {
-    mac.parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
-        .ok()
+    use proc_macro2::{Spacing, TokenStream, TokenTree};
+    if let Ok(exprs) = mac
+        .parse_body_with(syn::punctuated::Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
+    {
+        return Some(exprs);
+    }
+    // Any other body (`tokio::select! { r = run::<Widget>(..) => { .. } }`):
+    // the pieces between its top-level `,`, `;`, `=` and `=>` that are
+    // expressions.
+    let tokens: Vec<TokenTree> = mac.tokens.clone().into_iter().collect();
+    let mut pieces: Vec<TokenStream> = vec![TokenStream::new()];
+    let mut i = 0;
+    while i < tokens.len() {
+        let separator = match &tokens[i] {
+            TokenTree::Punct(p) if matches!(p.as_char(), ',' | ';') => 1,
+            TokenTree::Punct(p) if p.as_char() == '=' && p.spacing() == Spacing::Alone => {
+                // Not the end of `==`, `<=`, `!=` and the like.
+                let joined = i > 0
+                    && matches!(&tokens[i - 1], TokenTree::Punct(q) if q.spacing() == Spacing::Joint);
+                usize::from(!joined)
+            }
+            TokenTree::Punct(p)
+                if p.as_char() == '='
+                    && matches!(tokens.get(i + 1), Some(TokenTree::Punct(q)) if q.as_char() == '>') =>
+            {
+                2
+            }
+            _ => 0,
+        };
+        if separator > 0 {
+            pieces.push(TokenStream::new());
+            i += separator;
+            continue;
+        }
+        if let Some(piece) = pieces.last_mut() {
+            piece.extend(std::iter::once(tokens[i].clone()));
+        }
+        i += 1;
+    }
+    let exprs: syn::punctuated::Punctuated<syn::Expr, syn::Token![,]> = pieces
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| syn::parse2::<syn::Expr>(p).ok())
+        .collect();
+    (!exprs.is_empty()).then_some(exprs)
 }
 
 /// `Result<T, E>`, `Option<T>` and the like: `T`.
@@ -1480,6 +1535,13 @@ struct FileWalker<'a> {
     /// In the second walk: the deferred requests by function.
     instantiate: Option<&'a HashMap<String, Vec<Deferred>>>,
 }
+
+/// How many generic functions deep a kind is passed down: `main` calls
+/// `run::<Widget>`, which runs `reconcile::<T>`, which calls `apply::<T>`.
+const GENERIC_DEPTH: usize = 4;
+
+/// A place in a file: path, line, column.
+type PathBufLine = (std::path::PathBuf, usize, usize);
 
 /// A request of a generic function, on the `Api` of its type parameter
 /// `generic`, waiting for the kinds its callers give it.
@@ -2310,13 +2372,21 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
     }
     fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
         for input in &closure.inputs {
-            if let syn::Pat::Type(t) = input
-                && let syn::Pat::Ident(name) = &*t.pat
-                && let Some(kind) = api_type(&t.ty)
-            {
-                self.scope
-                    .apis
-                    .insert(name.ident.to_string(), ApiKind::Known(Box::new(kind), None));
+            let syn::Pat::Type(t) = input else { continue };
+            let syn::Pat::Ident(name) = &*t.pat else {
+                continue;
+            };
+            let name = name.ident.to_string();
+            match api_type(&t.ty) {
+                Some(kind) => {
+                    self.scope
+                        .apis
+                        .insert(name, ApiKind::Known(Box::new(kind), None));
+                }
+                // `|obj: Arc<T>, ctx| reconcile(obj, ctx)`.
+                None => {
+                    self.scope.values.insert(name, (*t.ty).clone());
+                }
             }
         }
         syn::visit::visit_expr_closure(self, closure);
@@ -2700,14 +2770,11 @@ impl Instantiations<'_, '_> {
             let Some(ApiKind::Known(ty, cluster)) = self.walker.kind_of(arg, self.scope) else {
                 continue;
             };
-            let Some(target) = self.walker.target(&ty) else {
-                continue;
-            };
             for d in requests
                 .iter()
                 .filter(|d| d.owner.is_none() && d.generic == generic)
             {
-                self.emit(d, &target, cluster, callee, &site);
+                self.bind(d, &ty, cluster, callee, &site);
             }
         }
     }
@@ -2745,15 +2812,97 @@ impl Instantiations<'_, '_> {
             }
         }
         for (generic, ty) in kinds {
-            let Some(target) = self.walker.target(&ty) else {
-                continue;
-            };
             for d in requests
                 .iter()
                 .filter(|d| d.owner.is_none() && d.generic == generic)
             {
-                self.emit(d, &target, None, callee, &site);
+                self.bind(d, &ty, None, callee, &site);
             }
+        }
+    }
+
+    /// `Controller::new(api, ..).run(reconcile, ..)`: the reconciler's
+    /// type parameter (that of its object) is the controller's kind.
+    fn instantiate_reconciler(&mut self, call: &syn::ExprMethodCall) {
+        if call.method != "run" {
+            return;
+        }
+        let Some(syn::Expr::Path(f)) = call.args.first() else {
+            return;
+        };
+        let Some(callee) = f.path.segments.last().map(|s| s.ident.to_string()) else {
+            return;
+        };
+        let (Some(requests), Some((_, values))) = (
+            self.deferred.get(&callee),
+            self.walker.index.generic_values.get(&callee),
+        ) else {
+            return;
+        };
+        let Some(Some(generic)) = values.first() else {
+            return;
+        };
+        // Down the builder chain to `Controller::new(api, ..)`.
+        let mut receiver = &*call.receiver;
+        let api = loop {
+            match receiver {
+                syn::Expr::MethodCall(m) => receiver = &m.receiver,
+                syn::Expr::Call(c)
+                    if matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.len() >= 2
+                        && p.path.segments.iter().rev().nth(1).is_some_and(|s| s.ident == "Controller")
+                        && p.path.segments.last().is_some_and(|s| s.ident == "new")) =>
+                {
+                    break c.args.first();
+                }
+                _ => return,
+            }
+        };
+        let Some(ApiKind::Known(ty, cluster)) =
+            api.and_then(|api| self.walker.kind_of(api, self.scope))
+        else {
+            return;
+        };
+        let site = self.walker.location(&call.method);
+        for d in requests
+            .iter()
+            .filter(|d| d.owner.is_none() && d.generic == *generic)
+        {
+            self.bind(d, &ty, cluster, &callee, &site);
+        }
+    }
+
+    /// `d` made with the kind `ty`: a request, or, when `ty` is a type
+    /// parameter of the generic function making the call, a request of
+    /// that function, for its own callers to give the kind
+    /// (`reconcile::<T>` called in `run<T>`, called with `Widget`).
+    fn bind(
+        &mut self,
+        d: &Deferred,
+        ty: &syn::Type,
+        cluster: Option<bool>,
+        callee: &str,
+        site: &Location,
+    ) {
+        if let Some(param) = type_parameter(ty)
+            && self.walker.generics.iter().any(|g| param == g)
+            && !self.walker.impl_generics.iter().any(|g| param == g)
+        {
+            self.walker.deferred.push(Deferred {
+                function: self.walker.function.clone(),
+                generic: param.to_string(),
+                owner: None,
+                via: format!(
+                    "{} (from `{callee}` at {}:{})",
+                    d.via,
+                    self.walker.path.display(),
+                    site.line
+                ),
+                ..d.clone()
+            });
+            return;
+        }
+        if let Some(target) = self.walker.target(ty) {
+            self.emit(d, &target, cluster, callee, site);
         }
     }
 
@@ -2847,6 +2996,7 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
         self.instantiate(&callee, &call.args, &call.method);
         self.instantiate_values(&callee, call.turbofish.as_ref(), &call.args, &call.method);
         self.instantiate_method(&callee, &call.receiver, &call.method);
+        self.instantiate_reconciler(call);
         syn::visit::visit_expr_method_call(self, call);
     }
 }

@@ -852,3 +852,54 @@ impl Sync for ClusterGroup {
     assert!(calls.is_empty(), "{calls:?}");
     assert_eq!(unchecked, ["3 api.list"]);
 }
+
+/// A kind passed down generic functions: `main` runs `run::<Widget>` in a
+/// `select!`, `run<T>` hands its controller's kind to `reconcile<T>` (by
+/// name or through a closure), which calls `remove<T>`.
+#[test]
+fn a_kind_is_passed_down_generic_functions_and_controllers() {
+    let code = r"
+async fn main(client: Client) {
+    tokio::select! {
+        r = run::<Widget>(client.clone()) => { r? }
+        r = watch_all::<Secret>(client.clone()) => r?,
+    }
+}
+
+async fn run<T: Resource>(client: Client) {
+    let api = Api::<T>::all(client.clone());
+    Controller::new(api, Config::default())
+        .run(reconcile, error_policy, ctx)
+        .for_each(|_| async {})
+        .await;
+}
+
+async fn watch_all<K: Resource>(client: Client) {
+    Controller::new(Api::<K>::all(client), Config::default())
+        .run(move |obj: Arc<K>, ctx| reconcile(obj, ctx), error_policy, ctx)
+        .await;
+}
+
+async fn reconcile<T: Resource>(obj: Arc<T>, ctx: Arc<Context>) -> Result<Action> {
+    remove::<T>(&ctx.client, &obj).await
+}
+
+async fn remove<K: Resource>(client: &Client, obj: &K) -> Result<Action> {
+    let api: Api<K> = Api::namespaced(client.clone(), NS);
+    api.delete(&obj.name_any(), &dp).await
+}
+";
+    let (calls, unchecked) = table(&[("src/main.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "11 list example.com/widgets",
+            "11 watch example.com/widgets",
+            "18 list core/secrets",
+            "18 watch core/secrets",
+            "29 delete core/secrets",
+            "29 delete example.com/widgets",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
