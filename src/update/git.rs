@@ -424,11 +424,14 @@ impl Repo {
 
 /// git's line merge of `ours` and `theirs` from `base`: the merged text and
 /// whether conflict markers remain. Labels name the sides in the markers.
+/// With `union`, lines both sides changed are all kept, ours first, and no
+/// conflict remains (git's `merge=union`).
 pub fn merge_text(
     base: &str,
     ours: &str,
     theirs: &str,
     labels: [&str; 3],
+    union: bool,
 ) -> Result<(String, bool)> {
     let scratch =
         tempfile::tempdir().map_err(|e| Error::io("create", "a temporary directory", e))?;
@@ -449,6 +452,7 @@ pub fn merge_text(
         "-L",
         labels[2],
     ])
+    .args(union.then_some("--union"))
     .args(&files);
     let output = cmd.output().map_err(|e| missing_git("merge a file", &e))?;
     // merge-file exits with the number of conflicts, or a negative code

@@ -168,8 +168,13 @@ fn merge_file(
                 };
                 return Ok(entry(action, Some(merged.text)));
             }
-            let (text, conflicted) =
-                git::merge_text(b, o, t, [&labels.ours, &labels.base, &labels.theirs])?;
+            let (text, conflicted) = git::merge_text(
+                b,
+                o,
+                t,
+                [&labels.ours, &labels.base, &labels.theirs],
+                is_block_list(path),
+            )?;
             let action = if conflicted {
                 Action::Conflict(Vec::new())
             } else {
@@ -179,6 +184,21 @@ fn merge_file(
         }
         _ => None,
     })
+}
+
+/// Whether `path` is a list of independent blocks, where lines both sides
+/// added at one place are all kept, the user's first: a Makefile's targets,
+/// an ignore file's patterns. Code still conflicts.
+fn is_block_list(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|name| {
+            matches!(name, "Makefile" | "GNUmakefile" | "makefile")
+                || Path::new(name)
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("mk"))
+                || (name.starts_with('.') && name.ends_with("ignore"))
+        })
 }
 
 /// Files the new scaffold moved: a path of the old scaffold that the new one
@@ -293,6 +313,43 @@ mod tests {
                 .iter()
                 .any(|e| e.path == Path::new("src/leader.rs") && e.action == Action::Delete)
         );
+    }
+
+    #[test]
+    fn additions_at_one_place_of_a_makefile_or_ignore_file_are_all_kept() {
+        let makefile = "build:\n\tcargo build\n\ntest:\n\tcargo test\n";
+        let user = "\nbench: ## Mine\n\tcargo bench\n";
+        let scaffold = "\ntest-e2e: ## The scaffold's\n\tcargo test --test e2e\n";
+        let ignore = "/target\n";
+        let base = texts(&[
+            ("Makefile", makefile),
+            (".dockerignore", ignore),
+            ("src/a.rs", "a\n"),
+        ]);
+        let ours = texts(&[
+            ("Makefile", &format!("{makefile}{user}")),
+            (".dockerignore", "/target\n/notes\n"),
+            ("src/a.rs", "a\nmine\n"),
+        ]);
+        let theirs = texts(&[
+            ("Makefile", &format!("{makefile}{scaffold}")),
+            (".dockerignore", "/target\n/dist\n"),
+            ("src/a.rs", "a\nnew\n"),
+        ]);
+        let entries = merge(&base, &ours, &theirs, &labels()).unwrap();
+        let by_path = |p: &str| entries.iter().find(|e| e.path == Path::new(p)).unwrap();
+        assert_eq!(by_path("Makefile").action, Action::Update);
+        // The blank line both added is one line in common, as git sees it.
+        assert_eq!(
+            by_path("Makefile").text.as_deref(),
+            Some(format!("{makefile}{user}{}", &scaffold[1..]).as_str())
+        );
+        assert_eq!(by_path(".dockerignore").action, Action::Update);
+        assert_eq!(
+            by_path(".dockerignore").text.as_deref(),
+            Some("/target\n/notes\n/dist\n")
+        );
+        assert_eq!(by_path("src/a.rs").action, Action::Conflict(Vec::new()));
     }
 
     #[test]
