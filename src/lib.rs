@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod envtest;
 mod error;
 pub mod generate;
 pub mod manifests;
@@ -60,6 +61,7 @@ pub fn run(cli: Cli, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
         Command::Manifests(args) => commands::manifests::run(&args, cwd, out),
         Command::Rbac(args) => commands::rbac::run(&args, cwd, out),
         Command::Generate(command) => commands::generate::run(&command, cwd, out),
+        Command::Envtest(command) => commands::envtest::run(&command, cwd, out),
         Command::Completion(args) => commands::completion::run(&args, out),
         Command::Man(args) => commands::completion::man(&args, cwd, out),
         Command::Version => commands::version::run(out),

@@ -34,6 +34,10 @@ pub enum Command {
     /// Package the operator: a one-file installer, an OLM bundle
     #[command(subcommand)]
     Generate(GenerateCommand),
+    /// Get and cache kube-apiserver, etcd and kubectl for API server tests, as
+    /// setup-envtest does
+    #[command(subcommand)]
+    Envtest(EnvtestCommand),
     /// Print a shell completion script to standard output
     Completion(CompletionArgs),
     /// Write rsop's man pages (rsop.1, rsop-init.1, ...) into a directory, for packagers
@@ -299,6 +303,90 @@ pub struct RbacArgs {
     /// How to print the findings
     #[arg(long, value_enum, default_value_t = RbacFormat::Text)]
     pub format: RbacFormat,
+}
+
+/// What `rsop envtest` does.
+#[derive(Debug, Subcommand)]
+pub enum EnvtestCommand {
+    /// Get a release's binaries (unless cached) and print where they are
+    #[command(
+        after_help = "VERSION is `latest` (the default), a minor release (`1.34`, \
+                  `1.34.x`) or a release (`1.34.1`). A release already cached is used \
+                  without asking the index.\n\n\
+                  Examples:\n  rsop envtest use 1.34.1\n  \
+                  export KUBEBUILDER_ASSETS=\"$(rsop envtest use 1.34.x -p path)\"\n  \
+                  source <(rsop envtest use -i -p env)   # offline: the newest cached release"
+    )]
+    Use(EnvtestUseArgs),
+    /// List the cached releases and those the index offers
+    #[command(after_help = "Examples:\n  rsop envtest list\n  rsop envtest list -i 1.34")]
+    List(EnvtestListArgs),
+}
+
+/// Where `rsop envtest` caches and finds the binaries.
+#[derive(Debug, Args)]
+pub struct EnvtestStoreArgs {
+    /// Use only the cached binaries: ask no index, download nothing
+    #[arg(short = 'i', long, env = "ENVTEST_INSTALLED_ONLY", value_parser = clap::builder::FalseyValueParser::new())]
+    pub installed_only: bool,
+
+    /// The store: setup-envtest's own by default, so that both tools share it
+    #[arg(long, value_name = "DIR")]
+    pub bin_dir: Option<PathBuf>,
+
+    /// The release index (setup-envtest's format)
+    #[arg(long, value_name = "URL", default_value = crate::envtest::DEFAULT_INDEX)]
+    pub index: String,
+
+    /// Operating system of the binaries, as Go names it (linux, darwin)
+    #[arg(long, value_name = "OS")]
+    pub os: Option<String>,
+
+    /// Architecture of the binaries, as Go names it (amd64, arm64)
+    #[arg(long, value_name = "ARCH")]
+    pub arch: Option<String>,
+}
+
+/// Arguments of `rsop envtest use`.
+#[derive(Debug, Args)]
+pub struct EnvtestUseArgs {
+    /// The Kubernetes release
+    #[arg(value_name = "VERSION")]
+    pub release: Option<String>,
+
+    #[command(flatten)]
+    pub store: EnvtestStoreArgs,
+
+    /// What to print: an overview, the binaries' folder, or a line for the
+    /// shell that sets `KUBEBUILDER_ASSETS`
+    #[arg(short = 'p', long = "print", value_enum, default_value_t = EnvtestPrint::Overview)]
+    pub print: EnvtestPrint,
+
+    /// When `KUBEBUILDER_ASSETS` is set, use its folder as it is
+    #[arg(long, env = "ENVTEST_USE_ENV", value_parser = clap::builder::FalseyValueParser::new())]
+    pub use_env: bool,
+}
+
+/// Arguments of `rsop envtest list`.
+#[derive(Debug, Args)]
+pub struct EnvtestListArgs {
+    /// Only the releases that match (`1.34`, `1.34.1`)
+    #[arg(value_name = "VERSION")]
+    pub release: Option<String>,
+
+    #[command(flatten)]
+    pub store: EnvtestStoreArgs,
+}
+
+/// `rsop envtest use --print`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EnvtestPrint {
+    /// The release, platform and folder, for people
+    Overview,
+    /// The folder of the binaries alone
+    Path,
+    /// `export KUBEBUILDER_ASSETS='<folder>'`, for the shell to source
+    Env,
 }
 
 /// `rsop rbac --format`.

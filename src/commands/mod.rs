@@ -10,6 +10,7 @@ pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
 pub mod edit;
+pub mod envtest;
 pub mod generate;
 pub mod init;
 pub mod manifests;

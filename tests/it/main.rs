@@ -7,6 +7,7 @@ mod conformance;
 mod create_api;
 mod create_webhook;
 mod e2e;
+mod envtest;
 mod generate;
 mod generated;
 mod grafana;
