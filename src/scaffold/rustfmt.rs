@@ -68,8 +68,18 @@ fn format_files(files: &[(String, String)]) -> Result<Vec<String>> {
     let paths: Vec<std::path::PathBuf> = (0..files.len())
         .map(|i| dir.path().join(format!("f{i}.rs")))
         .collect();
+    // rustfmt takes each file for a crate root and follows its `mod x;` to
+    // `x.rs` beside it, which is not there: such a declaration is written as
+    // an empty inline module, and put back once formatted.
     for (path, (_, text)) in paths.iter().zip(files) {
-        std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
+        let inlined = text
+            .split_inclusive('\n')
+            .map(|line| match out_of_line_module(line) {
+                Some(declaration) => format!("{declaration} {{}}\n"),
+                None => line.to_string(),
+            })
+            .collect::<String>();
+        std::fs::write(path, inlined).map_err(|e| Error::io("write", path, e))?;
     }
     let result = rustfmt()
         .args(&paths)
@@ -86,9 +96,36 @@ fn format_files(files: &[(String, String)]) -> Result<Vec<String>> {
         }
         Ok(_) => paths
             .iter()
-            .map(|p| std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e)))
+            .zip(files)
+            .map(|(p, (_, text))| {
+                let formatted = std::fs::read_to_string(p).map_err(|e| Error::io("read", p, e))?;
+                let declared: Vec<&str> = text.lines().filter_map(out_of_line_module).collect();
+                Ok(formatted
+                    .split_inclusive('\n')
+                    .map(|line| {
+                        let bare = line.trim_end_matches('\n').strip_suffix(" {}");
+                        match bare {
+                            Some(declaration) if declared.contains(&declaration) => {
+                                format!("{declaration};\n")
+                            }
+                            _ => line.to_string(),
+                        }
+                    })
+                    .collect())
+            })
             .collect(),
     }
+}
+
+/// `mod tests;` or `pub mod x;` alone on its line: the declaration without
+/// its `;`.
+fn out_of_line_module(line: &str) -> Option<&str> {
+    let declaration = line.trim_end_matches(['\n', '\r']).strip_suffix(';')?;
+    let name = declaration
+        .strip_prefix("pub mod ")
+        .or_else(|| declaration.strip_prefix("mod "))?;
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some(declaration)
 }
 
 /// Items (functions, for instance) formatted by rustfmt (edition 2024) as
@@ -141,3 +178,21 @@ fn format_stdin(name: &str, items: &[String]) -> Result<Vec<String>> {
 
 /// A line between items, which rustfmt leaves where it is.
 const SEPARATOR: &str = "// rsop: next item";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_declares_its_tests_apart_is_formatted_as_it_stands() {
+        let text = "pub fn  run( ) {}\n\n#[cfg(test)]\nmod tests;\npub mod more;\n";
+        let formatted = format_all(&[("src/a.rs".into(), text.into())]).unwrap();
+        // Without rustfmt the text stays as rendered.
+        if Command::new("rustfmt").arg("--version").output().is_ok() {
+            assert_eq!(
+                formatted,
+                ["pub fn run() {}\n\n#[cfg(test)]\nmod tests;\npub mod more;\n"]
+            );
+        }
+    }
+}

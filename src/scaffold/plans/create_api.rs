@@ -14,6 +14,7 @@ use crate::output::{Disk, FileChange};
 use crate::project::k8s_kinds::K8sKind;
 use crate::project::{Project, Resource, names};
 use crate::scaffold::external::ExternalKind;
+use crate::scaffold::plans::create_webhook::MANAGER_MODULES;
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e};
 use crate::templates::Templates;
 use crate::{Error, Result};
@@ -366,14 +367,13 @@ impl Formatting {
     }
 }
 
-/// The scaffold's own modules of `src/controllers/`, beside the kinds'.
+/// The helpers every controller uses, in `src/manager/`.
 const CONTROLLER_HELPERS: [&str; 5] = ["backoff", "cache", "conditions", "testing", "watch"];
 
-/// Refuses a controller module that would land on a helper of
-/// `src/controllers/`: writing it would need `--force`, which would
-/// overwrite the helper and break every controller.
+/// Refuses a controller module named `mod`, which would be
+/// `src/controllers/mod.rs`, the list of the controllers.
 fn refuse_helper_names(kind: &str, controller: &str, renamable: bool) -> Result<()> {
-    if controller != "mod" && !CONTROLLER_HELPERS.contains(&controller) {
+    if controller != "mod" {
         return Ok(());
     }
     let help = if renamable {
@@ -385,12 +385,7 @@ fn refuse_helper_names(kind: &str, controller: &str, renamable: bool) -> Result<
     };
     Err(crate::Error::user_with_help(
         format!(
-            "the controller module `{controller}` would be `src/controllers/{controller}.rs`, which rsop's own {} holds",
-            if controller == "mod" {
-                "module list".to_string()
-            } else {
-                format!("`{controller}` helper of every controller")
-            }
+            "the controller module `{controller}` would be `src/controllers/{controller}.rs`, which rsop's own module list holds"
         ),
         help,
     ))
@@ -559,17 +554,12 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             render("src/controllers/mod.rs")?,
             IfExists::Keep,
         );
+        // The controllers' helpers live in the manager's folder, where no
+        // kind's or group's module can land.
         for shared in CONTROLLER_HELPERS {
-            let path = format!("src/controllers/{shared}.rs");
+            let path = format!("src/manager/{shared}.rs");
             plan.create(&path, render(&path)?, IfExists::Keep);
-            // A project from an rsop before the module declares it here.
-            if shared != "testing" {
-                plan.insert_sorted(
-                    "src/controllers/mod.rs",
-                    CONTROLLER_MODULES,
-                    format!("pub mod {shared};"),
-                );
-            }
+            plan.insert_sorted(MANAGER, MANAGER_MODULES, format!("pub mod {shared};"));
         }
         if opts.project.multigroup {
             let group = r.group_module();
@@ -606,6 +596,14 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
         formatted.push((controller.to_string(), render(controller)?));
         kind_files.push((
             format!("{}/{controller_file}.rs", layout.controllers_dir),
+            if_exists,
+        ));
+        // The tests sit apart (`mod tests;`), so that the file the user edits
+        // holds the controller alone.
+        let tests = format!("{}/tests.rs", controller.trim_end_matches(".rs"));
+        formatted.push((tests.clone(), render(&tests)?));
+        kind_files.push((
+            format!("{}/{controller_file}/tests.rs", layout.controllers_dir),
             if_exists,
         ));
         plan.insert(MANAGER, CONTROLLERS, start_line(&layout));

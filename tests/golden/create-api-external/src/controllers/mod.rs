@@ -1,16 +1,9 @@
 //! The controllers, one module per kind, each started by the manager with its `run` function, and
 //! what they share.
 
-pub mod backoff;
-pub mod cache;
 pub mod certificate;
-pub mod conditions;
 pub mod frontend;
-pub mod watch;
 // +rsop:scaffold:controller-modules
-
-#[cfg(test)]
-mod testing;
 
 use std::fmt::{Debug, Display};
 use std::future::Future;

@@ -2,15 +2,8 @@
 //! what they share.
 
 pub mod apps;
-pub mod backoff;
-pub mod cache;
-pub mod conditions;
 pub mod infra;
-pub mod watch;
 // +rsop:scaffold:controller-modules
-
-#[cfg(test)]
-mod testing;
 
 use std::fmt::{Debug, Display};
 use std::future::Future;

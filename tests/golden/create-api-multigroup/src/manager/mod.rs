@@ -15,14 +15,19 @@
 //! controller is handed ([`context`]).
 
 pub mod auth;
+pub mod backoff;
+pub mod cache;
 pub mod cli;
+pub mod conditions;
 pub mod context;
 pub mod leader;
 pub mod logging;
 pub mod metrics;
 pub mod server;
 pub mod shard;
+pub mod testing;
 pub mod tls;
+pub mod watch;
 // +rsop:scaffold:manager-modules
 
 use std::collections::HashMap;

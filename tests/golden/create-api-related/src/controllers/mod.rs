@@ -1,17 +1,10 @@
 //! The controllers, one module per kind, each started by the manager with its `run` function, and
 //! what they share.
 
-pub mod backoff;
-pub mod cache;
-pub mod conditions;
 pub mod deployment;
 pub mod deployment_scaler;
 pub mod exporter;
-pub mod watch;
 // +rsop:scaffold:controller-modules
-
-#[cfg(test)]
-mod testing;
 
 use std::fmt::{Debug, Display};
 use std::future::Future;

@@ -1,15 +1,8 @@
 //! The controllers, one module per kind, each started by the manager with its `run` function, and
 //! what they share.
 
-pub mod backoff;
-pub mod cache;
-pub mod conditions;
 pub mod memcached;
-pub mod watch;
 // +rsop:scaffold:controller-modules
-
-#[cfg(test)]
-mod testing;
 
 use std::fmt::{Debug, Display};
 use std::future::Future;

@@ -11,6 +11,8 @@
 //! role does not grant fails the test with the marker to add, so the reconcile tests prove that
 //! the role `rsop manifests` writes is enough for the code.
 
+#![cfg(test)]
+
 use std::path::Path;
 use std::sync::LazyLock;
 use std::time::Duration;

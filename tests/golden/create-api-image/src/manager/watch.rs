@@ -22,7 +22,7 @@ use kube::runtime::reflector::Store;
 use kube::runtime::watcher::{self, Event};
 use tracing::{debug, warn};
 
-use crate::controllers::backoff;
+use crate::manager::backoff;
 
 /// Delay before the first retry of a failed watch; it doubles with each further failure.
 const BASE_DELAY: Duration = Duration::from_millis(500);
@@ -159,7 +159,7 @@ mod tests {
     use tokio::time::Instant;
 
     use super::*;
-    use crate::controllers::testing::{ApiServer, Request, mock_client_without_rbac};
+    use crate::manager::testing::{ApiServer, Request, mock_client_without_rbac};
 
     /// `n` tasks that wait on `ready` together, as reconciliations of objects listed at start-up do.
     fn waiters(ready: &CachesReady, n: usize) -> Vec<tokio::task::JoinHandle<bool>> {
