@@ -109,7 +109,10 @@ fn one_kind() {
     gates(&dir);
 
     // The first thing every tutorial asks: a field added to the spec. The
-    // controller's tests still compile (they read the spec from JSON).
+    // controller's tests still compile (they read the spec from JSON). The
+    // project has a name of its own: the generated projects share one target
+    // directory, where a test binary is named after its package.
+    let dir = project(tmp.path(), "greeting-operator", &[], &[MEMCACHED]);
     let types = dir.join("src/api/v1alpha1/memcached.rs");
     let text = std::fs::read_to_string(&types).unwrap();
     let field = "    pub count: i32,\n}";
