@@ -31,6 +31,16 @@ pub const DEFAULT_INDEX: &str =
 /// not a usable release.
 const BINARIES: [&str; 3] = ["kube-apiserver", "etcd", "kubectl"];
 
+/// Whether `folder` holds a usable release: kube-apiserver and etcd (with
+/// `.exe` on Windows).
+fn complete(folder: &Path) -> bool {
+    BINARIES[..2].iter().all(|b| {
+        folder
+            .join(format!("{b}{}", std::env::consts::EXE_SUFFIX))
+            .is_file()
+    })
+}
+
 /// An operating system and architecture, as Go names them (`linux`,
 /// `amd64`), which is how the index and the store name them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -161,6 +171,10 @@ pub fn parse_index(text: &str, url: &str) -> Result<Vec<Archive>> {
         .releases
         .into_values()
         .flatten()
+        // A digest that is not 128 hex digits can match no download.
+        .filter(|(_, entry)| {
+            entry.hash.len() == 128 && entry.hash.bytes().all(|b| b.is_ascii_hexdigit())
+        })
         .filter_map(|(name, entry)| {
             let (version, platform) = archive_name(&name)?;
             Some(Archive {
@@ -250,14 +264,11 @@ pub fn installed(store: &Path) -> Vec<Installed> {
             let name = entry.file_name();
             let (version, platform) = folder_name(name.to_str()?)?;
             let path = entry.path();
-            BINARIES[..2]
-                .iter()
-                .all(|b| path.join(b).is_file())
-                .then_some(Installed {
-                    version,
-                    platform,
-                    path,
-                })
+            complete(&path).then_some(Installed {
+                version,
+                platform,
+                path,
+            })
         })
         .collect();
     found.sort_by(|a, b| b.version.cmp(&a.version).then(a.platform.cmp(&b.platform)));
@@ -334,7 +345,7 @@ pub fn download(archive: &Archive, store: &Path) -> Result<PathBuf> {
             ),
             format!(
                 "the index says {}…, the download is {}…; download it again, and if it still differs, report it to the index's owner",
-                &archive.sha512[..archive.sha512.len().min(16)],
+                &archive.sha512[..16],
                 &digest[..16]
             ),
         ));
@@ -348,15 +359,30 @@ pub fn download(archive: &Archive, store: &Path) -> Result<PathBuf> {
         "{}-{}-{}",
         archive.version, archive.platform.os, archive.platform.arch
     ));
+    // Another run (a parallel CI job) may have cached it meanwhile, and may
+    // be using it: a whole release is never replaced.
+    if complete(&target) {
+        return Ok(target);
+    }
     if target.exists() {
-        // A folder without its binaries (an older tool's leftover).
+        // A folder without its binaries: an interrupted older tool's.
         std::fs::remove_dir_all(&target).map_err(|e| Error::io("remove", &target, e))?;
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // Readable by all, as setup-envtest leaves it, not a temporary
+        // folder's owner-only mode.
+        std::fs::set_permissions(unpacked.path(), std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io("set the mode of", unpacked.path(), e))?;
+    }
     let kept = unpacked.keep();
-    std::fs::rename(&kept, &target).map_err(|e| {
+    if let Err(e) = std::fs::rename(&kept, &target) {
         let _ = std::fs::remove_dir_all(&kept);
-        Error::io("move the unpacked binaries to", &target, e)
-    })?;
+        if !complete(&target) {
+            return Err(Error::io("move the unpacked binaries to", &target, e));
+        }
+    }
     Ok(target)
 }
 
@@ -393,8 +419,8 @@ fn unpack(archive: &Path, into: &Path, name: &str) -> Result<()> {
                 .map_err(|e| Error::io("make executable", &out_path, e))?;
         }
     }
-    if let Some(missing) = BINARIES[..2].iter().find(|b| !into.join(b).is_file()) {
-        return Err(bad(format!("it has no `{missing}`")));
+    if !complete(into) {
+        return Err(bad("it lacks kube-apiserver or etcd".into()));
     }
     Ok(())
 }
@@ -432,13 +458,21 @@ mod tests {
 
     #[test]
     fn the_index_lists_each_archive_newest_first() {
-        let index = "releases:\n  v1.33.0:\n    envtest-v1.33.0-linux-amd64.tar.gz:\n      hash: ABC\n      selfLink: https://example.com/a\n  v1.34.1:\n    envtest-v1.34.1-darwin-arm64.tar.gz:\n      hash: def\n      selfLink: https://example.com/b\n    notes.txt:\n      hash: x\n      selfLink: https://example.com/c\n";
-        let archives = parse_index(index, "test").unwrap();
+        let (upper, lower) = ("AB".repeat(64), "cd".repeat(64));
+        let index = format!(
+            "releases:\n  v1.33.0:\n    envtest-v1.33.0-linux-amd64.tar.gz:\n      hash: {upper}\n      selfLink: https://example.com/a\n  v1.34.1:\n    envtest-v1.34.1-darwin-arm64.tar.gz:\n      hash: {lower}\n      selfLink: https://example.com/b\n    envtest-v1.34.1-linux-arm64.tar.gz:\n      hash: é{lower}\n      selfLink: https://example.com/c\n    notes.txt:\n      hash: {lower}\n      selfLink: https://example.com/d\n"
+        );
+        let archives = parse_index(&index, "test").unwrap();
         let names: Vec<String> = archives
             .iter()
-            .map(|a| format!("{} {} {}", a.version, a.platform, a.sha512))
+            .map(|a| format!("{} {} {}", a.version, a.platform, &a.sha512[..4]))
             .collect();
-        assert_eq!(names, ["1.34.1 darwin/arm64 def", "1.33.0 linux/amd64 abc"]);
+        // A name that is no release's, and a digest that is not hex, are
+        // passed over.
+        assert_eq!(
+            names,
+            ["1.34.1 darwin/arm64 cdcd", "1.33.0 linux/amd64 abab"]
+        );
         let err = parse_index("releases: [1, 2]", "https://example.com/i").unwrap_err();
         assert!(err.to_string().contains("https://example.com/i"), "{err}");
     }

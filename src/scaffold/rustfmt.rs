@@ -103,10 +103,10 @@ fn format_files(files: &[(String, String)]) -> Result<Vec<String>> {
                 Ok(formatted
                     .split_inclusive('\n')
                     .map(|line| {
-                        let bare = line.trim_end_matches('\n').strip_suffix(" {}");
-                        match bare {
+                        let content = line.trim_end_matches(['\n', '\r']);
+                        match content.strip_suffix(" {}") {
                             Some(declaration) if declared.contains(&declaration) => {
-                                format!("{declaration};\n")
+                                format!("{declaration};{}", &line[content.len()..])
                             }
                             _ => line.to_string(),
                         }

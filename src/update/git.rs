@@ -422,16 +422,25 @@ impl Repo {
     }
 }
 
+/// How [`merge_text`] writes what both sides changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Conflict markers with both sides.
+    Markers,
+    /// Conflict markers with the base between the sides (`--diff3`).
+    Diff3,
+    /// No conflict: both sides' lines, ours first (git's `merge=union`).
+    Union,
+}
+
 /// git's line merge of `ours` and `theirs` from `base`: the merged text and
 /// whether conflict markers remain. Labels name the sides in the markers.
-/// With `union`, lines both sides changed are all kept, ours first, and no
-/// conflict remains (git's `merge=union`).
 pub fn merge_text(
     base: &str,
     ours: &str,
     theirs: &str,
     labels: [&str; 3],
-    union: bool,
+    style: Style,
 ) -> Result<(String, bool)> {
     let scratch =
         tempfile::tempdir().map_err(|e| Error::io("create", "a temporary directory", e))?;
@@ -452,7 +461,11 @@ pub fn merge_text(
         "-L",
         labels[2],
     ])
-    .args(union.then_some("--union"))
+    .args(match style {
+        Style::Markers => None,
+        Style::Diff3 => Some("--diff3"),
+        Style::Union => Some("--union"),
+    })
     .args(&files);
     let output = cmd.output().map_err(|e| missing_git("merge a file", &e))?;
     // merge-file exits with the number of conflicts, or a negative code

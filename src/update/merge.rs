@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::git;
+use super::git::{self, Style};
 use super::toml_merge;
 use crate::Result;
 use crate::project::PROJECT_FILE;
@@ -168,13 +168,16 @@ fn merge_file(
                 };
                 return Ok(entry(action, Some(merged.text)));
             }
-            let (text, conflicted) = git::merge_text(
-                b,
-                o,
-                t,
-                [&labels.ours, &labels.base, &labels.theirs],
-                is_block_list(path),
-            )?;
+            let labels = [labels.ours.as_str(), &labels.base, &labels.theirs];
+            let (mut text, mut conflicted) = git::merge_text(b, o, t, labels, Style::Markers)?;
+            // In a list of blocks, where both sides only added lines, both
+            // additions are kept; a line both changed still conflicts.
+            if conflicted && base.is_some() && is_block_list(path) {
+                let (diff3, _) = git::merge_text(b, o, t, labels, Style::Diff3)?;
+                if only_additions(&diff3) {
+                    (text, conflicted) = git::merge_text(b, o, t, labels, Style::Union)?;
+                }
+            }
             let action = if conflicted {
                 Action::Conflict(Vec::new())
             } else {
@@ -184,6 +187,22 @@ fn merge_file(
         }
         _ => None,
     })
+}
+
+/// Whether every conflict of a `--diff3` merge has an empty base: both
+/// sides added lines at one place, and neither changed a line of the base.
+fn only_additions(diff3: &str) -> bool {
+    let mut in_base = false;
+    for line in diff3.lines() {
+        if line.starts_with("|||||||") {
+            in_base = true;
+        } else if line.starts_with("=======") {
+            in_base = false;
+        } else if in_base {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether `path` is a list of independent blocks, where lines both sides
@@ -350,6 +369,16 @@ mod tests {
             Some("/target\n/notes\n/dist\n")
         );
         assert_eq!(by_path("src/a.rs").action, Action::Conflict(Vec::new()));
+
+        // A line both sides changed is a conflict in a Makefile too, and a
+        // Makefile both sides made has no base to tell additions by.
+        let base = texts(&[("Makefile", "build:\n\tcargo build --release\n")]);
+        let ours = texts(&[("Makefile", "build:\n\tcargo build --release --features x\n")]);
+        let theirs = texts(&[("Makefile", "build:\n\tcargo build --release --locked\n")]);
+        let entries = merge(&base, &ours, &theirs, &labels()).unwrap();
+        assert_eq!(entries[0].action, Action::Conflict(Vec::new()));
+        let entries = merge(&texts(&[]), &ours, &theirs, &labels()).unwrap();
+        assert_eq!(entries[0].action, Action::Conflict(Vec::new()));
     }
 
     #[test]

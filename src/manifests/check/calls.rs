@@ -254,13 +254,16 @@ pub fn analyze_when(
         if text.contains("Resource for ") {
             kinds.extend(implemented_kinds(text));
         }
-        if text.contains("inherit") {
+        if text.contains("#[resource(") {
             inherits.extend(inherited_kinds(text).into_iter().map(|(s, p)| (s, p, path)));
         }
         for mut kind in kinds {
             kind.declared_in = Some(path.to_path_buf());
+            // The CRD derivation's kinds (no file) name the kind, not its type.
             match own.iter_mut().find(|o| {
-                o.kind == kind.kind && o.group == kind.group && o.type_name() == kind.type_name()
+                o.kind == kind.kind
+                    && o.group == kind.group
+                    && (o.declared_in.is_none() || o.type_name() == kind.type_name())
             }) {
                 // The CRD derivation names the kind, not its Rust type or file.
                 Some(known) => {
@@ -548,7 +551,13 @@ fn inherited_kinds(text: &str) -> Vec<(String, Vec<String>)> {
             for attr in item.attrs.iter().filter(|a| a.path().is_ident("resource")) {
                 let _ = attr.parse_nested_meta(|meta| {
                     if meta.path.is_ident("inherit") {
-                        let path: syn::Path = meta.value()?.parse()?;
+                        // `inherit = ConfigMap` or `inherit = "ConfigMap"`.
+                        let value = meta.value()?;
+                        let path: syn::Path = if value.peek(syn::LitStr) {
+                            value.parse::<syn::LitStr>()?.parse()?
+                        } else {
+                            value.parse()?
+                        };
                         let segments = path.segments.iter().map(|s| s.ident.to_string()).collect();
                         self.0.push((item.ident.to_string(), segments));
                     } else if meta.input.peek(syn::Token![=]) {
@@ -1909,6 +1918,11 @@ impl FileWalker<'_> {
                 namespaced: own.namespaced,
             });
         }
+        // Kinds of the crate's that the path does not tell apart: not
+        // Kubernetes' kind of that name either.
+        if self.own.iter().any(|k| k.type_name() == name) {
+            return None;
+        }
         k8s_kinds::KINDS
             .iter()
             .find(|k| k.kind == name)
@@ -2383,9 +2397,14 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                         .apis
                         .insert(name, ApiKind::Known(Box::new(kind), None));
                 }
-                // `|obj: Arc<T>, ctx| reconcile(obj, ctx)`.
+                // `|obj: Arc<T>, ctx| reconcile(obj, ctx)`. The function's
+                // scope is flat: a variable of the same name outside the
+                // closure keeps its type.
                 None => {
-                    self.scope.values.insert(name, (*t.ty).clone());
+                    self.scope
+                        .values
+                        .entry(name)
+                        .or_insert_with(|| (*t.ty).clone());
                 }
             }
         }
@@ -2470,14 +2489,14 @@ impl<'ast> Visit<'ast> for Settle<'_> {
 }
 
 /// The `Api` variable and method of `api.get(..).await?` (also with
-/// `.unwrap()`, `.expect(..)` or `.ok()`).
+/// `.unwrap()` or `.expect(..)`).
 fn answered_call(expr: &syn::Expr) -> Option<(String, String)> {
     match expr {
         syn::Expr::Try(t) => answered_call(&t.expr),
         syn::Expr::Await(a) => answered_call(&a.base),
         syn::Expr::Paren(p) => answered_call(&p.expr),
         syn::Expr::MethodCall(m)
-            if matches!(m.method.to_string().as_str(), "unwrap" | "expect" | "ok") =>
+            if matches!(m.method.to_string().as_str(), "unwrap" | "expect") =>
         {
             answered_call(&m.receiver)
         }

@@ -120,11 +120,13 @@ impl BuildConfig {
         items
     }
 
-    /// The code of `file` a normal build leaves out: the items, `impl`
-    /// members, statements and `match` arms whose `#[cfg(...)]` does not
-    /// hold, each as its first and last line and the `cfg` predicate
-    /// (`feature = "gateway"`). A request there is one the default build
-    /// does not make.
+    /// The code of `file` a normal build leaves out for its features: the
+    /// items, `impl` members, statements and `match` arms under a
+    /// `#[cfg(...)]` on a feature that does not hold, each as its first and
+    /// last line and the `cfg` predicate (`feature = "gateway"`). A request
+    /// there is one the default build does not make. Other predicates
+    /// (the target, `debug_assertions`) are those of the build that ships,
+    /// which this machine's are not: they leave the code in.
     pub fn disabled_spans(&self, file: &syn::File) -> Vec<(usize, usize, String)> {
         use syn::spanned::Spanned;
         use syn::visit::Visit;
@@ -134,18 +136,23 @@ impl BuildConfig {
         }
         impl Spans<'_> {
             /// Whether `node` is compiled; if not, its span is recorded.
+            /// Only a feature decides: the target and `debug_assertions` of
+            /// the build that ships are not this machine's.
             fn kept(&mut self, attrs: &[syn::Attribute], node: &impl Spanned) -> bool {
-                if self.config.enabled(attrs) {
+                let by_feature = |a: &&syn::Attribute| {
+                    a.path().is_ident("cfg")
+                        && matches!(&a.meta, syn::Meta::List(list) if {
+                            let predicate: Vec<TokenTree> = list.tokens.clone().into_iter().collect();
+                            self.config.off_by_features(&predicate)
+                        })
+                };
+                let predicate = attrs.iter().find(by_feature).and_then(|a| match &a.meta {
+                    syn::Meta::List(list) => Some(list.tokens.to_string()),
+                    _ => None,
+                });
+                let Some(predicate) = predicate else {
                     return true;
-                }
-                let predicate = attrs
-                    .iter()
-                    .find(|a| !self.config.enabled(std::slice::from_ref(*a)))
-                    .and_then(|a| match &a.meta {
-                        syn::Meta::List(list) => Some(list.tokens.to_string()),
-                        _ => None,
-                    })
-                    .unwrap_or_default();
+                };
                 let span = node.span();
                 self.found
                     .push((span.start().line, span.end().line, predicate));
@@ -253,6 +260,38 @@ impl BuildConfig {
     }
 
     /// Whether the predicate of a `#[cfg(...)]` holds.
+    /// [`Self::holds`] with every name but `feature` taken as `others`.
+    fn holds_by_features(&self, predicate: &[TokenTree], others: bool) -> bool {
+        let (name, rest) = match predicate {
+            [TokenTree::Ident(name), rest @ ..] => (name.to_string(), rest),
+            _ => return others,
+        };
+        match (name.as_str(), rest) {
+            ("all", [TokenTree::Group(g)]) => split_commas(g.stream())
+                .iter()
+                .all(|p| self.holds_by_features(p, others)),
+            ("any", [TokenTree::Group(g)]) => split_commas(g.stream())
+                .iter()
+                .any(|p| self.holds_by_features(p, others)),
+            ("not", [TokenTree::Group(g)]) => {
+                let inner = split_commas(g.stream());
+                inner.len() == 1 && !self.holds_by_features(&inner[0], !others)
+            }
+            ("feature", [TokenTree::Punct(eq), TokenTree::Literal(value)])
+                if eq.as_char() == '=' =>
+            {
+                self.features.contains(&unquote(&value.to_string()))
+            }
+            _ => others,
+        }
+    }
+
+    /// Whether the features alone make `#[cfg(predicate)]` false, whatever
+    /// the target and profile.
+    fn off_by_features(&self, predicate: &[TokenTree]) -> bool {
+        !self.holds_by_features(predicate, true) && !self.holds_by_features(predicate, false)
+    }
+
     fn holds(&self, predicate: &[TokenTree]) -> bool {
         let (name, rest) = match predicate {
             [TokenTree::Ident(name), rest @ ..] => (name.to_string(), rest),

@@ -721,8 +721,8 @@ async fn run(client: Client) {
         let routes: Api<Lease> = Api::all(client.clone());
         routes.list(&lp).await
     };
-    #[cfg(feature = "metrics")]
     let pods: Api<Pod> = Api::all(client.clone());
+    #[cfg(all(feature = "metrics", not(debug_assertions)))]
     pods.list(&lp).await;
     match mode {
         #[cfg(feature = "gateway")]
@@ -788,7 +788,7 @@ pub struct ClusterSpec {}
 #[kube(group = "fleet.cattle.io", version = "v1alpha1", kind = "ClusterGroup")]
 pub struct ClusterGroupSpec {}
 "#;
-    let local = r"
+    let local = r#"
 #[derive(Resource, Serialize, Deserialize, Clone, Debug)]
 #[resource(inherit = fleet_api_rs::fleet_cluster::Cluster)]
 pub struct Cluster {
@@ -796,11 +796,11 @@ pub struct Cluster {
 }
 
 #[derive(Resource, Serialize, Deserialize, Clone, Debug)]
-#[resource(inherit = ConfigMap)]
+#[resource(inherit = "ConfigMap")]
 pub struct FleetConfig {
     pub metadata: ObjectMeta,
 }
-";
+"#;
     let code = r"
 use crate::api::fleet_cluster;
 use cluster_api_rs::capi_cluster::Cluster;
@@ -846,11 +846,24 @@ impl Sync for ClusterGroup {
         ]
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
-    // A bare `Cluster` in a file that names neither crate is not guessed.
-    let bare = "async fn run(client: Client) {\n    let api: Api<Cluster> = Api::all(client);\n    api.list(&lp).await;\n}\n";
-    let (calls, unchecked) = table(&[files[0], files[1], ("src/run.rs", bare)]);
+    // A bare `Cluster` in a file that names neither crate is not guessed,
+    // nor is a `Job` two crates declare taken for Kubernetes' own.
+    let bare = "async fn run(client: Client) {\n    let api: Api<Cluster> = Api::all(client.clone());\n    api.list(&lp).await;\n    let jobs: Api<Job> = Api::all(client);\n    jobs.list(&lp).await;\n}\n";
+    let job = |group: &str| {
+        format!(
+            "#[derive(CustomResource)]\n#[kube(group = \"{group}\", version = \"v1\", kind = \"Job\")]\npub struct JobSpec {{}}\n"
+        )
+    };
+    let (a, b) = (job("a.example.com"), job("b.example.com"));
+    let (calls, unchecked) = table(&[
+        files[0],
+        files[1],
+        ("/cargo/a-1.0.0/src/lib.rs", &a),
+        ("/cargo/b-1.0.0/src/lib.rs", &b),
+        ("src/run.rs", bare),
+    ]);
     assert!(calls.is_empty(), "{calls:?}");
-    assert_eq!(unchecked, ["3 api.list"]);
+    assert_eq!(unchecked, ["3 api.list", "5 jobs.list"]);
 }
 
 /// A kind passed down generic functions: `main` runs `run::<Widget>` in a
