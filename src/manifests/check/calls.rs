@@ -60,6 +60,9 @@ pub struct Call {
     /// Made in code a normal build leaves out: the `cfg` predicate that
     /// does not hold (`feature = "gateway"`, a feature off by default).
     pub gated: Option<String>,
+    /// The calls of the generic functions between the request and `site`,
+    /// which a `cfg` may leave out too.
+    pub through: Vec<Location>,
 }
 
 /// A call whose kind the sources do not show.
@@ -405,8 +408,9 @@ pub fn analyze_when(
     };
     if !gates.is_empty() {
         for call in &mut analysis.calls {
-            call.gated =
-                gate(&call.location).or_else(|| call.site.as_ref().and_then(|(at, _)| gate(at)));
+            call.gated = gate(&call.location)
+                .or_else(|| call.site.as_ref().and_then(|(at, _)| gate(at)))
+                .or_else(|| call.through.iter().find_map(gate));
         }
         for unchecked in &mut analysis.unchecked {
             unchecked.gated = gate(&unchecked.location);
@@ -1567,6 +1571,8 @@ struct Deferred {
     location: Location,
     via: String,
     optional: bool,
+    /// The calls of generic callers it was passed up through.
+    through: Vec<Location>,
 }
 
 impl<'ast> Visit<'ast> for FileWalker<'_> {
@@ -1965,6 +1971,7 @@ impl FileWalker<'_> {
                 location,
                 via,
                 optional: false,
+                through: Vec::new(),
             });
             return;
         }
@@ -2008,6 +2015,7 @@ impl FileWalker<'_> {
                 remote: false,
                 site: None,
                 gated: None,
+                through: Vec::new(),
             });
         }
     }
@@ -2689,6 +2697,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             remote: false,
                             site: None,
                             gated: None,
+                            through: Vec::new(),
                         });
                     }
                 }
@@ -2721,6 +2730,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             remote: false,
                             site: None,
                             gated: None,
+                            through: Vec::new(),
                         });
                     }
                 }
@@ -2906,10 +2916,13 @@ impl Instantiations<'_, '_> {
             && self.walker.generics.iter().any(|g| param == g)
             && !self.walker.impl_generics.iter().any(|g| param == g)
         {
+            let mut through = d.through.clone();
+            through.push(site.clone());
             self.walker.deferred.push(Deferred {
                 function: self.walker.function.clone(),
                 generic: param.to_string(),
                 owner: None,
+                through,
                 via: format!(
                     "{} (from `{callee}` at {}:{})",
                     d.via,
@@ -2985,6 +2998,7 @@ impl Instantiations<'_, '_> {
                 remote: false,
                 site: Some((site.clone(), self.walker.function.clone())),
                 gated: None,
+                through: d.through.clone(),
             });
         }
     }

@@ -431,6 +431,7 @@ mod tests {
             remote: false,
             site: None,
             gated: None,
+            through: Vec::new(),
         }
     }
 

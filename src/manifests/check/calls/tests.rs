@@ -735,6 +735,20 @@ async fn run(client: Client) {
 async fn unused(client: Client) {
     Api::<Node>::all(client).list(&lp).await;
 }
+
+async fn outer(client: Client) {
+    middle::<Service>(client).await;
+}
+
+async fn middle<T: Resource>(client: Client) {
+    #[cfg(feature = "gateway")]
+    inner::<T>(client).await;
+}
+
+async fn inner<K: Resource>(client: Client) {
+    let api: Api<K> = Api::all(client);
+    api.delete(NAME, &dp).await;
+}
 "#;
     let files: Vec<CrateFile<'_>> = vec![(Path::new("src/run.rs"), code, Some(&config))];
     let analysis = analyze_when(&files, &[], || Some(Vec::new())).unwrap();
@@ -759,6 +773,7 @@ async fn unused(client: Client) {
             "13 list secrets feature = \"gateway\"",
             "14 list configmaps built",
             "20 list nodes not (feature = \"metrics\")",
+            "34 delete services feature = \"gateway\"",
             "6 list leases feature = \"gateway\""
         ]
     );
