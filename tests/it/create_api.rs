@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::generated::cargo_gates;
 use crate::support::{
-    assert_golden, assert_no_rbac_findings, generated_cargo_env, refusal_problems,
-    render_and_validate, rsop, run_tool, snapshot,
+    assert_golden, assert_no_rbac_findings, generated_cargo_env, generated_cargo_output,
+    refusal_problems, render_and_validate, rsop, run_tool, snapshot,
 };
 
 /// Runs `rsop` with `args` in `dir`, which must succeed.
@@ -109,10 +109,7 @@ fn one_kind() {
     gates(&dir);
 
     // The first thing every tutorial asks: a field added to the spec. The
-    // controller's tests still compile (they read the spec from JSON). The
-    // project has a name of its own: the generated projects share one target
-    // directory, where a test binary is named after its package.
-    let dir = project(tmp.path(), "greeting-operator", &[], &[MEMCACHED]);
+    // controller's tests still compile (they read the spec from JSON).
     let types = dir.join("src/api/v1alpha1/memcached.rs");
     let text = std::fs::read_to_string(&types).unwrap();
     let field = "    pub count: i32,\n}";
@@ -172,12 +169,13 @@ fn deploy_image_kind() {
         text.replace(status, "  - memcacheds/status\n  verbs:\n  - get\n"),
     )
     .unwrap();
-    let output = std::process::Command::new("cargo")
-        .args(["test", "--quiet", "--offline"])
-        .current_dir(&dir)
-        .envs(generated_cargo_env())
-        .output()
-        .unwrap();
+    let output = generated_cargo_output(
+        std::process::Command::new("cargo")
+            .args(["test", "--quiet", "--offline"])
+            .current_dir(&dir)
+            .envs(generated_cargo_env()),
+    )
+    .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stdout}\n{stderr}");

@@ -170,6 +170,24 @@ pub fn assert_tree(actual: &Path, golden: &Path) {
     );
 }
 
+/// Held by each cargo run in the generated projects' shared target
+/// directory. There a test binary is named by its package, not by its
+/// folder, and many projects are `memcached-operator`: without the lock one
+/// test's `cargo test` could build its binary, then run the binary another
+/// test's build put in its place, with that project's sources and
+/// `config/`. cargo's own lock covers the build, not the run.
+static GENERATED_CARGO: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `cmd`, a cargo run in the generated projects' target directory,
+/// under [`GENERATED_CARGO`].
+pub fn generated_cargo_output(cmd: &mut Command) -> std::io::Result<Output> {
+    // A test that failed while holding it left nothing half done.
+    let _held = GENERATED_CARGO
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    cmd.output()
+}
+
 /// Runs an external program, panicking with its output when it fails.
 #[track_caller]
 pub fn run_tool(cwd: &Path, program: &str, args: &[&str], envs: &[(&str, OsString)]) -> Output {
@@ -178,7 +196,13 @@ pub fn run_tool(cwd: &Path, program: &str, args: &[&str], envs: &[(&str, OsStrin
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    let output = cmd.output().unwrap_or_else(|e| {
+    let shared = program == "cargo" && envs.iter().any(|(k, _)| *k == "CARGO_TARGET_DIR");
+    let output = if shared {
+        generated_cargo_output(&mut cmd)
+    } else {
+        cmd.output()
+    };
+    let output = output.unwrap_or_else(|e| {
         panic!(
             "cannot run `{program}` ({e}); the test suite needs it on PATH \
              (.ci/run installs it)"
