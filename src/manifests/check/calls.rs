@@ -282,16 +282,12 @@ pub fn analyze_when(
     for (name, path, file) in inherits {
         let builtin = || {
             let kind = path.last()?;
-            let k = k8s_kinds::KINDS.iter().find(|k| k.kind == kind)?;
+            let target = kubernetes_kind(kind)?;
             Some(OwnKind {
                 kind: kind.clone(),
-                group: if k.group == "core" {
-                    String::new()
-                } else {
-                    k.group.to_string()
-                },
-                plural: k.plural.to_string(),
-                namespaced: k.namespaced,
+                group: target.group,
+                plural: target.plural,
+                namespaced: target.namespaced,
                 root: None,
                 declared_in: None,
             })
@@ -1929,18 +1925,7 @@ impl FileWalker<'_> {
         if self.own.iter().any(|k| k.type_name() == name) {
             return None;
         }
-        k8s_kinds::KINDS
-            .iter()
-            .find(|k| k.kind == name)
-            .map(|k| Target {
-                group: if k.group == "core" {
-                    String::new()
-                } else {
-                    k.group.to_string()
-                },
-                plural: k.plural.to_string(),
-                namespaced: k.namespaced,
-            })
+        kubernetes_kind(&name)
     }
 
     fn location(&self, node: &impl Spanned) -> Location {
@@ -2235,20 +2220,22 @@ fn turbofish(t: Option<&syn::AngleBracketedGenericArguments>) -> Option<syn::Typ
     }
 }
 
+/// Where the requests on Kubernetes' own kind `kind` go, from rsop's table.
+fn kubernetes_kind(kind: &str) -> Option<Target> {
+    let k = k8s_kinds::KINDS.iter().find(|k| k.kind == kind)?;
+    Some(Target {
+        group: names::api_group(k.group).to_string(),
+        plural: k.plural.to_string(),
+        namespaced: k.namespaced,
+    })
+}
+
 /// A k8s-openapi type's group and plural, from its module path
 /// (`k8s_openapi::api::apps::v1::Deployment`).
 fn k8s_target(path: &[String]) -> Option<Target> {
     let kind = path.last()?;
-    if let Some(k) = k8s_kinds::KINDS.iter().find(|k| k.kind == kind) {
-        return Some(Target {
-            group: if k.group == "core" {
-                String::new()
-            } else {
-                k.group.to_string()
-            },
-            plural: k.plural.to_string(),
-            namespaced: k.namespaced,
-        });
+    if let Some(target) = kubernetes_kind(kind) {
+        return Some(target);
     }
     let module = match path {
         [_, api, module, ..] if api == "api" => module.as_str(),
