@@ -260,30 +260,21 @@ impl BuildConfig {
     }
 
     /// Whether the predicate of a `#[cfg(...)]` holds.
-    /// [`Self::holds`] with every name but `feature` taken as `others`.
+    /// [`Self::holds`] with every option but `feature` taken as `others`.
     fn holds_by_features(&self, predicate: &[TokenTree], others: bool) -> bool {
-        let (name, rest) = match predicate {
-            [TokenTree::Ident(name), rest @ ..] => (name.to_string(), rest),
-            _ => return others,
-        };
-        match (name.as_str(), rest) {
-            ("all", [TokenTree::Group(g)]) => split_commas(g.stream())
-                .iter()
-                .all(|p| self.holds_by_features(p, others)),
-            ("any", [TokenTree::Group(g)]) => split_commas(g.stream())
-                .iter()
-                .any(|p| self.holds_by_features(p, others)),
-            ("not", [TokenTree::Group(g)]) => {
-                let inner = split_commas(g.stream());
-                inner.len() == 1 && !self.holds_by_features(&inner[0], !others)
-            }
-            ("feature", [TokenTree::Punct(eq), TokenTree::Literal(value)])
-                if eq.as_char() == '=' =>
-            {
-                self.features.contains(&unquote(&value.to_string()))
-            }
-            _ => others,
-        }
+        combine(
+            predicate,
+            true,
+            &|name, rest, positive| match (name, rest) {
+                ("feature", [TokenTree::Punct(eq), TokenTree::Literal(value)])
+                    if eq.as_char() == '=' =>
+                {
+                    self.features.contains(&unquote(&value.to_string()))
+                }
+                // Under a `not`, the bound taken is the other one.
+                _ => others == positive,
+            },
+        )
     }
 
     /// Whether the features alone make `#[cfg(predicate)]` false, whatever
@@ -293,29 +284,15 @@ impl BuildConfig {
     }
 
     fn holds(&self, predicate: &[TokenTree]) -> bool {
-        let (name, rest) = match predicate {
-            [TokenTree::Ident(name), rest @ ..] => (name.to_string(), rest),
-            _ => return false,
-        };
-        match (name.as_str(), rest) {
-            ("all", [TokenTree::Group(g)]) => {
-                split_commas(g.stream()).iter().all(|p| self.holds(p))
-            }
-            ("any", [TokenTree::Group(g)]) => {
-                split_commas(g.stream()).iter().any(|p| self.holds(p))
-            }
-            ("not", [TokenTree::Group(g)]) => {
-                let inner = split_commas(g.stream());
-                inner.len() == 1 && !self.holds(&inner[0])
-            }
-            (_, []) => {
-                matches!(name.as_str(), "debug_assertions")
+        combine(predicate, true, &|name, rest, _| match rest {
+            [] => {
+                name == "debug_assertions"
                     || (name == "unix" && cfg!(unix))
                     || (name == "windows" && cfg!(windows))
             }
-            (_, [TokenTree::Punct(eq), TokenTree::Literal(value)]) if eq.as_char() == '=' => {
+            [TokenTree::Punct(eq), TokenTree::Literal(value)] if eq.as_char() == '=' => {
                 let value = unquote(&value.to_string());
-                match name.as_str() {
+                match name {
                     "feature" => self.features.contains(&value),
                     "target_os" => value == std::env::consts::OS,
                     "target_family" => value == std::env::consts::FAMILY,
@@ -328,7 +305,34 @@ impl BuildConfig {
                 }
             }
             _ => false,
+        })
+    }
+}
+
+/// A `cfg` predicate with `all`, `any` and `not` applied, each other option
+/// given by `option(name, rest, positive)`: `positive` is false under an odd
+/// number of `not`s, and `name` is empty for what is not an option.
+fn combine(
+    predicate: &[TokenTree],
+    positive: bool,
+    option: &dyn Fn(&str, &[TokenTree], bool) -> bool,
+) -> bool {
+    let [TokenTree::Ident(name), rest @ ..] = predicate else {
+        return option("", predicate, positive);
+    };
+    let name = name.to_string();
+    match (name.as_str(), rest) {
+        ("all", [TokenTree::Group(g)]) => split_commas(g.stream())
+            .iter()
+            .all(|p| combine(p, positive, option)),
+        ("any", [TokenTree::Group(g)]) => split_commas(g.stream())
+            .iter()
+            .any(|p| combine(p, positive, option)),
+        ("not", [TokenTree::Group(g)]) => {
+            let inner = split_commas(g.stream());
+            inner.len() == 1 && !combine(&inner[0], !positive, option)
         }
+        _ => option(&name, rest, positive),
     }
 }
 
