@@ -40,10 +40,7 @@ fn use_release(args: &EnvtestUseArgs, cwd: &Path, out: &mut dyn Write) -> Result
     }
     let selector = Selector::parse(args.release.as_deref())?;
     let (store, platform) = settings(&args.store, cwd)?;
-    let cached: Vec<Installed> = envtest::installed(&store)
-        .into_iter()
-        .filter(|i| i.platform == platform && selector.matches(&i.version))
-        .collect();
+    let cached = cached(&store, &platform, &selector);
     // A release named in full that is cached needs no index; nor does any
     // request when only the cache may answer.
     let exact = matches!(selector, Selector::Exact(_));
@@ -103,6 +100,15 @@ fn use_release(args: &EnvtestUseArgs, cwd: &Path, out: &mut dyn Write) -> Result
     Ok(Outcome::Done)
 }
 
+/// The releases cached in `store` for `platform` that `selector` matches,
+/// newest first.
+fn cached(store: &Path, platform: &Platform, selector: &Selector) -> Vec<Installed> {
+    envtest::installed(store)
+        .into_iter()
+        .filter(|i| i.platform == *platform && selector.matches(&i.version))
+        .collect()
+}
+
 fn describe(selector: &Selector) -> String {
     match selector {
         Selector::Latest => "release at all".to_string(),
@@ -140,10 +146,7 @@ fn print(
 fn list(args: &EnvtestListArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> {
     let selector = Selector::parse(args.release.as_deref())?;
     let (store, platform) = settings(&args.store, cwd)?;
-    let cached: Vec<Installed> = envtest::installed(&store)
-        .into_iter()
-        .filter(|i| i.platform == platform && selector.matches(&i.version))
-        .collect();
+    let cached = cached(&store, &platform, &selector);
     let mut lines: Vec<(semver::Version, &str)> = cached
         .iter()
         .map(|i| (i.version.clone(), "installed"))

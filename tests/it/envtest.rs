@@ -29,7 +29,12 @@ struct Server {
 
 impl Server {
     fn start(routes: BTreeMap<String, Reply>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        Self::on(TcpListener::bind("127.0.0.1:0").unwrap(), routes)
+    }
+
+    /// Serves `routes` on `listener`, bound before the routes were made when
+    /// they name the server's own URL.
+    fn on(listener: TcpListener, routes: BTreeMap<String, Reply>) -> Self {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let asked = Arc::new(Mutex::new(Vec::new()));
         let log = asked.clone();
@@ -130,8 +135,7 @@ fn index(url: &str, archives: &[(&str, String)]) -> Vec<u8> {
 /// The server: 1.34.1 whole and right, 1.33.0 with a digest that is not
 /// its own, 1.32.0 cut off halfway.
 fn releases() -> Server {
-    // The index names the server's own URL, known once it listens: the
-    // routes are shared with the thread and filled in after it starts.
+    // The index names the server's own URL, known once it listens.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let good = archive("1.34.1");
@@ -161,15 +165,7 @@ fn releases() -> Server {
         "/envtest-v1.32.0-linux-amd64.tar.gz".into(),
         Reply::CutOff(cut),
     );
-    let asked = Arc::new(Mutex::new(Vec::new()));
-    let log = asked.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(stream) = stream else { continue };
-            serve(stream, &routes, &log);
-        }
-    });
-    Server { url, asked }
+    Server::on(listener, routes)
 }
 
 fn envtest(cwd: &Path, store: &Path, server: &Server, args: &[&str]) -> crate::support::Run {
