@@ -171,21 +171,87 @@ pub fn assert_tree(actual: &Path, golden: &Path) {
 }
 
 /// Held by each cargo run in the generated projects' shared target
-/// directory. There a test binary is named by its package, not by its
-/// folder, and many projects are `memcached-operator`: without the lock one
-/// test's `cargo test` could build its binary, then run the binary another
-/// test's build put in its place, with that project's sources and
-/// `config/`. cargo's own lock covers the build, not the run.
-static GENERATED_CARGO: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// directory, with the project built there last. There a package's units are
+/// named by its name, not by its folder, and many projects are
+/// `memcached-operator`: their builds take each other's places. A run on
+/// another project than the last one built must not find the last one's
+/// units fresh (their fingerprints list that project's sources, unchanged),
+/// or it would run that project's binaries, with its `config/`. cargo's own
+/// lock covers one build, not the run that follows or the next build.
+static GENERATED_CARGO: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+thread_local! {
+    /// Whether this thread holds [`GENERATED_CARGO`].
+    static HOLDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, cargo runs on `project` one after another, under
+/// [`GENERATED_CARGO`]; first makes cargo build `project`'s own units again
+/// if another project was built last.
+pub fn with_generated_cargo<T>(project: &Path, f: impl FnOnce() -> T) -> T {
+    /// Marks the lock as no longer held by this thread, also when `f` panics.
+    struct Release;
+    impl Drop for Release {
+        fn drop(&mut self) {
+            HOLDING.set(false);
+        }
+    }
+    if HOLDING.get() {
+        return f();
+    }
+    // A test that failed while holding it left nothing half done.
+    let mut last = GENERATED_CARGO
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if last.as_deref() != Some(project) {
+        forget_own_units(project);
+        *last = Some(project.to_owned());
+    }
+    HOLDING.set(true);
+    let _release = Release;
+    f()
+}
+
+/// Removes the fingerprints of `project`'s own package from the shared
+/// target directory, so that cargo builds its units again.
+fn forget_own_units(project: &Path) {
+    let Ok(manifest) = std::fs::read_to_string(project.join("Cargo.toml")) else {
+        return;
+    };
+    let Some(name) = manifest.lines().find_map(|line| {
+        let value = line.strip_prefix("name = \"")?;
+        value.strip_suffix('"')
+    }) else {
+        return;
+    };
+    let target = generated_cargo_env()
+        .into_iter()
+        .find(|(key, _)| *key == "CARGO_TARGET_DIR")
+        .map(|(_, dir)| PathBuf::from(dir))
+        .expect("the generated projects' target directory");
+    let Ok(entries) = std::fs::read_dir(target.join("debug/.fingerprint")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let unit = file_name.to_string_lossy();
+        let own = unit
+            .strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('-'));
+        if own.is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
 
 /// Runs `cmd`, a cargo run in the generated projects' target directory,
 /// under [`GENERATED_CARGO`].
 pub fn generated_cargo_output(cmd: &mut Command) -> std::io::Result<Output> {
-    // A test that failed while holding it left nothing half done.
-    let _held = GENERATED_CARGO
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    cmd.output()
+    let project = cmd
+        .get_current_dir()
+        .map(Path::to_owned)
+        .unwrap_or_default();
+    with_generated_cargo(&project, || cmd.output())
 }
 
 /// Runs an external program, panicking with its output when it fails.
