@@ -41,6 +41,7 @@ const CRATES: &[(&str, &str)] = &[
     ("serde", "1.0"),
     ("serde_json", "1.0"),
     ("serde_yaml_ng", "0.10"),
+    ("tempfile", "3.20"),
     ("thiserror", "2.0"),
     ("tokio", "1.48"),
     ("tokio-rustls", "0.26"),
@@ -68,6 +69,8 @@ pub struct Versions {
     pub crates: BTreeMap<&'static str, &'static str>,
     /// The k8s-openapi feature that selects the Kubernetes version.
     pub k8s_openapi_feature: String,
+    /// The Kubernetes release the project compiles against, and its API server tests run on.
+    pub kubernetes: &'static str,
     pub rust: &'static str,
     /// The rsop release that scaffolds (PROJECT's `cliVersion`), which the
     /// project's Makefile, CI and dev container install.
@@ -79,6 +82,7 @@ pub fn context() -> Versions {
     Versions {
         crates: CRATES.iter().copied().collect(),
         k8s_openapi_feature: format!("v{}", KUBERNETES.replace('.', "_")),
+        kubernetes: KUBERNETES,
         rust: RUST,
         rsop: crate::project::CLI_VERSION,
     }

@@ -108,7 +108,7 @@ pub fn extends(project: &Project, root: &Path) -> bool {
 
 /// The Rust path of a kind's own types, from the tests' crate: the path `create api` gives it
 /// within the crate, under the crate's name.
-fn kind_path(project: &Project, r: &Resource) -> String {
+pub fn kind_path(project: &Project, r: &Resource) -> String {
     let within = super::plans::create_api::Related::of_project(project, r, false).rust_path;
     match within.strip_prefix("crate::") {
         Some(rest) => format!("{}::{rest}", project.crate_name()),
@@ -116,8 +116,13 @@ fn kind_path(project: &Project, r: &Resource) -> String {
     }
 }
 
+/// Whether the kind is one of the project's own with a controller, whose sample it reconciles.
+pub fn has_sample(r: &Resource) -> bool {
+    r.api && r.controller && r.path.is_none()
+}
+
 /// `cache_v1alpha1_memcached`: the sample's name, and its tests'.
-fn stem(r: &Resource) -> String {
+pub fn stem(r: &Resource) -> String {
     format!(
         "{}_{}_{}",
         r.group_module(),
@@ -127,7 +132,7 @@ fn stem(r: &Resource) -> String {
     .to_ascii_lowercase()
 }
 
-fn sample_path(r: &Resource) -> String {
+pub fn sample_path(r: &Resource) -> String {
     format!(
         "config/samples/{}_{}_{}.yaml",
         r.group,
@@ -139,7 +144,7 @@ fn sample_path(r: &Resource) -> String {
 /// The test that a kind's sample reconciles, for a kind of the project's own
 /// with a controller.
 pub fn sample_test(templates: &Templates, project: &Project, r: &Resource) -> Result<Option<Test>> {
-    if !(r.api && r.controller && r.path.is_none()) {
+    if !has_sample(r) {
         return Ok(None);
     }
     let mut ctx = tera::Context::new();

@@ -203,7 +203,7 @@ fn a_project_from_before_the_suite_gets_it_with_edit() {
         ],
     )
     .success();
-    assert!(!dir.join("tests").exists());
+    assert!(!dir.join("tests/e2e").exists());
     rsop(dir, &["edit", "--e2e"]).success();
     let main = read(dir, "tests/e2e/main.rs");
     assert!(

@@ -5,7 +5,13 @@
 use std::path::Path;
 
 use crate::init::init_demo;
-use crate::support::{generated_cargo_env, render_and_validate, rsop, run_tool};
+use crate::support::{
+    generated_cargo_env, render_and_validate, rsop, run_tool, with_generated_cargo,
+};
+
+/// What the envtest suite of a generated project says once when it has no binaries to run.
+pub const ENVTEST_SKIPPED: &str = "envtest tests skipped: they need etcd and kube-apiserver; \
+    `make test` gets them with `rsop envtest use` and sets KUBEBUILDER_ASSETS\n";
 
 /// cargo's gates, in one shared target directory.
 ///
@@ -34,8 +40,24 @@ pub fn cargo_gates(project: &Path) {
         attempt += 1;
         std::thread::sleep(std::time::Duration::from_secs(5));
     }
-    run_tool(project, "cargo", &["build", "--quiet", "--offline"], &envs);
-    run_tool(project, "cargo", &["test", "--quiet", "--offline"], &envs);
+    with_generated_cargo(project, || gates_offline(project, &envs));
+}
+
+/// The gates after `cargo fetch`, one run after another on `project`.
+fn gates_offline(project: &Path, envs: &[(&str, std::ffi::OsString)]) {
+    run_tool(project, "cargo", &["build", "--quiet", "--offline"], envs);
+    // No etcd or kube-apiserver here: each test against a real API server returns, and the
+    // suite says once how to get them.
+    let mut test_envs = envs.to_vec();
+    test_envs.push(("KUBEBUILDER_ASSETS", "".into()));
+    let tested = run_tool(
+        project,
+        "cargo",
+        &["test", "--quiet", "--offline"],
+        &test_envs,
+    );
+    let stderr = String::from_utf8_lossy(&tested.stderr);
+    assert_eq!(stderr.matches(ENVTEST_SKIPPED).count(), 1, "{stderr}");
     run_tool(
         project,
         "cargo",
@@ -48,9 +70,9 @@ pub fn cargo_gates(project: &Path) {
             "-D",
             "warnings",
         ],
-        &envs,
+        envs,
     );
-    run_tool(project, "cargo", &["fmt", "--check"], &envs);
+    run_tool(project, "cargo", &["fmt", "--check"], envs);
 }
 
 #[test]
@@ -154,6 +176,7 @@ fn makefile_help_lists_kubebuilder_targets() {
         "fmt",
         "lint",
         "test",
+        "setup-envtest",
         "build",
         "run",
         "docker-build",
@@ -169,6 +192,58 @@ fn makefile_help_lists_kubebuilder_targets() {
             "`make help` lacks `{target}`:\n{help}"
         );
     }
+}
+
+/// `make test` runs `cargo test` with `KUBEBUILDER_ASSETS` naming the release of
+/// `ENVTEST_K8S_VERSION` that `make setup-envtest` got with `rsop envtest use`:
+/// here one already in the store, the network never asked, and a cargo that
+/// says what it was given. (setup-envtest's store is elsewhere on macOS.)
+#[cfg(target_os = "linux")]
+#[test]
+fn make_test_gives_cargo_the_envtest_binaries() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = init_demo(tmp.path());
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let version = format!("{}.3", rsop::versions::KUBERNETES);
+    let data = tmp.path().join("data");
+    let release = data.join(format!("kubebuilder-envtest/k8s/{version}-linux-{arch}"));
+    std::fs::create_dir_all(&release).unwrap();
+    for binary in ["etcd", "kube-apiserver", "kubectl"] {
+        std::fs::write(release.join(binary), "#!/bin/sh\n").unwrap();
+        let executable = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(release.join(binary), executable).unwrap();
+    }
+    let cargo = tmp.path().join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\necho \"cargo $* with $KUBEBUILDER_ASSETS\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let out = run_tool(
+        &dir,
+        "make",
+        &[
+            "test",
+            &format!("CARGO={}", cargo.display()),
+            concat!("RSOP=", env!("CARGO_BIN_EXE_rsop")),
+            "TEST_ARGS=--locked",
+        ],
+        &[
+            ("XDG_DATA_HOME", data.into_os_string()),
+            ("ENVTEST_INSTALLED_ONLY", "true".into()),
+        ],
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let given = format!("cargo test --locked with {}\n", release.display());
+    assert!(stdout.contains(&given), "{stdout}");
 }
 
 /// `text` without ANSI escape sequences (`make help` colours target names).

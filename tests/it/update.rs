@@ -112,8 +112,8 @@ fn user_edits(dir: &Path) {
     edit(
         dir,
         "Makefile",
-        "\t$(CARGO) test\n",
-        "\t$(CARGO) test --all-targets\n",
+        "\t$(CARGO) build --release\n",
+        "\t$(CARGO) build --release --locked\n",
     );
     edit(
         dir,
@@ -141,7 +141,7 @@ fn assert_user_edits(dir: &Path) {
     assert_holds(dir, "src/naming.rs", "use either::Either;");
     assert_holds(dir, "src/lib.rs", "pub mod naming;");
     assert_holds(dir, "Cargo.toml", "either = \"1\"");
-    assert_holds(dir, "Makefile", "$(CARGO) test --all-targets");
+    assert_holds(dir, "Makefile", "$(CARGO) build --release --locked");
     assert_holds(dir, "config/manager/manager.yaml", "memory: 256Mi");
     assert!(
         !dir.join("config/samples/cache_v1alpha1_memcached.yaml")

@@ -31,6 +31,10 @@ pub const SHARDED_KINDS: Marker = Marker::new("sharded-kinds");
 pub const CRD_RESOURCES: Marker = Marker::new("crd-resources");
 pub const SAMPLES: Marker = Marker::new("samples");
 pub const RBAC_RESOURCES: Marker = Marker::new("rbac-resources");
+/// Where the kinds' envtest modules are declared, in [`ENVTEST_MAIN`].
+pub const ENVTEST_MODULES: Marker = Marker::new("envtest-modules");
+/// The entry of the tests against a real API server (`tests/envtest/`).
+pub const ENVTEST_MAIN: &str = "tests/envtest/main.rs";
 
 /// Validated input of `rsop create api`; see `commands::create_api` for
 /// the rules.
@@ -308,6 +312,16 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     ctx.insert("related", &opts.related);
     ctx.insert("owns", &owns);
     ctx.insert("watches", &watches);
+    // The envtest suite reaches the kind and its controller from outside the crate.
+    let outside = |path: &str| path.replacen("crate::", &format!("{}::", project.crate_name()), 1);
+    ctx.insert("test_kind_path", &e2e::kind_path(project, r));
+    ctx.insert(
+        "test_controller_module",
+        &outside(&layout.controller_module),
+    );
+    ctx.insert("controller_fn", &r.controller_module());
+    ctx.insert("sample_path", &e2e::sample_path(r));
+    ctx.insert("watch", if r.namespaced { "Some(&ns)" } else { "None" });
     if let Some(image) = &opts.image {
         ctx.insert("image", &image.image);
         ctx.insert("container_port", &image.container_port);
@@ -613,6 +627,22 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
         && let Some(test) = e2e::sample_test(templates, &opts.project, r)?
     {
         e2e::insert_tests(&mut plan, &[test])?;
+    }
+    // The kind's tests against a real API server, in a project that has the suite: every project
+    // since rsop made one, and older ones once `rsop update` brings it.
+    if controller && e2e::has_sample(r) && opts.root.join(ENVTEST_MAIN).is_file() {
+        let stem = e2e::stem(r);
+        plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, "mod support;");
+        plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, format!("mod {stem};"));
+        let support = "tests/envtest/support.rs";
+        plan.create(support, render(support)?, IfExists::Keep);
+        let tests = if opts.image.is_some() {
+            "tests/envtest/kind_image.rs"
+        } else {
+            "tests/envtest/kind.rs"
+        };
+        formatted.push((tests.to_string(), render(tests)?));
+        kind_files.push((format!("tests/envtest/{stem}.rs"), if_exists));
     }
     let mut paths = Vec::with_capacity(kind_files.len());
     for ((path, if_exists), (_, text)) in kind_files.into_iter().zip(&formatted) {

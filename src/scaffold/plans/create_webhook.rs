@@ -10,6 +10,7 @@ use heck::ToSnakeCase;
 use crate::Result;
 use crate::output::FileChange;
 use crate::project::{Project, Resource, Webhooks, names};
+use crate::scaffold::plans::create_api::{ENVTEST_MAIN, ENVTEST_MODULES};
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e, grafana};
 use crate::templates::Templates;
 
@@ -166,6 +167,8 @@ fn context(opts: &CreateWebhookOptions, layout: &Layout) -> tera::Context {
         },
     );
     ctx.insert("api_parent", &layout.api_parent);
+    ctx.insert("test_kind_path", &e2e::kind_path(project, r));
+    ctx.insert("kind_namespaced", &r.namespaced);
     ctx.insert("k8s_kind", &r.path.is_some());
     // The object's variable: the kind in snake case, unless that is a keyword.
     let var = if names::RUST_KEYWORDS.contains(&kind_snake.as_str()) {
@@ -273,6 +276,19 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     if e2e::extends(&project, &opts.root) {
         let e2e_tests = e2e::webhook_tests(templates, &project, r, opts.shape == Shape::Example)?;
         e2e::insert_tests(&mut plan, &e2e_tests)?;
+    }
+    // The API server of the envtest suite calls the kind's admission webhooks, for a kind of the
+    // project's with a controller, whose tests the suite shares what it needs with.
+    if opts.admission.is_some() && e2e::has_sample(r) && opts.root.join(ENVTEST_MAIN).is_file() {
+        let stem = format!("{}_webhooks", e2e::stem(r));
+        plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, "mod webhooks;");
+        plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, format!("mod {stem};"));
+        let served = "tests/envtest/webhooks.rs";
+        plan.create(served, render(served)?, IfExists::Keep);
+        let kind_tests = [(stem.clone(), render("tests/envtest/kind_webhooks.rs")?)];
+        for text in scaffold::rustfmt::format_all(&kind_tests)? {
+            plan.create(format!("tests/envtest/{stem}.rs"), text, if_exists);
+        }
     }
     if project.grafana {
         plan.create(

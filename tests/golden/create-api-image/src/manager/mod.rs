@@ -223,7 +223,7 @@ pub(crate) async fn take_shard(
 /// Runs the controllers until the shutdown signal or a failure, then drains them and releases the
 /// Lease. `Ok` means a clean stop: the signal came first and every controller drained in time.
 /// Controller tests run their controller through it, as the manager does.
-pub(crate) async fn supervise(
+pub async fn supervise(
     controllers: &mut Controllers,
     shutdown: &Shutdown,
     elector: Option<&LeaderElector>,

@@ -1,0 +1,159 @@
+//! The Cluster controller on a real API server.
+
+use std::time::{Duration, Instant};
+
+use kube::ResourceExt as _;
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+
+use crate::harness::Result;
+use crate::support::{self, Manager};
+use platform_operator::api::infra::v1::Cluster;
+use platform_operator::controllers::infra::cluster;
+use platform_operator::manager::Controllers;
+
+/// The controller's name in the metrics.
+const CONTROLLER: &str = "cluster";
+
+/// The kind is cluster-scoped: its controller sees the objects of every test, so they take turns.
+static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn start(controllers: &mut Controllers) {
+    controllers.start(cluster::run);
+}
+
+/// The kind's sample (`config/samples/infra_v1_cluster.yaml`), named `name`.
+fn sample(name: &str) -> Result<Cluster> {
+    support::sample(name)
+}
+
+/// The Cluster's steady state: the controller reconciled its latest spec.
+fn ready(object: Option<&Cluster>) -> bool {
+    object.is_some_and(|object| {
+        support::observed(object) && support::has_condition(object, "Ready", "True")
+    })
+}
+
+/// The API of the Clusters, which the test `_ns` names after its namespace.
+fn objects(client: &kube::Client, _ns: &str) -> Api<Cluster> {
+    Api::all(client.clone())
+}
+
+/// A new Cluster gets the finalizer and becomes `Ready`.
+#[tokio::test]
+async fn a_new_object_becomes_ready() -> Result<()> {
+    let Some(plane) = crate::control_plane().await else {
+        return Ok(());
+    };
+    let _turn = TURN.lock().await;
+    let (client, ns) = support::test_namespace(plane, CONTROLLER, "new").await?;
+    let api = objects(&client, &ns);
+    let manager = Manager::start(client, None, start);
+
+    let name = format!("{ns}-a");
+    api.create(&PostParams::default(), &sample(&name)?).await?;
+    let object = support::wait_for(&api, &name, "Ready", ready).await?;
+    let finalizer = cluster::FINALIZER;
+    assert!(
+        object.finalizers().iter().any(|f| f == finalizer),
+        "no finalizer: {object:#?}"
+    );
+    support::delete_all(&api, [name]).await?;
+    manager.stop().await.0?;
+    Ok(())
+}
+
+/// Clusters there before the manager starts are reconciled; after a restart, each is
+/// reconciled once more and left as it is.
+#[tokio::test]
+async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
+    let Some(plane) = crate::control_plane().await else {
+        return Ok(());
+    };
+    let _turn = TURN.lock().await;
+    let (client, ns) = support::test_namespace(plane, CONTROLLER, "start-up").await?;
+    let api = objects(&client, &ns);
+    let names: Vec<String> = (0..3).map(|i| format!("{ns}-{i}")).collect();
+    for name in &names {
+        api.create(&PostParams::default(), &sample(name)?).await?;
+    }
+    let manager = Manager::start(client.clone(), None, start);
+    for name in &names {
+        support::wait_for(&api, name, "Ready", ready).await?;
+    }
+    manager.stop().await.0?;
+
+    let versions = |list: Vec<Cluster>| -> Vec<Option<String>> {
+        list.into_iter()
+            .map(|object| object.metadata.resource_version)
+            .collect()
+    };
+    let before = versions(api.list(&ListParams::default()).await?.items);
+    let manager = Manager::start(client, None, start);
+    let count = names.len() as u64;
+    let started = Instant::now();
+    while manager.reconciled(CONTROLLER) < count {
+        if started.elapsed() > support::SETTLE {
+            let reconciled = manager.reconciled(CONTROLLER);
+            return Err(format!("{reconciled} of {count} were reconciled after a restart").into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Time for a reconciliation too many to show.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(manager.reconciled(CONTROLLER), count);
+    let after = versions(api.list(&ListParams::default()).await?.items);
+    assert_eq!(before, after, "a reconciled object was written to again");
+    support::delete_all(&api, names).await?;
+    manager.stop().await.0?;
+    Ok(())
+}
+
+/// Deleting a Cluster runs its cleanup: the controller removes the finalizer, and it goes.
+#[tokio::test]
+async fn a_deleted_object_is_cleaned_up_and_goes() -> Result<()> {
+    let Some(plane) = crate::control_plane().await else {
+        return Ok(());
+    };
+    let _turn = TURN.lock().await;
+    let (client, ns) = support::test_namespace(plane, CONTROLLER, "delete").await?;
+    let api = objects(&client, &ns);
+    let manager = Manager::start(client, None, start);
+
+    let name = format!("{ns}-a");
+    api.create(&PostParams::default(), &sample(&name)?).await?;
+    support::wait_for(&api, &name, "Ready", ready).await?;
+    api.delete(&name, &DeleteParams::default()).await?;
+    support::wait_gone(&api, &name).await?;
+    manager.stop().await.0?;
+    Ok(())
+}
+
+/// A shutdown while Clusters are being reconciled lets them finish, and returns `Ok` within a
+/// second.
+#[tokio::test]
+async fn a_shutdown_drains_the_reconciliations_in_flight() -> Result<()> {
+    let Some(plane) = crate::control_plane().await else {
+        return Ok(());
+    };
+    let _turn = TURN.lock().await;
+    let (client, ns) = support::test_namespace(plane, CONTROLLER, "shutdown").await?;
+    let api = objects(&client, &ns);
+    let names: Vec<String> = (0..10).map(|i| format!("{ns}-{i}")).collect();
+    for name in &names {
+        api.create(&PostParams::default(), &sample(name)?).await?;
+    }
+    let manager = Manager::start(client.clone(), None, start);
+    let started = Instant::now();
+    while manager.reconciled(CONTROLLER) == 0 && started.elapsed() < support::SETTLE {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (result, took) = manager.stop().await;
+    result?;
+    assert!(took < Duration::from_secs(1), "the drain took {took:?}");
+
+    // The finalizers need the controller to go.
+    let manager = Manager::start(client, None, start);
+    support::delete_all(&api, names).await?;
+    manager.stop().await.0?;
+    Ok(())
+}

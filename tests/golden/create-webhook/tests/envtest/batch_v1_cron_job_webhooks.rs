@@ -1,0 +1,79 @@
+//! The admission webhooks of CronJob, called by a real API server on its requests.
+
+use kube::api::{Api, PostParams};
+
+use crate::harness::Result;
+use crate::support;
+use crate::webhooks::Served;
+use webhook_operator::api::v1::CronJob;
+
+/// The kind's name in the tests' namespaces.
+const NAME: &str = "cronjob";
+
+/// A create the API server admits or refuses, its webhooks called, without storing the object.
+fn dry_run() -> PostParams {
+    PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    }
+}
+
+/// The kind's sample named `name`, labelled for the test's webhooks, with `edit` applied to its
+/// spec.
+fn sample(
+    served: &Served,
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> Result<CronJob> {
+    let mut object: CronJob = support::sample(name)?;
+    served.label(&mut object);
+    let mut value = serde_json::to_value(&object)?;
+    edit(&mut value["spec"]);
+    Ok(serde_json::from_value(value)?)
+}
+
+/// The API of the CronJobs in the namespace `ns`.
+fn objects(client: &kube::Client, ns: &str) -> Api<CronJob> {
+    Api::namespaced(client.clone(), ns)
+}
+
+/// The API server has the defaulting webhook fill in a missing `spec.foo`.
+#[tokio::test]
+async fn defaulting_is_enforced_on_a_create() -> Result<()> {
+    let Some(plane) = crate::control_plane().await else {
+        return Ok(());
+    };
+    let (client, ns) = support::test_namespace(plane, NAME, "defaulting").await?;
+    let served = Served::start(plane, &client, &ns).await?;
+    let api = objects(&client, &ns);
+    let params = dry_run();
+    let object = sample(&served, &format!("{ns}-a"), |spec| {
+        if let Some(spec) = spec.as_object_mut() {
+            spec.remove("foo");
+        }
+    })?;
+    let created = served.reviewed(|| api.create(&params, &object)).await??;
+    let foo = &serde_json::to_value(&created)?["spec"]["foo"];
+    assert_eq!(foo, "cronjob", "{created:#?}");
+    Ok(())
+}
+
+/// The API server has the validation webhook refuse an empty `spec.foo`, with its message.
+#[tokio::test]
+async fn validation_is_enforced_on_a_create() -> Result<()> {
+    let Some(plane) = crate::control_plane().await else {
+        return Ok(());
+    };
+    let (client, ns) = support::test_namespace(plane, NAME, "validation").await?;
+    let served = Served::start(plane, &client, &ns).await?;
+    let api = objects(&client, &ns);
+    let params = dry_run();
+    let valid = sample(&served, &format!("{ns}-a"), |_| {})?;
+    served.reviewed(|| api.create(&params, &valid)).await??;
+    let invalid = sample(&served, &format!("{ns}-b"), |spec| spec["foo"] = "".into())?;
+    match served.reviewed(|| api.create(&params, &invalid)).await? {
+        Err(kube::Error::Api(status)) if status.message.contains("spec.foo must not be empty") => {}
+        other => return Err(format!("an empty spec.foo was not refused: {other:?}").into()),
+    }
+    Ok(())
+}
