@@ -296,7 +296,7 @@ fn a_scaffolded_project_grants_every_request_it_makes() {
     );
     assert!(
         run.stdout
-            .ends_with("rbac: `manager` as Deployment `controller-manager` (26 requests checked, 0 not checked); 0 errors, 2 warnings\n"),
+            .ends_with("rbac: `manager` as Deployment `controller-manager` (27 requests checked, 0 not checked); 0 errors, 2 warnings\n"),
         "{}",
         run.stdout
     );

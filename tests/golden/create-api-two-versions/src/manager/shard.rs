@@ -19,7 +19,8 @@
 //!   reconciliation, which kube-runtime never runs twice at once for one object, and hands it over
 //!   by removing both labels ([`hand_over`]); only then does the sharder give it its new shard. The
 //!   objects of a shard whose Lease was released, or expired on the sharder's clock, move at once:
-//!   its replica stopped working before that (see the `leader` module's renew deadline).
+//!   its replica stopped working before that (see the `leader` module's renew deadline). The
+//!   sharder frees such a Lease, so that a replica started later takes it at once.
 //!
 //! With one shard (`--shards 1`, the default) none of this runs, and no label is read or written.
 
@@ -33,7 +34,7 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, StreamExt, stream};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
-use kube::api::{Patch, PatchParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::core::PartialObjectMeta;
 use kube::runtime::WatchStreamExt;
 use kube::runtime::reflector::{self, ObjectRef};
@@ -335,7 +336,7 @@ async fn watch_shards(api: Api<Lease>, leases: &Leases, live: &watch::Sender<BTr
         .collect();
     let (store, writer) = reflector::store::<Lease>();
     // Every event counts, the end of the first list too: the store is complete from then on.
-    let events = watcher::watcher(api, watcher::Config::default())
+    let events = watcher::watcher(api.clone(), watcher::Config::default())
         .default_backoff()
         .reflect(writer);
     let mut events = std::pin::pin!(events);
@@ -384,6 +385,8 @@ async fn watch_shards(api: Api<Lease>, leases: &Leases, live: &watch::Sender<BTr
             if now < expiry {
                 alive.insert(shard.clone());
                 next_expiry = Some(next_expiry.map_or(expiry, |next: Instant| next.min(expiry)));
+            } else {
+                free(&api, &lease).await;
             }
         }
         live.send_if_modified(|live| {
@@ -394,6 +397,27 @@ async fn watch_shards(api: Api<Lease>, leases: &Leases, live: &watch::Sender<BTr
             *live = alive;
             true
         });
+    }
+}
+
+/// Frees the shard Lease `lease`, whose holder this replica, the leader, has seen renew it last a
+/// lease duration ago or more. The holder stopped working by then (see the `leader` module's renew
+/// deadline), but a replica that starts now would have to watch the Lease that long again before
+/// taking it, since it too judges by its own clock: freed, the Lease is taken at once, and its
+/// objects move to the new holder as soon as its first renewal shows it live. The write is a
+/// compare-and-swap on the Lease as seen, so a renewal this replica has not seen yet wins.
+async fn free(api: &Api<Lease>, lease: &Lease) {
+    let mut freed = lease.clone();
+    let spec = freed.spec.get_or_insert_with(LeaseSpec::default);
+    let holder = spec.holder_identity.take();
+    // As a holder releases a Lease: no holder, and a duration of one second for clients that
+    // ignore an empty holder and wait for expiry.
+    spec.lease_duration_seconds = Some(1);
+    let name = lease.name_any();
+    match api.replace(&name, &PostParams::default(), &freed).await {
+        Ok(_) => info!(lease = %name, ?holder, "freed the shard Lease its holder stopped renewing"),
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(err) => warn!(error = %err, lease = %name, "failed to free an expired shard Lease"),
     }
 }
 
@@ -1068,8 +1092,8 @@ mod tests {
     const OBJECTS: usize = 300;
 
     /// 3 replicas share 300 objects, each reconciled by one replica; one that crashes has its
-    /// objects taken over within a lease duration; one that joins takes its share, handed over by
-    /// the others; and no object is ever reconciled by two replicas at once.
+    /// objects taken over within a lease duration; one that joins then takes its share within 5 s,
+    /// handed over by the others; and no object is ever reconciled by two replicas at once.
     #[tokio::test(start_paused = true)]
     async fn three_replicas_share_the_objects_and_hand_them_over() {
         let cluster = Arc::new(Cluster::default());
@@ -1156,10 +1180,22 @@ mod tests {
             taken_over - crashed_at
         );
 
-        // A replica joins: it takes the free shard, and the others hand it its objects.
+        // A replica joins: it takes the free shard, and the others hand it its objects. The
+        // sharder freed the crashed replica's Lease once it expired, so the new replica does not
+        // watch it expire again.
         let joined_at = Instant::now();
         replicas.push(start(&cluster, 3, &work));
-        wait_until(lease_duration * 3, "the new replica's share", || {
+        wait_until(
+            Duration::from_secs(5),
+            "the new replica's first object",
+            || {
+                reconciled_by(&work, joined_at)
+                    .values()
+                    .any(|r| r.contains(&3))
+            },
+        )
+        .await;
+        wait_until(Duration::from_secs(5), "the new replica's share", || {
             let by = reconciled_by(&work, joined_at);
             by.values().filter(|r| r.contains(&3)).count() >= OBJECTS / 6
         })
