@@ -71,7 +71,28 @@ fn use_release(args: &EnvtestUseArgs, cwd: &Path, out: &mut dyn Write) -> Result
             ));
         }
     }
-    let archives = envtest::fetch_index(&args.store.index)?;
+    let archives = match (envtest::fetch_index(&args.store.index), cached.first()) {
+        (Ok(archives), _) => archives,
+        // Offline, the newest matching release cached here serves, as `make test` needs after
+        // `make setup-envtest` has run once; the note says it may not be the index's newest.
+        (Err(err), Some(found)) => {
+            let mut notes = anstream::stderr();
+            writeln!(
+                notes,
+                "note: {err}; using the cached {} (`-i` skips the index)",
+                found.version
+            )
+            .map_err(|e| Error::io("write to", "standard error", e))?;
+            print(
+                out,
+                args.print,
+                Some((&found.version, &platform)),
+                &found.path,
+            )?;
+            return Ok(Outcome::Done);
+        }
+        (Err(err), None) => return Err(err),
+    };
     let Some(archive) = archives
         .iter()
         .find(|a| a.platform == platform && selector.matches(&a.version))

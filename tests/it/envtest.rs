@@ -168,6 +168,12 @@ fn releases() -> Server {
     Server::on(listener, routes)
 }
 
+/// The URL of a port nothing listens on.
+fn closed_port() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://{}", listener.local_addr().unwrap())
+}
+
 fn envtest(cwd: &Path, store: &Path, server: &Server, args: &[&str]) -> crate::support::Run {
     let index = format!("{}/index.yaml", server.url);
     let store = store.to_str().unwrap();
@@ -233,6 +239,19 @@ fn a_release_is_downloaded_checked_and_cached_once() {
             folder.display()
         )
     );
+    // Without a reachable index, a cached release that matches serves, with a note.
+    let gone = Server {
+        url: closed_port(),
+        asked: Arc::default(),
+    };
+    let run = envtest(tmp.path(), &store, &gone, &["use", "1.34", "-p", "path"]).success();
+    assert_eq!(run.stdout, format!("{}\n", folder.display()));
+    assert!(run.stderr.contains("cannot download"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("using the cached 1.34.1"),
+        "{}",
+        run.stderr
+    );
     let run = envtest(tmp.path(), &store, &offline, &["list", "-i"]).success();
     assert_eq!(run.stdout, "(installed)\tv1.34.1\tlinux/amd64\n");
     assert!(offline.asked().is_empty(), "{:?}", offline.asked());
@@ -290,13 +309,8 @@ fn a_wrong_digest_or_a_cut_off_download_caches_nothing() {
 fn an_unreachable_index_or_unknown_release_is_one_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let store = tmp.path().join("store");
-    // A port nothing listens on.
-    let closed = {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", listener.local_addr().unwrap())
-    };
     let gone = Server {
-        url: closed,
+        url: closed_port(),
         asked: Arc::default(),
     };
     let run = envtest(tmp.path(), &store, &gone, &["use", "1.34"]);
