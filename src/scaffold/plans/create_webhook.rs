@@ -169,6 +169,7 @@ fn context(opts: &CreateWebhookOptions, layout: &Layout) -> tera::Context {
     ctx.insert("api_parent", &layout.api_parent);
     ctx.insert("test_kind_path", &e2e::kind_path(project, r));
     ctx.insert("kind_namespaced", &r.namespaced);
+    ctx.insert("kind_stem", &e2e::stem(r));
     ctx.insert("k8s_kind", &r.path.is_some());
     // The object's variable: the kind in snake case, unless that is a keyword.
     let var = if names::RUST_KEYWORDS.contains(&kind_snake.as_str()) {

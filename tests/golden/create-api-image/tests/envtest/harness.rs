@@ -100,6 +100,12 @@ impl ControlPlane {
                 format!("--initial-advertise-peer-urls={peer_url}"),
                 format!("--initial-cluster=envtest={peer_url}"),
             ],
+            // etcd 3.4 starts on arm64 only when told the architecture is meant.
+            if cfg!(target_arch = "aarch64") {
+                &[("ETCD_UNSUPPORTED_ARCH", "arm64")]
+            } else {
+                &[]
+            },
         )?;
         let file = |path: PathBuf| path.display().to_string();
         plane.processes.spawn(
@@ -127,6 +133,7 @@ impl ControlPlane {
                     file(dir.join("sa.key"))
                 ),
             ],
+            &[],
         )?;
 
         let text = plane.kubeconfig_yaml(secure_port)?;
@@ -193,12 +200,12 @@ clusters:
 - name: envtest
   cluster:
     server: https://127.0.0.1:{port}
-    certificate-authority: {dir}/ca.crt
+    certificate-authority: '{dir}/ca.crt'
 users:
 - name: envtest-admin
   user:
-    client-certificate: {dir}/admin.crt
-    client-key: {dir}/admin.key
+    client-certificate: '{dir}/admin.crt'
+    client-key: '{dir}/admin.key'
 contexts:
 - name: envtest
   context:
@@ -206,7 +213,8 @@ contexts:
     user: envtest-admin
 current-context: envtest
 ",
-            dir = dir.display(),
+            // Quoted for YAML, whatever the temporary directory's name.
+            dir = dir.display().to_string().replace('\'', "''"),
         ))
     }
 }
@@ -334,6 +342,11 @@ const WATCHDOG: &str = r#"trap '' INT TERM HUP
 pids=
 while read -r pid; do pids="$pids $pid"; done
 if [ -n "$pids" ]; then kill -9 $pids 2>/dev/null; fi
+# A process killed may still be writing: the directory goes once each is gone (5 s at most).
+for pid in $pids; do
+    i=0
+    while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+done
 rm -rf "$1"
 "#;
 
@@ -378,10 +391,17 @@ impl Processes {
     }
 
     /// Starts `program` with `args` as the process `name`, its output going to its log.
-    pub fn spawn(&mut self, name: &'static str, program: &Path, args: &[String]) -> Result<u32> {
+    pub fn spawn(
+        &mut self,
+        name: &'static str,
+        program: &Path,
+        args: &[String],
+        envs: &[(&str, &str)],
+    ) -> Result<u32> {
         let log = fs::File::create(self.log(name))?;
         let child = Command::new(program)
             .args(args)
+            .envs(envs.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -488,10 +508,15 @@ mod stand_ins {
         let no_args = &[];
         [
             processes
-                .spawn("etcd", &assets.join("etcd"), no_args)
+                .spawn("etcd", &assets.join("etcd"), no_args, &[])
                 .unwrap(),
             processes
-                .spawn("kube-apiserver", &assets.join("kube-apiserver"), no_args)
+                .spawn(
+                    "kube-apiserver",
+                    &assets.join("kube-apiserver"),
+                    no_args,
+                    &[],
+                )
                 .unwrap(),
         ]
     }

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 
 use crate::harness::Result;
 use crate::support::{self, Manager};
@@ -14,8 +14,9 @@ use platform_operator::manager::Controllers;
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "cluster";
 
-/// The kind is cluster-scoped: its controller sees the objects of every test, so they take turns.
-static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// The kind is cluster-scoped: its controller sees the objects of every test, so they take turns,
+/// its webhooks' tests too.
+pub static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn start(controllers: &mut Controllers) {
     controllers.start(cluster::run);
@@ -82,12 +83,7 @@ async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
     }
     manager.stop().await.0?;
 
-    let versions = |list: Vec<Cluster>| -> Vec<Option<String>> {
-        list.into_iter()
-            .map(|object| object.metadata.resource_version)
-            .collect()
-    };
-    let before = versions(api.list(&ListParams::default()).await?.items);
+    let before = support::versions(&api).await?;
     let manager = Manager::start(client, None, start);
     let count = names.len() as u64;
     let started = Instant::now();
@@ -101,7 +97,7 @@ async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
     // Time for a reconciliation too many to show.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(manager.reconciled(CONTROLLER), count);
-    let after = versions(api.list(&ListParams::default()).await?.items);
+    let after = support::versions(&api).await?;
     assert_eq!(before, after, "a reconciled object was written to again");
     support::delete_all(&api, names).await?;
     manager.stop().await.0?;

@@ -1,6 +1,7 @@
 //! What the tests of the kinds share: the control plane, a namespace per test, the manager's
 //! controllers running on it, and waits on what they do.
 
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::path::Path;
 use std::sync::Arc;
@@ -8,10 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::core::ObjectMeta;
 use kube::runtime::wait::{Condition, await_condition};
-use kube::{Client, Resource};
+use kube::{Client, Resource, ResourceExt as _};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -143,6 +144,19 @@ where
             Err(format!("{name} was not deleted within {SETTLE:?}; it is now {last:#?}").into())
         }
     }
+}
+
+/// The resourceVersion of each object of `api`, by name: what changes with every write.
+pub async fn versions<K>(api: &Api<K>) -> Result<BTreeMap<String, Option<String>>>
+where
+    K: Clone + Debug + DeserializeOwned + Resource,
+{
+    let list = api.list(&ListParams::default()).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .map(|object| (object.name_any(), object.meta().resource_version.clone()))
+        .collect())
 }
 
 /// Deletes the objects `names` of `api` and waits until they are gone, their finalizers removed by

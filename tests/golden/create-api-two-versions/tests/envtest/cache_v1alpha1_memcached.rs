@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams};
 
 use crate::harness::Result;
 use crate::support::{self, Manager};
@@ -77,12 +77,7 @@ async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
     }
     manager.stop().await.0?;
 
-    let versions = |list: Vec<Memcached>| -> Vec<Option<String>> {
-        list.into_iter()
-            .map(|object| object.metadata.resource_version)
-            .collect()
-    };
-    let before = versions(api.list(&ListParams::default()).await?.items);
+    let before = support::versions(&api).await?;
     let manager = Manager::start(client, Some(&ns), start);
     let count = names.len() as u64;
     let started = Instant::now();
@@ -96,7 +91,7 @@ async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
     // Time for a reconciliation too many to show.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(manager.reconciled(CONTROLLER), count);
-    let after = versions(api.list(&ListParams::default()).await?.items);
+    let after = support::versions(&api).await?;
     assert_eq!(before, after, "a reconciled object was written to again");
     support::delete_all(&api, names).await?;
     manager.stop().await.0?;

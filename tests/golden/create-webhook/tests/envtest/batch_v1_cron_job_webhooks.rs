@@ -58,6 +58,7 @@ async fn defaulting_is_enforced_on_a_create() -> Result<()> {
     let created = api.create(&PostParams::default(), &object).await?;
     let foo = &serde_json::to_value(&created)?["spec"]["foo"];
     assert_eq!(foo, "cronjob", "{created:#?}");
+    support::delete_all(&api, [format!("{ns}-a")]).await?;
     Ok(())
 }
 
@@ -81,5 +82,6 @@ async fn validation_is_enforced_on_a_create() -> Result<()> {
         Err(kube::Error::Api(status)) if status.message.contains("spec.foo must not be empty") => {}
         other => return Err(format!("an empty spec.foo was not refused: {other:?}").into()),
     }
+    support::delete_all(&api, [format!("{ns}-a")]).await?;
     Ok(())
 }
