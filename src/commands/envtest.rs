@@ -46,13 +46,7 @@ fn use_release(args: &EnvtestUseArgs, cwd: &Path, out: &mut dyn Write) -> Result
     let exact = matches!(selector, Selector::Exact(_));
     if exact || args.store.installed_only {
         if let Some(found) = cached.first() {
-            print(
-                out,
-                args.print,
-                Some((&found.version, &platform)),
-                &found.path,
-            )?;
-            return Ok(Outcome::Done);
+            return use_cached(out, args.print, found, &platform);
         }
         if args.store.installed_only {
             return Err(Error::user_with_help(
@@ -83,13 +77,7 @@ fn use_release(args: &EnvtestUseArgs, cwd: &Path, out: &mut dyn Write) -> Result
                 found.version
             )
             .map_err(|e| Error::io("write to", "standard error", e))?;
-            print(
-                out,
-                args.print,
-                Some((&found.version, &platform)),
-                &found.path,
-            )?;
-            return Ok(Outcome::Done);
+            return use_cached(out, args.print, found, &platform);
         }
         (Err(err), None) => return Err(err),
     };
@@ -118,6 +106,17 @@ fn use_release(args: &EnvtestUseArgs, cwd: &Path, out: &mut dyn Write) -> Result
         None => envtest::download(archive, &store)?,
     };
     print(out, args.print, Some((&archive.version, &platform)), &path)?;
+    Ok(Outcome::Done)
+}
+
+/// Prints where the cached release `found` is, as `use` does for any release.
+fn use_cached(
+    out: &mut dyn Write,
+    what: EnvtestPrint,
+    found: &Installed,
+    platform: &Platform,
+) -> Result<Outcome> {
+    print(out, what, Some((&found.version, platform)), &found.path)?;
     Ok(Outcome::Done)
 }
 
