@@ -110,9 +110,15 @@ pub fn extends(project: &Project, root: &Path) -> bool {
 /// within the crate, under the crate's name.
 pub fn kind_path(project: &Project, r: &Resource) -> String {
     let within = super::plans::create_api::Related::of_project(project, r, false).rust_path;
-    match within.strip_prefix("crate::") {
+    from_outside(project, &within)
+}
+
+/// `path`, a path within the project's crate (`crate::controllers::memcached`), as the crate's
+/// tests name it (`memcached_operator::controllers::memcached`).
+pub fn from_outside(project: &Project, path: &str) -> String {
+    match path.strip_prefix("crate::") {
         Some(rest) => format!("{}::{rest}", project.crate_name()),
-        None => within,
+        None => path.to_owned(),
     }
 }
 

@@ -313,11 +313,10 @@ fn context(opts: &CreateApiOptions, layout: &Layout) -> tera::Context {
     ctx.insert("owns", &owns);
     ctx.insert("watches", &watches);
     // The envtest suite reaches the kind and its controller from outside the crate.
-    let outside = |path: &str| path.replacen("crate::", &format!("{}::", project.crate_name()), 1);
     ctx.insert("test_kind_path", &e2e::kind_path(project, r));
     ctx.insert(
         "test_controller_module",
-        &outside(&layout.controller_module),
+        &e2e::from_outside(project, &layout.controller_module),
     );
     ctx.insert("controller_fn", &r.controller_module());
     ctx.insert("sample_path", &e2e::sample_path(r));
