@@ -96,14 +96,21 @@ impl Manager {
 
     /// The reconciliations of `controller` that succeeded so far.
     pub fn reconciled(&self, controller: &str) -> u64 {
-        let text = self.metrics.encode().unwrap_or_default();
         let label = format!("controller=\"{controller}\"");
-        text.lines()
-            .filter(|line| line.starts_with("controller_runtime_reconcile_total{"))
-            .filter(|line| line.contains(&label) && line.contains("result=\"success\""))
-            .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
-            .sum()
+        let labels = [label.as_str(), "result=\"success\""];
+        counted(&self.metrics, "controller_runtime_reconcile_total", &labels)
     }
+}
+
+/// The sum of the counters of the metric `family` in `metrics` whose series have every one of
+/// `labels` (`name="value"`).
+pub fn counted(metrics: &Metrics, family: &str, labels: &[&str]) -> u64 {
+    let text = metrics.encode().unwrap_or_default();
+    text.lines()
+        .filter_map(|line| line.strip_prefix(family)?.strip_prefix('{'))
+        .filter(|series| labels.iter().all(|label| series.contains(label)))
+        .filter_map(|series| series.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
 }
 
 /// Waits until `condition` holds for the object `name` of `api`, failing after [`SETTLE`] with

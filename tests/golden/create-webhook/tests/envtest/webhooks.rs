@@ -12,6 +12,7 @@ use serde::Deserialize as _;
 use serde_json::json;
 
 use crate::harness::{ControlPlane, Result};
+use crate::support;
 use webhook_operator::manager::metrics::Metrics;
 use webhook_operator::manager::tls::{self, CertFiles, TlsListener};
 
@@ -94,11 +95,11 @@ impl Served {
 
     /// The reviews the server has answered.
     pub fn reviews(&self) -> u64 {
-        let text = self.metrics.encode().unwrap_or_default();
-        text.lines()
-            .filter(|line| line.starts_with("controller_runtime_webhook_requests_total{"))
-            .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
-            .sum()
+        support::counted(
+            &self.metrics,
+            "controller_runtime_webhook_requests_total",
+            &[],
+        )
     }
 
     /// Makes the request `attempt` until the API server sends a review for it, as it does once it
