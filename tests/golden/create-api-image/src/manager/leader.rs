@@ -216,17 +216,7 @@ impl LeaderElector {
         if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
             return Ok(false);
         }
-        let now = MicroTime(Timestamp::now());
-        // client-go's release: no holder, and a one-second duration for clients that ignore an
-        // empty holder and wait for expiry instead.
-        *spec = LeaseSpec {
-            holder_identity: None,
-            lease_duration_seconds: Some(1),
-            acquire_time: Some(now.clone()),
-            renew_time: Some(now),
-            lease_transitions: spec.lease_transitions,
-            ..LeaseSpec::default()
-        };
+        *spec = released(spec);
         self.api
             .replace(&self.name, &PostParams::default(), &lease)
             .await?;
@@ -330,6 +320,20 @@ impl LeaderElector {
                 now
             }
         }
+    }
+}
+
+/// `spec` released, as client-go releases a Lease: no holder, and a one-second duration for
+/// clients that ignore an empty holder and wait for expiry instead.
+pub(crate) fn released(spec: &LeaseSpec) -> LeaseSpec {
+    let now = MicroTime(Timestamp::now());
+    LeaseSpec {
+        holder_identity: None,
+        lease_duration_seconds: Some(1),
+        acquire_time: Some(now.clone()),
+        renew_time: Some(now),
+        lease_transitions: spec.lease_transitions,
+        ..LeaseSpec::default()
     }
 }
 

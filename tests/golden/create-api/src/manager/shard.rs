@@ -46,7 +46,7 @@ use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
 use super::context::Context;
-use super::leader::{LeaderElector, Timing};
+use super::leader::{self, LeaderElector, Timing};
 use super::metrics::Metrics;
 
 /// The label that assigns an object to a shard. The operator's name is part of it, so that
@@ -407,12 +407,11 @@ async fn watch_shards(api: Api<Lease>, leases: &Leases, live: &watch::Sender<BTr
 /// objects move to the new holder as soon as its first renewal shows it live. The write is a
 /// compare-and-swap on the Lease as seen, so a renewal this replica has not seen yet wins.
 async fn free(api: &Api<Lease>, lease: &Lease) {
+    let spec = lease.spec.clone().unwrap_or_default();
+    let holder = spec.holder_identity.as_deref();
     let mut freed = lease.clone();
-    let spec = freed.spec.get_or_insert_with(LeaseSpec::default);
-    let holder = spec.holder_identity.take();
-    // As a holder releases a Lease: no holder, and a duration of one second for clients that
-    // ignore an empty holder and wait for expiry.
-    spec.lease_duration_seconds = Some(1);
+    // As its holder would have released it.
+    freed.spec = Some(leader::released(&spec));
     let name = lease.name_any();
     match api.replace(&name, &PostParams::default(), &freed).await {
         Ok(_) => info!(lease = %name, ?holder, "freed the shard Lease its holder stopped renewing"),
