@@ -215,13 +215,11 @@ pub fn with_generated_cargo<T>(project: &Path, f: impl FnOnce() -> T) -> T {
 /// Removes the fingerprints of `project`'s own package from the shared
 /// target directory, so that cargo builds its units again.
 fn forget_own_units(project: &Path) {
-    let Ok(manifest) = std::fs::read_to_string(project.join("Cargo.toml")) else {
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap_or_default();
+    let Ok(manifest) = manifest.parse::<toml_edit::DocumentMut>() else {
         return;
     };
-    let Some(name) = manifest.lines().find_map(|line| {
-        let value = line.strip_prefix("name = \"")?;
-        value.strip_suffix('"')
-    }) else {
+    let Some(name) = manifest["package"]["name"].as_str() else {
         return;
     };
     let target = generated_cargo_env()
