@@ -32,12 +32,12 @@ tools: ## Install the tools the tests call (kubectl, kubernetes-validate, hadoli
 
 .PHONY: test
 test: tools ## Run the whole test suite.
-	$(CARGO) test --locked
+	$(CARGO) test --locked --workspace --all-features
 
 .PHONY: lint
 lint: tools ## Check formatting and clippy lints.
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) clippy --locked --workspace --all-targets --all-features -- -D warnings
 
 .PHONY: bench
 bench: ## Run the benchmarks and print their figures.

@@ -1,0 +1,268 @@
+//! What the manager hands to every controller.
+//!
+//! A controller is an `async fn run(ctx: Arc<Context>)` that builds a kube-runtime `Controller` and
+//! drives it until [`Context::shutdown_signal`] fires. Everything a controller needs from the process
+//! (the client, the metrics, the flags that shape it) comes through here, so a controller module never
+//! reads flags or globals itself and can be tested with a mock client.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::NamespaceResourceScope;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource};
+use tokio::sync::watch;
+
+use crate::metrics::{ControllerMetrics, Metrics};
+#[cfg(feature = "sharding")]
+use crate::shard::Sharding;
+
+/// Shared state of the controllers.
+#[derive(Clone)]
+pub struct Context {
+    /// Client for the Kubernetes API, authenticated as the manager's service account.
+    pub client: Client,
+    /// The operator's name: the field manager of what its controllers apply.
+    pub name: String,
+    /// The manager's metrics; see [`Context::controller_metrics`].
+    pub metrics: Arc<Metrics>,
+    /// Namespace to watch, `None` meaning all namespaces (`--namespace` / `WATCH_NAMESPACE`).
+    pub namespace: Option<String>,
+    /// Limit for `kube::runtime::controller::Config::concurrency` (`--max-concurrent-reconciles`).
+    pub max_concurrent_reconciles: u16,
+    /// How long one reconciliation may run (`--reconcile-timeout`), `None` for no limit.
+    pub reconcile_timeout: Option<Duration>,
+    /// The shard this replica works on when the manager is sharded (`--shards`), else `None`.
+    #[cfg(feature = "sharding")]
+    pub sharding: Option<Sharding>,
+    shutdown: Shutdown,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("name", &self.name)
+            .field("namespace", &self.namespace)
+            .field("max_concurrent_reconciles", &self.max_concurrent_reconciles)
+            .field("reconcile_timeout", &self.reconcile_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// Bundles the shared state; `shutdown` is the signal controllers drain on.
+    pub fn new(
+        client: Client,
+        metrics: Arc<Metrics>,
+        namespace: Option<String>,
+        max_concurrent_reconciles: u16,
+        shutdown: Shutdown,
+    ) -> Self {
+        Self {
+            client,
+            name: "manager".to_owned(),
+            metrics,
+            namespace,
+            max_concurrent_reconciles,
+            reconcile_timeout: None,
+            #[cfg(feature = "sharding")]
+            sharding: None,
+            shutdown,
+        }
+    }
+
+    /// Names the operator (`manager` by default): the field manager of what its controllers apply.
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Sets how long one reconciliation may run; zero means no limit.
+    #[must_use]
+    pub fn with_reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout).filter(|t| !t.is_zero());
+        self
+    }
+
+    /// Makes the controllers work on the objects of one shard; see [`Context::sharded`].
+    #[cfg(feature = "sharding")]
+    #[must_use]
+    pub fn with_sharding(mut self, sharding: Sharding) -> Self {
+        self.sharding = Some(sharding);
+        self
+    }
+
+    /// `config` narrowed to the objects of this replica's shard when the manager is sharded, and
+    /// left as it is otherwise: the watch of a controller's objects, and of what it creates for
+    /// them, which carries their shard label.
+    #[cfg_attr(not(feature = "sharding"), expect(unused_mut))]
+    pub fn sharded(&self, mut config: watcher::Config) -> watcher::Config {
+        #[cfg(feature = "sharding")]
+        if let Some(sharding) = &self.sharding {
+            let shard = sharding.labels.selector(&sharding.shard);
+            config.label_selector = Some(match config.label_selector.take() {
+                Some(selector) => format!("{selector},{shard}"),
+                None => shard,
+            });
+        }
+        config
+    }
+
+    /// An `Api` for a namespaced kind, scoped to the watched namespace or to the whole cluster.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = NamespaceResourceScope>,
+        K::DynamicType: Default,
+    {
+        match &self.namespace {
+            Some(namespace) => Api::namespaced(self.client.clone(), namespace),
+            None => Api::all(self.client.clone()),
+        }
+    }
+
+    /// The reconcile metrics of the controller called `name`.
+    pub fn controller_metrics(&self, name: &str) -> ControllerMetrics {
+        self.metrics
+            .set_max_concurrent_reconciles(name, self.max_concurrent_reconciles);
+        self.metrics.controller(name)
+    }
+
+    /// Whether the manager has started shutting down: a controller that returns now is draining.
+    pub fn is_shutting_down(&self) -> bool {
+        self.shutdown.is_triggered()
+    }
+
+    /// Resolves when the manager starts shutting down; pass it to
+    /// `Controller::graceful_shutdown_on` so that in-flight reconciliations finish first.
+    pub fn shutdown_signal(&self) -> impl Future<Output = ()> + Send + Sync + 'static {
+        self.shutdown.signalled()
+    }
+}
+
+/// A one-shot, cloneable shutdown switch.
+#[derive(Clone, Debug)]
+pub struct Shutdown(Arc<watch::Sender<bool>>);
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Shutdown {
+    /// A switch that has not been triggered.
+    pub fn new() -> Self {
+        Self(Arc::new(watch::Sender::new(false)))
+    }
+
+    /// Starts the shutdown; triggering again has no further effect.
+    pub fn trigger(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Whether [`Shutdown::trigger`] has been called.
+    pub fn is_triggered(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Resolves once triggered, immediately if it already was.
+    pub fn signalled(&self) -> impl Future<Output = ()> + Send + Sync + 'static {
+        let mut rx = self.0.subscribe();
+        async move {
+            // An error means every sender is gone: no one can trigger any more, and the process
+            // is going away, so treating it as a shutdown is the only safe reading.
+            let _ = rx.wait_for(|triggered| *triggered).await;
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+
+    /// A client whose requests are never answered; enough to build `Api`s.
+    pub(crate) fn offline_client() -> Client {
+        let service = tower::service_fn(|_req: axum::http::Request<kube::client::Body>| {
+            std::future::pending::<Result<axum::http::Response<axum::body::Body>, std::io::Error>>()
+        });
+        Client::new(service, "default")
+    }
+
+    fn context(namespace: Option<&str>) -> Context {
+        Context::new(
+            offline_client(),
+            Arc::new(Metrics::new()),
+            namespace.map(str::to_owned),
+            1,
+            Shutdown::new(),
+        )
+    }
+
+    #[tokio::test]
+    async fn api_is_scoped_to_the_watched_namespace() {
+        let api = context(Some("team-a")).api::<ConfigMap>();
+        assert_eq!(api.resource_url(), "/api/v1/namespaces/team-a/configmaps");
+        let api = context(None).api::<ConfigMap>();
+        assert_eq!(api.resource_url(), "/api/v1/configmaps");
+    }
+
+    #[cfg(feature = "sharding")]
+    #[tokio::test]
+    async fn a_sharded_replica_watches_its_shard_only() {
+        use crate::shard::{Leases, ShardLabels};
+
+        let config = watcher::Config::default().labels("app=memcached");
+        let unsharded = context(None).sharded(config.clone());
+        assert_eq!(unsharded.label_selector.as_deref(), Some("app=memcached"));
+        assert_eq!(
+            context(None)
+                .sharded(watcher::Config::default())
+                .label_selector,
+            None
+        );
+
+        let leases = Leases {
+            shards: 3,
+            namespace: "default".into(),
+            leader: "test".into(),
+            timing: crate::leader::Timing::default(),
+        };
+        let sharded = context(None).with_sharding(Sharding {
+            shard: "2".into(),
+            leases,
+            labels: ShardLabels::new("test", "example.com"),
+        });
+        let selector = "app=memcached,shard.example.com/test=2".to_owned();
+        assert_eq!(sharded.sharded(config).label_selector, Some(selector));
+        let selector = "shard.example.com/test=2".to_owned();
+        let all = sharded.sharded(watcher::Config::default());
+        assert_eq!(all.label_selector, Some(selector));
+    }
+
+    #[tokio::test]
+    async fn shutdown_signal_fires_for_every_waiter() {
+        let shutdown = Shutdown::new();
+        let ctx = Context::new(offline_client(), Arc::default(), None, 1, shutdown.clone());
+        let early = tokio::spawn(ctx.shutdown_signal());
+        assert!(!shutdown.is_triggered());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!early.is_finished());
+
+        shutdown.trigger();
+        assert!(shutdown.is_triggered());
+        tokio::time::timeout(Duration::from_secs(1), early)
+            .await
+            .unwrap()
+            .unwrap();
+        // A waiter that subscribes after the fact must not hang.
+        tokio::time::timeout(Duration::from_secs(1), ctx.shutdown_signal())
+            .await
+            .unwrap();
+    }
+}
