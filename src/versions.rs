@@ -14,41 +14,27 @@ pub const K8S_OPENAPI: &str = "0.29";
 pub const KUBERNETES: &str = "1.34";
 /// schemars, which kube-derive uses to make CRD schemas.
 pub const SCHEMARS: &str = "1.2";
+/// rsop-runtime, the manager a generated project is built on: released with rsop, at rsop's
+/// version.
+pub const RSOP_RUNTIME: &str = env!("CARGO_PKG_VERSION");
 /// The Rust toolchain image of the generated project's Dockerfile.
 pub const RUST: &str = "1.95";
 
 /// Every crate a generated project may depend on, with the version
 /// requirement written to its Cargo.toml.
 const CRATES: &[(&str, &str)] = &[
-    ("allocation-counter", "0.8"),
-    ("anyhow", "1.0"),
-    ("axum", "0.8"),
-    ("base64", "0.22"),
-    ("bytes", "1.10"),
     ("clap", "4.6"),
-    ("form_urlencoded", "1.2"),
     ("futures", "0.3"),
     ("http", "1.3"),
-    ("http-body", "1.0"),
-    ("http-body-util", "0.1"),
-    ("json-patch", "4.0"),
     ("k8s-openapi", K8S_OPENAPI),
     ("kube", KUBE),
-    ("procfs", "0.18"),
-    ("prometheus-client", "0.25"),
-    ("rcgen", "0.14"),
+    ("rsop-runtime", RSOP_RUNTIME),
     ("schemars", SCHEMARS),
     ("serde", "1.0"),
     ("serde_json", "1.0"),
-    ("serde_yaml_ng", "0.10"),
-    ("tempfile", "3.20"),
     ("thiserror", "2.0"),
     ("tokio", "1.48"),
-    ("tokio-rustls", "0.26"),
-    ("tower", "0.5"),
-    ("tower-test", "0.4"),
     ("tracing", "0.1"),
-    ("tracing-subscriber", "0.3"),
 ];
 
 /// The version requirement of one crate of the generated project.

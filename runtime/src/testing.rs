@@ -32,6 +32,7 @@
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::LazyLock;
 use std::time::Duration;
 
@@ -49,6 +50,9 @@ use serde_json::Value;
 #[cfg(feature = "sharding")]
 use serde_json::json;
 use tower_test::mock::{self, Handle, SendResponse};
+
+use crate::context::{Context, Shutdown};
+use crate::metrics::Metrics;
 
 /// How long a test waits for a request it expects. Well beyond the longest retry delay of a
 /// watch (`watch::MAX_DELAY` with its jitter): on paused time, where waiting costs nothing, a
@@ -89,6 +93,13 @@ pub fn offline_client() -> Client {
         std::future::pending::<Result<http::Response<Body>, std::io::Error>>()
     });
     Client::new(service, "default")
+}
+
+/// A [`Context`] on `client` as the manager makes one with its default flags (all namespaces, one
+/// reconciliation at a time, no time limit), for tests of controllers: `context(client)
+/// .reconciler::<K>("name")` gives what a controller's reconcile function is run with.
+pub fn context(client: Client) -> Context {
+    Context::new(client, Arc::new(Metrics::new()), None, 1, Shutdown::new())
 }
 
 /// The output of `task`, failing the test if it does not finish in time, which is what a

@@ -15,12 +15,7 @@ use crate::templates::Templates;
 /// The suite's entry, where the kinds' tests go.
 pub const MAIN: &str = "tests/e2e/main.rs";
 /// The files of the suite, as `rsop edit --e2e=false` removes them.
-pub const FILES: [&str; 4] = [
-    MAIN,
-    "tests/e2e/checks.rs",
-    "tests/e2e/recorded.rs",
-    ".github/workflows/test-e2e.yml",
-];
+pub const FILES: [&str; 2] = [MAIN, ".github/workflows/test-e2e.yml"];
 pub const TESTS: Marker = Marker::new("e2e-tests");
 /// What marks a Makefile that has the suite's targets.
 const MAKEFILE_TARGET: &str = "\ntest-e2e:";
@@ -45,9 +40,11 @@ pub fn plan(
     if_exists: IfExists,
 ) -> Result<()> {
     super::plans::init::plan_dir(plan, templates, ctx, "e2e/", if_exists)?;
-    for name in ["serde_yaml_ng", "tower-test"] {
-        plan.edit_toml("Cargo.toml", TomlEdit::dev_dependency(name));
-    }
+    // rsop-runtime's checks of a deployed operator.
+    plan.edit_toml(
+        "Cargo.toml",
+        TomlEdit::dev_dependency_with("rsop-runtime", &["e2e"]),
+    );
     let mut tests = Vec::new();
     for r in &project.resources {
         tests.extend(sample_test(templates, project, r)?);
@@ -166,22 +163,8 @@ pub fn sample_test(templates: &Templates, project: &Project, r: &Resource) -> Re
         "Ready"
     };
     ctx.insert("condition", condition);
-    ctx.insert("api_call_fits", &api_call_fits(r));
     let text = templates.render("e2e-fragments/sample_test.rs.tera", &ctx)?;
     Ok(Some(Test::rendered(text)))
-}
-
-/// Whether rustfmt keeps the tests' `checks::api(..)` call, the one
-/// construct whose layout depends on the names, on one line: while its
-/// arguments fit `fn_call_width` and the line `max_width`; otherwise each
-/// argument goes on a line of its own, as the templates write it then.
-fn api_call_fits(r: &Resource) -> bool {
-    let args = format!(
-        "&client, &kube::api::ApiResource::erase::<{}>(&()), {}",
-        r.kind, r.namespaced
-    );
-    args.len() <= FN_CALL_WIDTH
-        && "    let api = checks::api(".len() + args.len() + ");".len() <= MAX_WIDTH
 }
 
 /// rustfmt's `max_width` and `fn_call_width`, by default.
@@ -247,7 +230,6 @@ pub fn webhook_tests(
     ctx.insert("example", &(own && example));
     ctx.insert("sample_path", &(own.then(|| sample_path(r))));
     ctx.insert("crd_name", &format!("{}.{group_full}", r.plural));
-    ctx.insert("api_call_fits", &api_call_fits(r));
     let mut tests = Vec::new();
     for (which, on, path) in [
         ("defaulting", webhooks.defaulting, mutate_path),
@@ -330,7 +312,7 @@ mod tests {
 
     /// The sample and webhook tests a kind gets without rustfmt are, byte
     /// for byte, what rustfmt makes of them, for every kind length up to
-    /// past where the `checks::api` call breaks and for names long enough
+    /// past where a call breaks and for names long enough
     /// that lines reach `max_width`; a test with a longer line is left to
     /// rustfmt.
     #[test]
@@ -354,13 +336,12 @@ mod tests {
             }
         }
         let laid_out: Vec<&Test> = tests.iter().filter(|t| t.laid_out).collect();
-        // Both layouts of the call, and tests left to rustfmt, are covered.
+        // Tests laid out here, and tests left to rustfmt, are covered.
         assert!(
             laid_out
                 .iter()
-                .any(|t| t.text.contains("checks::api(&client"))
+                .any(|t| t.text.contains("deployed().api(&client"))
         );
-        assert!(laid_out.iter().any(|t| t.text.contains("checks::api(\n")));
         assert!(tests.iter().any(|t| !t.laid_out));
         let inputs: Vec<String> = laid_out.iter().map(|t| t.text.clone()).collect();
         let formatted = rustfmt::format_items(MAIN, &inputs).unwrap();

@@ -35,6 +35,18 @@ impl TomlEdit {
         }
     }
 
+    /// `name` in `[dev-dependencies]` at rsop's pinned version, with its default features and
+    /// `features`: for a crate the project depends on already, the features its tests alone use.
+    pub fn dev_dependency_with(name: &str, features: &[&str]) -> Self {
+        TomlEdit::Dependency {
+            table: "dev-dependencies",
+            name: name.to_owned(),
+            version: crate::versions::crate_version(name).to_owned(),
+            default_features: true,
+            features: features.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+
     /// `name` in `[dev-dependencies]` at rsop's pinned version, with its default features.
     pub fn dev_dependency(name: &str) -> Self {
         TomlEdit::Dependency {

@@ -435,8 +435,9 @@ where
     }
 }
 
-/// `object` with the hash of its content in [`APPLIED_HASH_ANNOTATION`].
-fn stamped<D: Resource + Serialize>(mut object: D) -> D {
+/// `object` with the hash of its content in [`APPLIED_HASH_ANNOTATION`]: what [`Reconciler::apply`]
+/// sends (in a sharded manager, with the owner's shard label too), for tests to compare with.
+pub fn stamped<D: Resource + Serialize>(mut object: D) -> D {
     // Serializing an API type cannot fail; an empty hash input would only cost an extra apply.
     let content = serde_json::to_vec(&object).unwrap_or_default();
     let hash = format!("{:016x}", fnv1a(&content));

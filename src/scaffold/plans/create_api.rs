@@ -14,12 +14,12 @@ use crate::output::{Disk, FileChange};
 use crate::project::k8s_kinds::K8sKind;
 use crate::project::{Project, Resource, names};
 use crate::scaffold::external::ExternalKind;
-use crate::scaffold::plans::create_webhook::MANAGER_MODULES;
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e};
 use crate::templates::Templates;
 use crate::{Error, Result};
 
-const MANAGER: &str = "src/manager/mod.rs";
+/// The `manager` binary, where each controller is registered with the manager.
+pub const MAIN: &str = "src/main.rs";
 
 pub const MODULES: Marker = Marker::new("modules");
 pub const API_MODULES: Marker = Marker::new("api-modules");
@@ -27,7 +27,6 @@ pub const KINDS: Marker = Marker::new("kinds");
 pub const KIND_EXPORTS: Marker = Marker::new("kind-exports");
 pub const CONTROLLER_MODULES: Marker = Marker::new("controller-modules");
 pub const CONTROLLERS: Marker = Marker::new("controllers");
-pub const SHARDED_KINDS: Marker = Marker::new("sharded-kinds");
 pub const CRD_RESOURCES: Marker = Marker::new("crd-resources");
 pub const SAMPLES: Marker = Marker::new("samples");
 pub const RBAC_RESOURCES: Marker = Marker::new("rbac-resources");
@@ -370,7 +369,7 @@ impl Formatting {
             }
         }
         for (line, wrapped) in self.manager_lines.iter().zip(texts) {
-            if let Some(change) = changes.iter_mut().find(|c| c.path == Path::new(MANAGER)) {
+            if let Some(change) = changes.iter_mut().find(|c| c.path == Path::new(MAIN)) {
                 let body: Vec<&str> = wrapped.lines().collect();
                 let formatted = body[1..body.len().saturating_sub(1)].join("\n");
                 change.after = change.after.replace(line.as_str(), &formatted);
@@ -379,9 +378,6 @@ impl Formatting {
         Ok(())
     }
 }
-
-/// The helpers every controller uses, in `src/manager/`.
-const CONTROLLER_HELPERS: [&str; 5] = ["backoff", "cache", "conditions", "testing", "watch"];
 
 /// Refuses a controller module named `mod`, which would be
 /// `src/controllers/mod.rs`, the list of the controllers.
@@ -567,13 +563,6 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             render("src/controllers/mod.rs")?,
             IfExists::Keep,
         );
-        // The controllers' helpers live in the manager's folder, where no
-        // kind's or group's module can land.
-        for shared in CONTROLLER_HELPERS {
-            let path = format!("src/manager/{shared}.rs");
-            plan.create(&path, render(&path)?, IfExists::Keep);
-            plan.insert_sorted(MANAGER, MANAGER_MODULES, format!("pub mod {shared};"));
-        }
         if opts.project.multigroup {
             let group = r.group_module();
             plan.insert_sorted(
@@ -619,8 +608,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
             format!("{}/{controller_file}/tests.rs", layout.controllers_dir),
             if_exists,
         ));
-        plan.insert(MANAGER, CONTROLLERS, start_line(&layout));
-        plan.insert(MANAGER, SHARDED_KINDS, sharded_line(&layout));
+        plan.insert(MAIN, CONTROLLERS, registration(opts, &layout));
     }
     if e2e::extends(&opts.project, &opts.root)
         && let Some(test) = e2e::sample_test(templates, &opts.project, r)?
@@ -631,10 +619,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     // since rsop made one, and older ones once `rsop update` brings it.
     if controller && e2e::has_sample(r) && opts.root.join(ENVTEST_MAIN).is_file() {
         let stem = e2e::stem(r);
-        plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, "mod support;");
         plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, format!("mod {stem};"));
-        let support = "tests/envtest/support.rs";
-        plan.create(support, render(support)?, IfExists::Keep);
         let tests = if opts.image.is_some() {
             "tests/envtest/kind_image.rs"
         } else {
@@ -649,18 +634,15 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
         plan.create(path, text.clone(), if_exists);
     }
     let fast = layout_stable(opts, &layout);
-    // A manager line too long for one line is formatted in a function body
-    // of the manager's indentation, then put in place of the inserted one.
+    // The registration in `main` is formatted in a function body of its indentation, then put in
+    // place of the inserted one.
     let manager_lines: Vec<String> = if !fast && controller {
-        vec![
-            format!("    {}", start_line(&layout)),
-            format!("    {}", sharded_line(&layout)),
-        ]
+        vec![indented(&registration(opts, &layout))]
     } else {
         Vec::new()
     };
     for line in &manager_lines {
-        formatted.push((MANAGER.into(), format!("fn start() {{\n{line}\n}}\n")));
+        formatted.push((MAIN.into(), format!("fn main() {{\n{line}\n}}\n")));
     }
     let job =
         (!fast).then(|| std::thread::spawn(move || scaffold::rustfmt::format_all(&formatted)));
@@ -690,17 +672,21 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     ))
 }
 
-/// The manager's line that starts the kind's controller.
-fn start_line(layout: &Layout) -> String {
-    format!("controllers.start({}::run);", layout.controller_module)
+/// The lines of `main` that register the kind's controller with the manager, and give the
+/// manager its kind to shard; laid out as rustfmt lays them out (a chain too wide for a line).
+fn registration(opts: &CreateApiOptions, layout: &Layout) -> String {
+    let controller = e2e::from_outside(&opts.project, &layout.controller_module);
+    let kind = e2e::kind_path(&opts.project, &opts.resource);
+    format!("manager\n    .controller({controller}::run)\n    .shard::<{kind}>();")
 }
 
-/// The manager's line that gives the kind to the sharder.
-fn sharded_line(layout: &Layout) -> String {
-    format!(
-        "let sharder = {}::sharded(sharder, &ctx);",
-        layout.controller_module
-    )
+/// `lines` indented as the body of a function.
+fn indented(lines: &str) -> String {
+    lines
+        .lines()
+        .map(|line| format!("    {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The dependencies the kind's code needs, added to Cargo.toml.
@@ -719,14 +705,10 @@ fn cargo_edits(opts: &CreateApiOptions) -> Vec<TomlEdit> {
         edits.push(dep("kube", false, &["unstable-runtime"]));
         edits.push(dep("futures", false, &["std"]));
         edits.push(dep("thiserror", true, &[]));
+        edits.push(dep("tracing", true, &[]));
+        // The controllers' unit tests, on kube's mock client.
+        edits.push(TomlEdit::dev_dependency_with("rsop-runtime", &["testing"]));
         edits.push(dev("http"));
-        edits.push(dev("serde_yaml_ng"));
-        edits.push(dev("tower-test"));
-        // The test that a reconciliation and a pod event cost the same with few objects cached or
-        // many counts what they allocate.
-        if opts.image.is_some() {
-            edits.push(dev("allocation-counter"));
-        }
     }
     edits
 }

@@ -10,18 +10,12 @@ use heck::ToSnakeCase;
 use crate::Result;
 use crate::output::FileChange;
 use crate::project::{Project, Resource, Webhooks, names};
-use crate::scaffold::plans::create_api::{ENVTEST_MAIN, ENVTEST_MODULES};
+use crate::scaffold::plans::create_api::{CONTROLLERS, ENVTEST_MAIN, ENVTEST_MODULES, MAIN};
 use crate::scaffold::{self, IfExists, Marker, Plan, TomlEdit, e2e, grafana};
 use crate::templates::Templates;
 
 use super::create_api::MODULES;
 
-pub const MANAGER_MODULES: Marker = Marker::new("manager-modules");
-pub const FLAGS: Marker = Marker::new("flags");
-pub const METRIC_FIELDS: Marker = Marker::new("metric-fields");
-pub const METRIC_FAMILIES: Marker = Marker::new("metric-families");
-pub const METRIC_VALUES: Marker = Marker::new("metric-values");
-pub const SERVERS: Marker = Marker::new("servers");
 pub const WEBHOOK_MODULES: Marker = Marker::new("webhook-modules");
 pub const WEBHOOKS: Marker = Marker::new("webhooks");
 pub const WEBHOOK_RESOURCES: Marker = Marker::new("webhook-resources");
@@ -30,8 +24,6 @@ pub const WEBHOOK_REPLACEMENTS: Marker = Marker::new("webhook-replacements");
 pub const WEBHOOK_MANIFESTS: Marker = Marker::new("webhook-manifests");
 pub const NETWORK_POLICIES: Marker = Marker::new("network-policies");
 pub const CRD_PATCHES: Marker = Marker::new("crd-patches");
-
-const MANAGER: &str = "src/manager/mod.rs";
 
 /// Validated input of `rsop create webhook`; see `commands::create_webhook`
 /// for the rules.
@@ -214,7 +206,7 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     let if_exists = IfExists::from_force(opts.force);
     let mut plan = Plan::new();
 
-    wire_server(&mut plan, &render)?;
+    wire_server(&mut plan, &opts.project, &render)?;
     plan_config(&mut plan, &render)?;
 
     let kind_module = r.kind.to_snake_case();
@@ -282,10 +274,7 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     // project's with a controller, whose tests the suite shares what it needs with.
     if opts.admission.is_some() && e2e::has_sample(r) && opts.root.join(ENVTEST_MAIN).is_file() {
         let stem = format!("{}_webhooks", e2e::stem(r));
-        plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, "mod webhooks;");
         plan.insert_sorted(ENVTEST_MAIN, ENVTEST_MODULES, format!("mod {stem};"));
-        let served = "tests/envtest/webhooks.rs";
-        plan.create(served, render(served)?, IfExists::Keep);
         let kind_tests = [(stem.clone(), render("tests/envtest/kind_webhooks.rs")?)];
         for text in scaffold::rustfmt::format_all(&kind_tests)? {
             plan.create(format!("tests/envtest/{stem}.rs"), text, if_exists);
@@ -302,40 +291,21 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     Ok(plan)
 }
 
-/// The webhook server, wired into the manager at its markers; every insert
-/// is skipped once it is there, so only the first webhook changes anything.
-fn wire_server(plan: &mut Plan, render: &dyn Fn(&str) -> Result<String>) -> Result<()> {
-    plan.create(
-        "src/manager/webhook.rs",
-        render("src/manager/webhook.rs")?,
-        IfExists::Keep,
-    );
-    plan.insert_sorted(MANAGER, MANAGER_MODULES, "pub mod webhook;");
+/// The webhook server: the project's webhooks, served by the manager; every insert is skipped once
+/// it is there, so only the first webhook changes anything.
+fn wire_server(
+    plan: &mut Plan,
+    project: &Project,
+    render: &dyn Fn(&str) -> Result<String>,
+) -> Result<()> {
     plan.insert(
-        MANAGER,
-        SERVERS,
-        "let webhooks = crate::webhooks::all().router(metrics.webhooks.clone());\n\
-         webhook::start(&cli.webhook, webhooks, &stop_servers, &mut servers).await?;",
+        MAIN,
+        CONTROLLERS,
+        format!(
+            "manager.webhooks({}::webhooks::all());",
+            project.crate_name()
+        ),
     );
-    plan.insert(
-        "src/manager/cli.rs",
-        FLAGS,
-        "\n// The webhook server's: --webhook-port, --webhook-cert-path, ...\n\
-         #[command(flatten)]\n\
-         pub webhook: super::webhook::WebhookFlags,",
-    );
-    let metrics = "src/manager/metrics.rs";
-    plan.insert(
-        metrics,
-        METRIC_FIELDS,
-        "/// The webhook server's requests.\npub webhooks: super::webhook::WebhookMetrics,",
-    );
-    plan.insert(
-        metrics,
-        METRIC_FAMILIES,
-        "let webhooks = super::webhook::WebhookMetrics::register(&mut registry);",
-    );
-    plan.insert(metrics, METRIC_VALUES, "webhooks,");
     plan.insert_sorted("src/lib.rs", MODULES, "pub mod webhooks;");
     plan.create(
         "src/webhooks/mod.rs",
@@ -424,16 +394,13 @@ fn plan_conversion_config(
     Ok(())
 }
 
-/// The crates the webhook server needs, added to Cargo.toml.
+/// The crates the webhooks need, added to Cargo.toml: the webhook server, and its review helpers
+/// for the tests.
 fn cargo_edits() -> Vec<TomlEdit> {
     let dep = TomlEdit::dependency;
     vec![
-        // `--enable-http2`.
-        dep("axum", false, &["http2"]),
-        dep("base64", true, &[]),
-        dep("json-patch", false, &[]),
-        // kube's AdmissionReview types.
-        dep("kube", false, &["admission"]),
+        dep("rsop-runtime", true, &["webhook"]),
+        TomlEdit::dev_dependency_with("rsop-runtime", &["testing"]),
         dep("serde", true, &["derive"]),
         dep("serde_json", true, &[]),
     ]
