@@ -2,6 +2,10 @@
 //!
 //! - rebuild when a template changes (`include_dir` embeds `templates/` but
 //!   cargo does not know the files are inputs);
+//! - carry the sources of rsop-runtime (`runtime/`) when rsop is built from
+//!   its repository, where they are, unless `RSOP_RUNTIME_FROM_CRATES_IO` is
+//!   set (the release build, whose projects take the published crate): the
+//!   `rsop_carries_runtime` cfg;
 //! - turn the embedded k8s-openapi schemas (`data/k8s-openapi/schemas.json.gz`,
 //!   one gzipped JSON document) into a form `rsop manifests` reads without
 //!   decoding the whole table: the names and per-version indexes as Rust
@@ -18,6 +22,17 @@ const SCHEMAS: &str = "data/k8s-openapi/schemas.json.gz";
 
 fn main() {
     println!("cargo:rerun-if-changed=templates");
+    println!("cargo::rustc-check-cfg=cfg(rsop_carries_runtime)");
+    println!("cargo:rerun-if-env-changed=RSOP_RUNTIME_FROM_CRATES_IO");
+    // A package of rsop-cli holds no `runtime/`: its projects take the crate from crates.io.
+    if std::path::Path::new("runtime/Cargo.toml").is_file()
+        && std::env::var_os("RSOP_RUNTIME_FROM_CRATES_IO").is_none_or(|v| v.is_empty())
+    {
+        println!("cargo:rerun-if-changed=runtime/Cargo.toml");
+        println!("cargo:rerun-if-changed=runtime/README.md");
+        println!("cargo:rerun-if-changed=runtime/src");
+        println!("cargo::rustc-cfg=rsop_carries_runtime");
+    }
     println!("cargo:rerun-if-changed={SCHEMAS}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
 

@@ -24,6 +24,9 @@ pub fn run(args: &CreateApiArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outc
     let mut changes = create_api::resolve_with_manifests(&opts, &plan)?;
     formatting.finish(&mut changes)?;
     let mode = write_unless_dry_run(args.dry_run);
+    if mode == Mode::Write {
+        crate::scaffold::runtime::install()?;
+    }
     let outcome = output::apply(cwd, &changes, mode, out)?;
     if mode == Mode::Write {
         say(out, &next_steps(&changes))?;

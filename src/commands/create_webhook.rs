@@ -22,6 +22,9 @@ pub fn run(args: &CreateWebhookArgs, cwd: &Path, out: &mut dyn Write) -> Result<
     let plan = create_webhook::plan(&opts, &templates)?;
     let changes = create_webhook::resolve_with_manifests(&opts, &plan)?;
     let mode = write_unless_dry_run(args.dry_run);
+    if mode == Mode::Write {
+        crate::scaffold::runtime::install()?;
+    }
     let outcome = output::apply(cwd, &changes, mode, out)?;
     if mode == Mode::Write {
         say(out, &next_steps(&opts))?;

@@ -25,6 +25,9 @@ pub fn run(args: &InitArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome> 
     let plan = init::plan(&opts, &templates, &disk)?;
     let changes = scaffold::resolve(&plan, &disk)?;
     let mode = write_unless_dry_run(args.dry_run);
+    if mode == Mode::Write {
+        scaffold::runtime::install()?;
+    }
     let outcome = output::apply(disk.root(), &changes, mode, out)?;
     if mode == Mode::Write {
         say(out, &next_steps(&opts.dir))?;

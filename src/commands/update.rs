@@ -98,6 +98,7 @@ pub fn run(args: &UpdateArgs, cwd: &Path, out: &mut dyn Write) -> Result<Outcome
         return Ok(Outcome::Done);
     }
     let changes = changes(&entries, &ours);
+    crate::scaffold::runtime::install()?;
     output::apply(root, &changes, Mode::Write, &mut std::io::sink())?;
     let overwritten: Vec<&str> = dirty
         .iter()

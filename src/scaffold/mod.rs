@@ -12,6 +12,7 @@ pub mod external;
 pub mod grafana;
 mod markers;
 pub mod plans;
+pub mod runtime;
 pub mod rustfmt;
 mod toml;
 

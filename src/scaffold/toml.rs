@@ -21,6 +21,9 @@ pub enum TomlEdit {
         default_features: bool,
         features: Vec<String>,
     },
+    /// Make cargo take the crate `name` from the folder `path` wherever crates.io's is asked for:
+    /// `[patch.crates-io]` of a cargo configuration file.
+    CratesIoPatch { name: String, path: String },
 }
 
 impl TomlEdit {
@@ -66,6 +69,32 @@ impl TomlEdit {
             source: Box::new(source),
         })?;
         match self {
+            TomlEdit::CratesIoPatch { name, path: dir } => {
+                let patch = doc
+                    .entry("patch")
+                    .or_insert_with(|| {
+                        let mut table = Table::new();
+                        table.set_implicit(true);
+                        Item::Table(table)
+                    })
+                    .as_table_like_mut()
+                    .and_then(|patch| {
+                        patch
+                            .entry("crates-io")
+                            .or_insert(Item::Table(Table::new()))
+                            .as_table_like_mut()
+                    })
+                    .ok_or_else(|| {
+                        Error::user_with_help(
+                            format!("`{}`: `patch.crates-io` is not a table", path.display()),
+                            "make `[patch.crates-io]` a table",
+                        )
+                    })?;
+                let mut entry = InlineTable::new();
+                entry.insert("path", dir.as_str().into());
+                patch.insert(name, Item::Value(Value::InlineTable(entry)));
+                return Ok(doc.to_string());
+            }
             TomlEdit::Dependency {
                 table,
                 name,

@@ -649,6 +649,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
     for edit in cargo_edits(opts) {
         plan.edit_toml("Cargo.toml", edit);
     }
+    scaffold::runtime::plan(&mut plan)?;
     let mut project = opts.project.clone();
     // A kind made again with `--force` keeps its place, so that an unchanged
     // project's PROJECT file stays byte for byte the same.

@@ -261,6 +261,7 @@ pub fn plan(opts: &CreateWebhookOptions, templates: &Templates) -> Result<Plan> 
     for edit in cargo_edits() {
         plan.edit_toml("Cargo.toml", edit);
     }
+    scaffold::runtime::plan(&mut plan)?;
     let mut project = opts.project.clone();
     match project.resources.iter_mut().find(|x| x.same_entry(r)) {
         Some(existing) => existing.webhooks.clone_from(&r.webhooks),

@@ -99,6 +99,7 @@ pub fn plan(opts: &InitOptions, templates: &Templates, disk: &Disk) -> Result<Pl
     if opts.project.devcontainer {
         plan_dir(&mut plan, templates, &ctx, "devcontainer/", if_exists)?;
     }
+    crate::scaffold::runtime::plan(&mut plan)?;
     plan.save_project(opts.project.clone());
     Ok(plan)
 }
