@@ -194,10 +194,10 @@ pub(crate) const LAYOUT_BOUNDS: LayoutBounds = LayoutBounds {
     image: 70,
 };
 
-/// rustfmt's `fn_call_width`: the manager's `controllers.start(<module>::run)`
-/// stays on one line while its argument fits, and then so does its
-/// `let sharder = <module>::sharded(sharder, &ctx);` within `max_width`.
-const FN_CALL_WIDTH: usize = 60;
+/// rustfmt's `max_width`: `main`'s registration of the controller keeps its
+/// layout while its lines, `        .controller(<module>::run)` and
+/// `        .shard::<<kind>>();`, fit.
+const MAX_WIDTH: usize = 100;
 
 /// Whether the rendered templates need no rustfmt (see [`LAYOUT_BOUNDS`]).
 fn layout_stable(opts: &CreateApiOptions, layout: &Layout) -> bool {
@@ -207,7 +207,9 @@ fn layout_stable(opts: &CreateApiOptions, layout: &Layout) -> bool {
     // not swept: they always go through rustfmt.
     r.path.is_none()
         && opts.related.is_empty()
-        && layout.controller_module.len() + "::run".len() <= FN_CALL_WIDTH
+        && registration(opts, layout)
+            .lines()
+            .all(|line| 4 + line.len() <= MAX_WIDTH)
         && r.kind.len() <= b.kind
         && r.plural.len() <= b.plural
         && opts.project.project_name.len() <= b.project_name

@@ -218,16 +218,7 @@ fn rustfmt_problems(samples: &[Sample]) -> String {
             let out = work.path().join(format!("sample{i}")).join(&path);
             std::fs::create_dir_all(out.parent().unwrap()).unwrap();
             std::fs::write(&out, &text).unwrap();
-            // The manager declares `init`'s machinery modules, which are not in the sample:
-            // stand-ins let rustfmt resolve them.
-            if path == Path::new(MANAGER) {
-                for module in text.lines().filter_map(|l| l.strip_prefix("pub mod")) {
-                    let stub =
-                        out.with_file_name(format!("{}.rs", module.trim().trim_end_matches(';')));
-                    std::fs::write(stub, "//! A stand-in.\n").unwrap();
-                }
-            }
-            // So does the envtest suite's entry, of `init`'s harness.
+            // The envtest suite's entry declares the modules of the kinds' tests.
             if path == Path::new(ENVTEST_MAIN) {
                 for module in text.lines().filter_map(|l| l.strip_prefix("mod ")) {
                     let file = format!("{}.rs", module.trim_end_matches(';'));
