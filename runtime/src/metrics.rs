@@ -109,6 +109,44 @@ impl EncodeLabelValue for ReconcileResult {
     }
 }
 
+/// Every series name the manager's `/metrics` serves once its parts have run (a controller has
+/// reconciled, the client has sent a request, leader election has started): what dashboards and
+/// alerts may chart. A test of this crate renders them all.
+pub const SERIES: &[&str] = &[
+    "controller_runtime_active_workers",
+    "controller_runtime_max_concurrent_reconciles",
+    "controller_runtime_reconcile_errors_total",
+    "controller_runtime_reconcile_time_seconds_bucket",
+    "controller_runtime_reconcile_time_seconds_count",
+    "controller_runtime_reconcile_time_seconds_sum",
+    "controller_runtime_reconcile_timeouts_total",
+    "controller_runtime_reconcile_total",
+    "leader_election_master_status",
+    "process_cpu_seconds_total",
+    "process_max_fds",
+    "process_open_fds",
+    "process_resident_memory_bytes",
+    "process_start_time_seconds",
+    "process_virtual_memory_bytes",
+    "rest_client_requests_total",
+    "workqueue_longest_running_processor_seconds",
+    "workqueue_retries_total",
+    "workqueue_unfinished_work_seconds",
+    "workqueue_work_duration_seconds_bucket",
+    "workqueue_work_duration_seconds_count",
+    "workqueue_work_duration_seconds_sum",
+];
+
+/// The series of the webhook server, served beside [`SERIES`] once it has answered a review.
+#[cfg(feature = "webhook")]
+pub const WEBHOOK_SERIES: &[&str] = &[
+    "controller_runtime_webhook_latency_seconds_bucket",
+    "controller_runtime_webhook_latency_seconds_count",
+    "controller_runtime_webhook_latency_seconds_sum",
+    "controller_runtime_webhook_requests_in_flight",
+    "controller_runtime_webhook_requests_total",
+];
+
 /// The manager's registry and the metric families shared by all controllers.
 #[derive(Debug)]
 pub struct Metrics {
@@ -802,6 +840,38 @@ mod tests {
         ] {
             assert!(text.contains(series), "{series} missing in:\n{text}");
         }
+    }
+
+    /// The names of the samples `text` (from [`Metrics::encode`]) holds.
+    fn sample_names(text: &str) -> std::collections::BTreeSet<&str> {
+        text.lines()
+            .filter(|line| !line.starts_with('#'))
+            .filter_map(|line| line.split(['{', ' ']).next())
+            .collect()
+    }
+
+    /// [`SERIES`] is what the manager renders once its parts have run, no more and no less.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_series_served_are_those_listed() {
+        use tower::ServiceExt;
+
+        let metrics = Metrics::new();
+        metrics.set_max_concurrent_reconciles("memcached", 10);
+        let memcached = metrics.controller("memcached");
+        drop(memcached.start_work());
+        memcached.observe(ReconcileResult::Error, Duration::from_millis(10));
+        metrics.set_leader("lease", true);
+        let ok = tower::service_fn(|_: http::Request<()>| async {
+            Ok::<_, std::convert::Infallible>(http::Response::new(()))
+        });
+        let request = http::Request::get("/api/v1/pods").body(()).unwrap();
+        let counted = metrics.count_client_requests("10.96.0.1:443").layer(ok);
+        counted.oneshot(request).await.unwrap();
+        let text = metrics.encode().unwrap();
+        let rendered = sample_names(&text);
+        let listed: std::collections::BTreeSet<&str> = SERIES.iter().copied().collect();
+        assert_eq!(rendered, listed, "{text}");
     }
 
     #[test]

@@ -693,6 +693,13 @@ pub mod testing {
         ] {
             assert!(text.contains(expected), "{expected}:\n{text}");
         }
+        let rendered: std::collections::BTreeSet<&str> = text
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .filter_map(|line| line.split(['{', ' ']).next())
+            .collect();
+        let listed = crate::metrics::WEBHOOK_SERIES.iter().copied().collect();
+        assert_eq!(rendered, listed, "{text}");
     }
 
     #[tokio::test]

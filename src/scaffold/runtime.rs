@@ -26,14 +26,18 @@ pub const CRATE: &str = "rsop-runtime";
 pub const DATA_DIR_ENV: &str = "RSOP_DATA_DIR";
 
 #[cfg(rsop_carries_runtime)]
-static SOURCES: include_dir::Dir<'static> = include_dir::include_dir!("$CARGO_MANIFEST_DIR/runtime");
+static SOURCES: include_dir::Dir<'static> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/runtime");
 
 /// The sources of rsop-runtime this rsop carries, as (path, content) sorted by path; none for a
 /// released rsop.
 fn sources() -> Vec<(&'static Path, &'static [u8])> {
     #[cfg(rsop_carries_runtime)]
     {
-        fn walk(dir: &'static include_dir::Dir<'static>, out: &mut Vec<(&'static Path, &'static [u8])>) {
+        fn walk(
+            dir: &'static include_dir::Dir<'static>,
+            out: &mut Vec<(&'static Path, &'static [u8])>,
+        ) {
             for file in dir.files() {
                 out.push((file.path(), file.contents()));
             }
@@ -150,7 +154,9 @@ fn data_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
     let missing = || {
         Error::user_with_help(
             "cannot tell where to put rsop-runtime's sources: `HOME` is not set",
@@ -158,7 +164,9 @@ fn data_dir() -> Result<PathBuf> {
         )
     };
     if cfg!(target_os = "macos") {
-        return Ok(home.ok_or_else(missing)?.join("Library/Application Support/rsop"));
+        return Ok(home
+            .ok_or_else(missing)?
+            .join("Library/Application Support/rsop"));
     }
     if cfg!(windows)
         && let Some(local) = std::env::var_os("LocalAppData")
@@ -206,11 +214,20 @@ mod tests {
         assert!(dir.join("src/lib.rs").is_file());
         // Nothing inherited from rsop's workspace: the copy builds on its own.
         assert!(!manifest.contains(".workspace = true"), "{manifest}");
-        assert!(manifest.contains(&format!("version = \"{VERSION}\"")), "{manifest}");
+        assert!(
+            manifest.contains(&format!("version = \"{VERSION}\"")),
+            "{manifest}"
+        );
         // Written once: a second install leaves the copy as it is, and no staging folder behind.
-        let before = std::fs::metadata(dir.join("src/lib.rs")).unwrap().modified().unwrap();
+        let before = std::fs::metadata(dir.join("src/lib.rs"))
+            .unwrap()
+            .modified()
+            .unwrap();
         carried.install().unwrap();
-        let after = std::fs::metadata(dir.join("src/lib.rs")).unwrap().modified().unwrap();
+        let after = std::fs::metadata(dir.join("src/lib.rs"))
+            .unwrap()
+            .modified()
+            .unwrap();
         assert_eq!(before, after);
         let entries: Vec<_> = std::fs::read_dir(dir.parent().unwrap()).unwrap().collect();
         assert_eq!(entries.len(), 1);

@@ -1,7 +1,6 @@
 //! The Grafana dashboards of generated projects: every query is `PromQL` a real parser reads, names
-//! only families docs/metrics.md lists (the generated projects' own tests check that the manager
-//! renders them), and the custom dashboard follows the user's config, or refuses it where it is
-//! wrong.
+//! only families docs/metrics.md lists and rsop-runtime's manager serves, and the custom dashboard
+//! follows the user's config, or refuses it where it is wrong.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -159,6 +158,17 @@ fn golden_dashboards_are_promql_of_exported_families() {
     assert!(checked >= 3, "only {checked} dashboards under tests/golden");
     // The webhooks' dashboard is among them.
     assert!(charted.contains("controller_runtime_webhook_requests_total"));
+    // Every series they chart is one the manager serves (rsop-runtime's tests render them all).
+    let served: BTreeSet<&str> = rsop_runtime::metrics::SERIES
+        .iter()
+        .chain(rsop_runtime::metrics::WEBHOOK_SERIES)
+        .copied()
+        .collect();
+    let unserved: Vec<&String> = charted
+        .iter()
+        .filter(|name| !served.contains(name.as_str()))
+        .collect();
+    assert!(unserved.is_empty(), "charted, not served: {unserved:?}");
 }
 
 #[test]

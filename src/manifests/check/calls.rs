@@ -316,6 +316,7 @@ pub fn analyze_when(
             impl_generics: Vec::new(),
             deferred: &mut deferred,
             instantiate: None,
+            runtime: uses_runtime(&imports),
         };
         walker.visit_file(file);
     }
@@ -349,6 +350,7 @@ pub fn analyze_when(
                     impl_generics: Vec::new(),
                     deferred: &mut lifted,
                     instantiate: Some(&by_function),
+                    runtime: uses_runtime(&imports),
                 };
                 walker.visit_file(file);
             }
@@ -778,6 +780,8 @@ fn mentions_kube(text: &str) -> bool {
         // A function that returns the `ApiResource` a dynamic `Api` is of.
         "-> ApiResource",
         "-> GroupVersionKind",
+        // rsop-runtime's manager and reconciler.
+        "rsop_runtime",
     ]
     .iter()
     .any(|needle| text.contains(needle))
@@ -1543,6 +1547,15 @@ struct FileWalker<'a> {
     deferred: &'a mut Vec<Deferred>,
     /// In the second walk: the deferred requests by function.
     instantiate: Option<&'a HashMap<String, Vec<Deferred>>>,
+    /// The file uses rsop-runtime, whose manager and reconciler make requests of their own.
+    runtime: bool,
+}
+
+/// Whether a file's `use`s bring in rsop-runtime.
+fn uses_runtime(imports: &HashMap<String, Vec<String>>) -> bool {
+    imports
+        .values()
+        .any(|path| path.first().is_some_and(|first| first == "rsop_runtime"))
 }
 
 /// How many generic functions deep a kind is passed down: `main` calls
@@ -1726,6 +1739,15 @@ impl FileWalker<'_> {
                 let method = m.method.to_string();
                 if matches!(method.as_str(), "clone" | "to_owned" | "as_ref") {
                     return self.kind_of(&m.receiver, scope);
+                }
+                // rsop-runtime's `ctx.api::<K>()`: the watched namespace's, or all namespaces'.
+                if self.runtime
+                    && method == "api"
+                    && m.args.is_empty()
+                    && !self.index.returns.contains_key(&method)
+                    && let Some(kind) = turbofish(m.turbofish.as_ref())
+                {
+                    return Some(ApiKind::Known(Box::new(kind), None));
                 }
                 let (kind, cluster) = self.index.returns.get(&method)?;
                 let kind = kind.clone().or_else(|| turbofish(m.turbofish.as_ref()))?;
@@ -2622,6 +2644,27 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 &call.method,
                 format!("Controller::{method}"),
             );
+        } else if let Some(runtime) = self.runtime_request(call) {
+            let (kind, verbs, sub, via) = runtime;
+            self.walker
+                .push(&kind, verbs, sub, &call.method, via.clone());
+            if method == "apply" {
+                // Server-side apply: a `create` too when the object is not there yet.
+                let (calls, deferred) =
+                    (self.walker.analysis.calls.len(), self.walker.deferred.len());
+                self.walker
+                    .push(&kind, &["create"], None, &call.method, via.clone());
+                for call in &mut self.walker.analysis.calls[calls..] {
+                    call.optional = true;
+                }
+                for call in &mut self.walker.deferred[deferred..] {
+                    call.optional = true;
+                }
+            }
+            if method == "write_status" {
+                // Each condition transition is announced with an event, in the object's namespace.
+                self.runtime_event(&call.method);
+            }
         } else if method == "controller_owner_ref"
             && let Some(name) = variable(&call.receiver)
             && let Some(ty) = self.scope.values.get(&name)
@@ -2721,6 +2764,33 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                         });
                     }
                 }
+                // rsop-runtime's manager: leader election through a Lease in its namespace (the
+                // shard Leases' watch too, when it is sharded), and the metrics server's
+                // authentication and authorization of each scrape.
+                "new"
+                    if segments >= 2
+                        && p.path.segments[segments - 2].ident == "Manager"
+                        && self.walker.runtime =>
+                {
+                    for (group, resource, verb, cluster, optional) in RUNTIME_MANAGER_REQUESTS {
+                        self.fixed(
+                            group,
+                            resource,
+                            verb,
+                            *cluster,
+                            *optional,
+                            &last.ident,
+                            "rsop_runtime::Manager",
+                        );
+                    }
+                }
+                // rsop-runtime's check that a controller's kind can be listed.
+                "can_list" if self.walker.runtime => {
+                    if let Some(kind) = first.and_then(|a| self.walker.kind_of(a, self.scope)) {
+                        self.walker
+                            .push(&kind, &["list"], None, &last.ident, "can_list".into());
+                    }
+                }
                 "finalizer" => {
                     if let Some(kind) = first.and_then(|a| self.walker.kind_of(a, self.scope)) {
                         self.walker
@@ -2731,6 +2801,149 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             }
         }
         syn::visit::visit_expr_call(self, call);
+    }
+}
+
+/// The requests rsop-runtime's `Manager` makes, whatever its controllers: `(group, resource, verb,
+/// across the cluster, optional)`. It gets, creates and updates its leader election Lease; with
+/// `--shards` it watches the shard Leases, which a project that never runs sharded need not
+/// grant. Its metrics server asks the API server who a scraper is and whether it may read.
+const RUNTIME_MANAGER_REQUESTS: &[(&str, &str, &str, bool, bool)] = &[
+    ("coordination.k8s.io", "leases", "get", false, false),
+    ("coordination.k8s.io", "leases", "create", false, false),
+    ("coordination.k8s.io", "leases", "update", false, false),
+    ("coordination.k8s.io", "leases", "list", false, true),
+    ("coordination.k8s.io", "leases", "watch", false, true),
+    (
+        "authentication.k8s.io",
+        "tokenreviews",
+        "create",
+        true,
+        false,
+    ),
+    (
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "create",
+        true,
+        false,
+    ),
+];
+
+impl Requests<'_, '_> {
+    /// The requests of a method of rsop-runtime's a controller calls: the kind, verbs and
+    /// subresource, and what to call it in messages.
+    ///
+    /// - `reconciler.write_status(obj, ..)`: a `patch` of the kind's `status` (and an event);
+    /// - `reconciler.apply(owner, desired, ..)`: a server-side apply of `desired`'s kind;
+    /// - `manager.shard::<K>()`: the sharder lists, watches and labels the objects of `K`, and the
+    ///   replica that has one hands it over with a `patch`.
+    fn runtime_request(
+        &self,
+        call: &syn::ExprMethodCall,
+    ) -> Option<(
+        ApiKind,
+        &'static [&'static str],
+        Option<&'static str>,
+        String,
+    )> {
+        if !self.walker.runtime {
+            return None;
+        }
+        let method = call.method.to_string();
+        let receiver = || self.walker.type_of(&call.receiver, self.scope);
+        // The `K` of a `Reconciler<K>` receiver.
+        let reconciled = || {
+            let (name, args) = type_name(&receiver()?)?;
+            (name == "Reconciler")
+                .then(|| args.first().cloned())
+                .flatten()
+        };
+        let via = format!("{}.{method}", receiver_text(&call.receiver));
+        match method.as_str() {
+            // The object written is of the kind; the receiver's type names it too, but a field
+            // type is known by its struct's name alone, which every controller's `State` shares.
+            "write_status" if call.args.len() == 3 => {
+                let kind = self
+                    .walker
+                    .type_of(call.args.first()?, self.scope)
+                    .or_else(reconciled)
+                    .map(|ty| strip_wrappers(&ty))?;
+                Some((
+                    ApiKind::Known(Box::new(kind), None),
+                    &["patch"],
+                    Some("status"),
+                    via,
+                ))
+            }
+            "apply" if call.args.len() == 3 && reconciled().is_some() => {
+                let desired = self.walker.type_of(&call.args[1], self.scope);
+                let kind = desired.map_or(ApiKind::Inferred(None), |ty| {
+                    ApiKind::Known(Box::new(strip_wrappers(&ty)), None)
+                });
+                Some((kind, &["patch"], None, via))
+            }
+            "shard" if call.args.is_empty() => {
+                let kind = turbofish(call.turbofish.as_ref())?;
+                Some((
+                    ApiKind::Known(Box::new(kind), None),
+                    &["list", "watch", "patch"],
+                    None,
+                    via,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// The event `Reconciler::write_status` publishes for a condition's transition.
+    fn runtime_event(&mut self, at: &impl Spanned) {
+        let location = self.walker.location(at);
+        self.walker.analysis.calls.push(Call {
+            group: "events.k8s.io".into(),
+            resource: "events".into(),
+            verb: "create",
+            cluster: false,
+            objects_namespace: true,
+            location,
+            function: self.walker.function.clone(),
+            via: "Reconciler::write_status".into(),
+            optional: false,
+            remote: false,
+            site: None,
+            gated: None,
+            through: Vec::new(),
+        });
+    }
+
+    /// A request of a fixed resource.
+    #[expect(clippy::too_many_arguments, reason = "one request, spelled out")]
+    fn fixed(
+        &mut self,
+        group: &str,
+        resource: &str,
+        verb: &'static str,
+        cluster: bool,
+        optional: bool,
+        at: &impl Spanned,
+        via: &str,
+    ) {
+        let location = self.walker.location(at);
+        self.walker.analysis.calls.push(Call {
+            group: group.into(),
+            resource: resource.into(),
+            verb,
+            cluster,
+            objects_namespace: false,
+            location,
+            function: self.walker.function.clone(),
+            via: via.into(),
+            optional,
+            remote: false,
+            site: None,
+            gated: None,
+            through: Vec::new(),
+        });
     }
 }
 

@@ -5,12 +5,11 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use rsop_runtime::envtest::{self, Result, TestManager};
+use rsop_runtime::manager::Controllers;
 
-use crate::harness::Result;
-use crate::support::{self, Manager};
 use memcached_operator::api::v1alpha1::Memcached;
 use memcached_operator::controllers::memcached;
-use memcached_operator::manager::Controllers;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "memcached";
@@ -21,14 +20,14 @@ fn start(controllers: &mut Controllers) {
 
 /// The kind's sample (`config/samples/cache_v1alpha1_memcached.yaml`), named `name`.
 fn sample(name: &str) -> Result<Memcached> {
-    support::sample(name)
+    envtest::sample(name)
 }
 
 /// The Memcached's steady state with no pods, as here where no kubelet runs: the controller
 /// applied the latest spec and reports the Deployment's availability.
 fn reconciled(object: Option<&Memcached>) -> bool {
     object.is_some_and(|object| {
-        support::observed(object) && support::has_condition(object, "Available", "False")
+        envtest::observed(object) && envtest::has_condition(object, "Available", "False")
     })
 }
 
@@ -59,17 +58,17 @@ fn objects(client: &kube::Client, ns: &str) -> Api<Memcached> {
 /// Deployment's pods are ready. The test plays the Deployment controller, which does not run here.
 #[tokio::test]
 async fn a_new_object_gets_its_deployment_and_becomes_available() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "new").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "new").await?;
     let api = objects(&client, &ns);
     let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
-    let manager = Manager::start(client, Some(&ns), start);
+    let manager = TestManager::start(client, Some(&ns), start);
 
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
-    let object = support::wait_for(&api, &name, "its first status", reconciled).await?;
+    let object = envtest::wait_for(&api, &name, "its first status", reconciled).await?;
     let deployment = deployments.get(&name).await?;
     let owned = deployment.owner_references().iter().any(|owner| {
         owner.controller == Some(true) && Some(&owner.uid) == object.metadata.uid.as_ref()
@@ -81,10 +80,10 @@ async fn a_new_object_gets_its_deployment_and_becomes_available() -> Result<()> 
         .patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
         .await?;
     let available = |object: Option<&Memcached>| {
-        object.is_some_and(|object| support::has_condition(object, "Available", "True"))
+        object.is_some_and(|object| envtest::has_condition(object, "Available", "True"))
     };
-    support::wait_for(&api, &name, "Available", available).await?;
-    support::delete_all(&api, [name]).await?;
+    envtest::wait_for(&api, &name, "Available", available).await?;
+    envtest::delete_all(&api, [name]).await?;
     manager.stop().await.0?;
     Ok(())
 }
@@ -93,32 +92,32 @@ async fn a_new_object_gets_its_deployment_and_becomes_available() -> Result<()> 
 /// restart, each is reconciled again, and neither it nor its Deployment is written to.
 #[tokio::test]
 async fn objects_there_at_start_up_are_reconciled_and_left_as_they_are() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "start-up").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "start-up").await?;
     let api = objects(&client, &ns);
     let names: Vec<String> = (0..3).map(|i| format!("{ns}-{i}")).collect();
     for name in &names {
         api.create(&PostParams::default(), &sample(name)?).await?;
     }
-    let manager = Manager::start(client.clone(), Some(&ns), start);
+    let manager = TestManager::start(client.clone(), Some(&ns), start);
     for name in &names {
-        support::wait_for(&api, name, "its first status", reconciled).await?;
+        envtest::wait_for(&api, name, "its first status", reconciled).await?;
     }
     manager.stop().await.0?;
 
     let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
     let before = (
-        support::versions(&api).await?,
-        support::versions(&deployments).await?,
+        envtest::versions(&api).await?,
+        envtest::versions(&deployments).await?,
     );
     assert_eq!(before.1.len(), names.len(), "{before:?}");
-    let manager = Manager::start(client, Some(&ns), start);
+    let manager = TestManager::start(client, Some(&ns), start);
     let count = names.len() as u64;
     let started = Instant::now();
     while manager.reconciled(CONTROLLER) < count {
-        if started.elapsed() > support::SETTLE {
+        if started.elapsed() > envtest::SETTLE {
             let reconciled = manager.reconciled(CONTROLLER);
             return Err(format!("{reconciled} of {count} were reconciled after a restart").into());
         }
@@ -128,11 +127,11 @@ async fn objects_there_at_start_up_are_reconciled_and_left_as_they_are() -> Resu
     // first list bringing it again, but the second finds nothing to do.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = (
-        support::versions(&api).await?,
-        support::versions(&deployments).await?,
+        envtest::versions(&api).await?,
+        envtest::versions(&deployments).await?,
     );
     assert_eq!(before, after, "a reconciliation wrote again");
-    support::delete_all(&api, names).await?;
+    envtest::delete_all(&api, names).await?;
     manager.stop().await.0?;
     Ok(())
 }
@@ -141,19 +140,19 @@ async fn objects_there_at_start_up_are_reconciled_and_left_as_they_are() -> Resu
 /// does not run here) deletes its Deployment by the owner reference.
 #[tokio::test]
 async fn a_deleted_object_goes_at_once() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "delete").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "delete").await?;
     let api = objects(&client, &ns);
-    let manager = Manager::start(client, Some(&ns), start);
+    let manager = TestManager::start(client, Some(&ns), start);
 
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
-    let object = support::wait_for(&api, &name, "its first status", reconciled).await?;
+    let object = envtest::wait_for(&api, &name, "its first status", reconciled).await?;
     assert!(object.finalizers().is_empty(), "{object:#?}");
     api.delete(&name, &DeleteParams::default()).await?;
-    support::wait_gone(&api, &name).await?;
+    envtest::wait_gone(&api, &name).await?;
     manager.stop().await.0?;
     Ok(())
 }
@@ -162,18 +161,18 @@ async fn a_deleted_object_goes_at_once() -> Result<()> {
 /// second.
 #[tokio::test]
 async fn a_shutdown_drains_the_reconciliations_in_flight() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "shutdown").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "shutdown").await?;
     let api = objects(&client, &ns);
     let names: Vec<String> = (0..10).map(|i| format!("{ns}-{i}")).collect();
     for name in &names {
         api.create(&PostParams::default(), &sample(name)?).await?;
     }
-    let manager = Manager::start(client.clone(), Some(&ns), start);
+    let manager = TestManager::start(client.clone(), Some(&ns), start);
     let started = Instant::now();
-    while manager.reconciled(CONTROLLER) == 0 && started.elapsed() < support::SETTLE {
+    while manager.reconciled(CONTROLLER) == 0 && started.elapsed() < envtest::SETTLE {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let (result, took) = manager.stop().await;
@@ -181,8 +180,8 @@ async fn a_shutdown_drains_the_reconciliations_in_flight() -> Result<()> {
     assert!(took < Duration::from_secs(1), "the drain took {took:?}");
 
     // The finalizers need the controller to go.
-    let manager = Manager::start(client, Some(&ns), start);
-    support::delete_all(&api, names).await?;
+    let manager = TestManager::start(client, Some(&ns), start);
+    envtest::delete_all(&api, names).await?;
     manager.stop().await.0?;
     Ok(())
 }

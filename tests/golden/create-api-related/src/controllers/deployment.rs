@@ -6,25 +6,17 @@
 //! to another replica when the manager is sharded (`--shards`).
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{ListParams, PatchParams};
-use kube::core::PartialObjectMeta;
-use kube::runtime::controller::{Action, Config, Controller};
-use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Api, Client, ResourceExt};
-use tracing::{error, instrument};
+use kube::ResourceExt;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::reflector;
 
-use crate::controllers::{Deadline, TimedOut, log_result, reconcile_result};
-use crate::manager::backoff;
-use crate::manager::cache;
-use crate::manager::context::Context;
-use crate::manager::metrics::{ControllerMetrics, ReconcileResult};
-use crate::manager::shard::{self, Sharder};
-use crate::manager::watch;
+use kube::runtime::{WatchStreamExt, watcher};
+use rsop_runtime::Context;
+use rsop_runtime::controller::{cache, can_list, log_result, watch};
+use tracing::instrument;
 
 /// The controller's name in metrics and logs.
 const CONTROLLER_NAME: &str = "deployment";
@@ -33,29 +25,14 @@ const CONTROLLER_NAME: &str = "deployment";
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A request to the Kubernetes API failed.
-    #[error("{}", crate::controllers::api_error_message(.0))]
+    #[error("{}", rsop_runtime::controller::api_error_message(.0))]
     Kube(#[from] kube::Error),
-    /// The reconciliation ran longer than `--reconcile-timeout`.
-    #[error(transparent)]
-    TimedOut(#[from] TimedOut),
 }
 
-/// What every reconciliation of this controller shares.
-struct State {
-    client: Client,
-    metrics: ControllerMetrics,
-    backoff: backoff::Backoff<Deployment>,
-}
-
-impl State {
-    fn new(client: Client, metrics: ControllerMetrics) -> Self {
-        Self {
-            client,
-            metrics,
-            backoff: backoff::Backoff::default(),
-        }
-    }
-}
+/// What every reconciliation of this controller shares. TODO(user): keep the controller's
+/// `Reconciler` here to write with (`Reconciler::apply`, server-side apply of what the Deployment
+/// calls for).
+struct State {}
 
 // The requests this controller sends, and no more: `rsop manifests --rbac=check` finds every call
 // in the code and names the marker a new one needs.
@@ -65,76 +42,27 @@ impl State {
 pub async fn run(ctx: Arc<Context>) {
     let api = ctx.api::<Deployment>();
     // Fail fast, with a message that says why, rather than retry a watch that cannot work.
-    if let Err(err) = api.list_metadata(&ListParams::default().limit(1)).await {
-        error!(
-            error = %err,
-            "cannot list Deployment objects: is the manager allowed to list them?"
-        );
+    if !can_list(&api).await {
         return;
     }
     // TODO(user): watch only the Deployment objects this controller is for, with a label or field
     // selector in `watcher::Config`: on a large cluster the cache of every one of them is big.
     let (objects, objects_writer) = reflector::store();
 
-    let metrics = ctx.controller_metrics(CONTROLLER_NAME);
-    let deadline = Deadline::new(ctx.reconcile_timeout, metrics.clone());
-    let state = Arc::new(State::new(ctx.client.clone(), metrics));
+    let reconciler = ctx.reconciler::<Deployment>(CONTROLLER_NAME);
+    let state = Arc::new(State {});
     let object_events = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
     let object_events = cache::fill(object_events, objects_writer).touched_objects();
     Controller::for_stream(object_events, objects)
-        .with_config(Config::default().concurrency(ctx.max_concurrent_reconciles))
+        .with_config(ctx.controller_config())
         .graceful_shutdown_on(ctx.shutdown_signal())
-        .run(
-            move |obj, state| deadline.bound(ObjectRef::from(&*obj), reconcile(obj, state)),
-            error_policy,
-            state,
-        )
+        .run(reconciler.wrap(reconcile), reconciler.error_policy(), state)
         .for_each(log_result)
         .await;
 }
 
-/// Reconciles one Deployment, recording the outcome in the controller metrics.
-#[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
-async fn reconcile(obj: Arc<Deployment>, state: Arc<State>) -> Result<Action, Error> {
-    let started = Instant::now();
-    let object = ObjectRef::from(&*obj);
-    let result = if shard::is_drained(&*obj) {
-        hand_over(&obj, &state).await
-    } else {
-        apply(&obj, &state).await
-    };
-    let outcome = match &result {
-        Ok(action) => {
-            state.backoff.succeeded(&object);
-            reconcile_result(action)
-        }
-        Err(_) => ReconcileResult::Error,
-    };
-    state.metrics.observe(outcome, started.elapsed());
-    result
-}
-
+// The reconciler hands an object over to another shard with a patch.
 // +rsop:rbac:groups=apps,resources=deployments,verbs=patch
-/// Gives `obj` up to the shard the sharder moves it to (see `manager::shard`).
-async fn hand_over(obj: &Deployment, state: &State) -> Result<Action, Error> {
-    // An object of a namespaced kind always has a namespace.
-    let ns = obj.namespace().unwrap_or_default();
-    let api: Api<Deployment> = Api::namespaced(state.client.clone(), &ns);
-    let (params, patch) = (PatchParams::default(), shard::hand_over(obj));
-    match api.patch_metadata(&obj.name_any(), &params, &patch).await {
-        Ok(_) => Ok(Action::await_change()),
-        // The object changed since this copy was cached: the change brings a reconciliation.
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(Action::await_change()),
-        Err(err) => Err(err.into()),
-    }
-}
-
-/// Adds the Deployments to `sharder`, which spreads them over the replicas when the manager is
-/// sharded (see `manager::shard`): only their metadata is read.
-pub fn sharded(sharder: Sharder, ctx: &Context) -> Sharder {
-    sharder.namespaced_kind(ctx.api::<PartialObjectMeta<Deployment>>())
-}
-
 /// Brings the cluster to what `obj` calls for.
 ///
 /// TODO(user): do what this controller is for, with server-side apply so that every
@@ -142,6 +70,12 @@ pub fn sharded(sharder: Sharder, ctx: &Context) -> Sharder {
 /// Deployment is not the operator's: change only what is yours in it, such as an annotation
 /// under the project's domain, under a field manager of your own. An error is retried with
 /// backoff.
+#[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
+async fn reconcile(obj: Arc<Deployment>, state: Arc<State>) -> Result<Action, Error> {
+    apply(&obj, &state).await
+}
+
+/// Brings the cluster to what `obj` calls for; see [`reconcile`].
 async fn apply(obj: &Deployment, _state: &State) -> Result<Action, Error> {
     // A Deployment being deleted is left to its owners and the garbage collector.
     if obj.metadata.deletion_timestamp.is_some() {
@@ -150,11 +84,6 @@ async fn apply(obj: &Deployment, _state: &State) -> Result<Action, Error> {
     // Changes to the Deployment trigger the next reconciliation. TODO(user):
     // return `Action::requeue(...)` instead if what you reconcile can change without a watch event.
     Ok(Action::await_change())
-}
-
-/// Schedules the retry of a failed reconciliation with a per-object exponential backoff.
-fn error_policy(obj: Arc<Deployment>, _err: &Error, state: Arc<State>) -> Action {
-    Action::requeue(state.backoff.failed(ObjectRef::from(&*obj)))
 }
 
 #[cfg(test)]
