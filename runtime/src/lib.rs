@@ -50,10 +50,11 @@
 //!
 //! #[tokio::main]
 //! async fn main() -> ExitCode {
-//!     let mut manager = Manager::new("deployment-operator", "example.com");
-//!     manager.controller(deployments);
-//!     // `--leader-elect`, `--metrics-bind-address`, ... from the command line.
-//!     manager.run(Flags::parse_args()).await
+//!     Manager::new("deployment-operator", "example.com")
+//!         .controller(deployments)
+//!         // `--leader-elect`, `--metrics-bind-address`, ... from the command line.
+//!         .run(Flags::parse_args())
+//!         .await
 //! }
 //! ```
 //!

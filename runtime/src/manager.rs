@@ -38,9 +38,10 @@
 //!
 //! #[tokio::main]
 //! async fn main() -> ExitCode {
-//!     let mut manager = Manager::new("configmap-operator", "example.com");
-//!     manager.controller(run);
-//!     manager.run(Flags::parse_args()).await
+//!     Manager::new("configmap-operator", "example.com")
+//!         .controller(run)
+//!         .run(Flags::parse_args())
+//!         .await
 //! }
 //! ```
 
@@ -138,7 +139,8 @@ impl Manager {
     ///
     /// A controller must run until [`Context::shutdown_signal`] fires and return once it has
     /// drained; returning earlier is a failure of the whole manager.
-    pub fn controller<F, Fut>(&mut self, controller: F) -> &mut Self
+    #[must_use]
+    pub fn controller<F, Fut>(mut self, controller: F) -> Self
     where
         F: FnOnce(Arc<Context>) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -153,7 +155,8 @@ impl Manager {
     /// is read. Register the kind of every controller whose watches go through
     /// [`Context::sharded`].
     #[cfg(feature = "sharding")]
-    pub fn shard<K>(&mut self) -> &mut Self
+    #[must_use]
+    pub fn shard<K>(mut self) -> Self
     where
         K: kube::Resource<DynamicType = ()>
             + Clone
@@ -171,7 +174,8 @@ impl Manager {
 
     /// Serves `webhooks` (each replica, leader or not) on `--webhook-port`.
     #[cfg(feature = "webhook")]
-    pub fn webhooks(&mut self, webhooks: Webhooks) -> &mut Self {
+    #[must_use]
+    pub fn webhooks(mut self, webhooks: Webhooks) -> Self {
         self.webhooks.extend(webhooks);
         self
     }

@@ -149,6 +149,16 @@ fn write_all(root: &Path, changes: &[&FileChange]) -> Result<()> {
     for change in removals {
         let path = root.join(&change.path);
         std::fs::remove_file(&path).map_err(|e| Error::io("remove", &path, e))?;
+        // A folder the removals emptied goes too (`src/manager/` once the update took its files),
+        // up to the project's root; `remove_dir` leaves a folder that still holds anything.
+        let mut dir = path.parent();
+        while let Some(parent) = dir
+            && parent != root
+            && parent.starts_with(root)
+            && std::fs::remove_dir(parent).is_ok()
+        {
+            dir = parent.parent();
+        }
     }
     Ok(())
 }

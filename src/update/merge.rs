@@ -153,7 +153,12 @@ fn merge_file(
             None,
         ),
         (Some(_), Some(_), None) => entry(
-            Action::Keep("the new scaffold no longer has it; your edits keep it".into()),
+            Action::Keep(match replaced_by(path) {
+                Some(replacement) => format!(
+                    "you edited it; {replacement} replaces it, and the project no longer builds it"
+                ),
+                None => "the new scaffold no longer has it; your edits keep it".into(),
+            }),
             None,
         ),
         (b, Some(o), Some(t)) => {
@@ -187,6 +192,50 @@ fn merge_file(
         }
         _ => None,
     })
+}
+
+/// What of rsop-runtime replaces `path`, a file of the manager's machinery that projects held
+/// before they depended on the crate (`src/manager/`, the flat layout's `src/`, the test harnesses).
+pub fn replaced_by(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let dir = path.parent()?;
+    let module = if dir == Path::new("src/manager") || dir == Path::new("src") {
+        match stem {
+            "mod" | "manager" if dir == Path::new("src/manager") || stem == "manager" => {
+                "`rsop_runtime::Manager` (`src/main.rs` registers the controllers with it)"
+            }
+            "cli" => "`rsop_runtime::Flags`",
+            "context" => "`rsop_runtime::Context`",
+            "leader" => "`rsop_runtime::leader`",
+            "shard" => "`rsop_runtime::shard`",
+            "metrics" => "`rsop_runtime::metrics`",
+            "server" => "`rsop_runtime::server`",
+            "tls" => "`rsop_runtime::tls`",
+            "auth" => "`rsop_runtime::auth`",
+            "logging" => "`rsop_runtime::logging`",
+            "webhook" => "`rsop_runtime::webhook`",
+            "backoff" | "cache" | "conditions" | "watch" => {
+                return Some(format!("`rsop_runtime::controller::{stem}`"));
+            }
+            "testing" => "`rsop_runtime::testing`",
+            _ => return None,
+        }
+    } else if dir == Path::new("tests/envtest") {
+        match stem {
+            "harness" | "support" => "`rsop_runtime::envtest`",
+            "webhooks" => "`rsop_runtime::envtest::Served`",
+            _ => return None,
+        }
+    } else if dir == Path::new("tests/e2e") {
+        match stem {
+            "checks" => "`rsop_runtime::e2e`",
+            "recorded" => "rsop-runtime's own tests of its e2e checks",
+            _ => return None,
+        }
+    } else {
+        return None;
+    };
+    Some(module.to_owned())
 }
 
 /// Whether every conflict of a `--diff3` merge has an empty base: both

@@ -813,8 +813,8 @@ const BAD: &[Bad] = &[
         args: &["--group", "cache", "--version", "v1", "--kind", "Memcached"],
         code: 1,
         stderr: &[
-            "`src/manager/mod.rs` has no `// +rsop:scaffold:controllers` marker line",
-            "controllers.start(crate::controllers::memcached::run);",
+            "`src/main.rs` has no `// +rsop:scaffold:controllers` marker line",
+            ".controller(demo::controllers::memcached::run)",
         ],
     },
     Bad {

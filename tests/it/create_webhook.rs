@@ -227,8 +227,8 @@ fn dry_run_lists_what_a_real_run_writes_and_writes_nothing() {
     assert_eq!(snapshot(tmp.path()), before, "--dry-run wrote");
     for line in [
         "create  src/webhooks/memcached.rs",
-        "create  src/manager/webhook.rs",
-        "update  src/manager/mod.rs",
+        "update  src/main.rs",
+        "update  Cargo.toml",
         "create  config/certmanager/certificate-webhook.yaml",
         "update  config/default/kustomization.yaml",
         "update  PROJECT",

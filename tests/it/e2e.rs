@@ -11,8 +11,6 @@ use crate::support::{files, rsop, run_tool};
 /// The files of the suite and of the devcontainer.
 const SUITE: &[&str] = &[
     "tests/e2e/main.rs",
-    "tests/e2e/checks.rs",
-    "tests/e2e/recorded.rs",
     ".github/workflows/test-e2e.yml",
     ".devcontainer/devcontainer.json",
     ".devcontainer/post-install.sh",
@@ -142,7 +140,7 @@ fn edit_gives_a_project_the_suite_init_and_the_kinds_would_have() {
     // The second version has no controller: nothing reconciles its sample on its own.
     assert!(!main.contains("fn cache_v1_memcached_reconciles"), "{main}");
     assert!(
-        main.contains(r#"checks::reconciles(&api, &sample, "Available")"#),
+        main.contains(r#"e2e::reconciles(&api, &sample, "Available")"#),
         "{main}"
     );
     assert!(main.contains("spec.foo must not be empty"), "{main}");

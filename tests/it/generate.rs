@@ -407,7 +407,7 @@ fn check_finds_a_new_kind_and_a_new_rbac_marker() {
 
     let controller = dir.join("src/controllers/redis.rs");
     let source = std::fs::read_to_string(&controller).unwrap();
-    let marker = "// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create;patch";
+    let marker = "// +rsop:rbac:groups=events.k8s.io,resources=events,verbs=create";
     assert!(source.contains(marker));
     std::fs::write(
         &controller,

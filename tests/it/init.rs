@@ -152,17 +152,13 @@ fn forced_rerun_changes_nothing_and_says_so() {
 fn force_overwrites_a_changed_file() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = init_demo(tmp.path());
-    let golden_manager = std::fs::read_to_string(dir.join("src/manager/mod.rs")).unwrap();
-    std::fs::write(dir.join("src/manager/mod.rs"), "// edited\n").unwrap();
+    let golden_main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), "// edited\n").unwrap();
     let run = rsop(&dir, &["init", "--domain", "example.com", "--force"]).success();
-    assert!(
-        run.stdout.contains("update  src/manager/mod.rs"),
-        "{}",
-        run.stdout
-    );
+    assert!(run.stdout.contains("update  src/main.rs"), "{}", run.stdout);
     assert_eq!(
-        std::fs::read_to_string(dir.join("src/manager/mod.rs")).unwrap(),
-        golden_manager
+        std::fs::read_to_string(dir.join("src/main.rs")).unwrap(),
+        golden_main
     );
 }
 
@@ -434,4 +430,40 @@ fn completion_and_version_work() {
     ] {
         rsop(tmp.path(), args).success();
     }
+}
+
+/// Everything the manager does after SIGTERM (the drain, the Lease release, the servers' stop)
+/// ends within the pod's `terminationGracePeriodSeconds`, so the kubelet never kills a leader
+/// before it gives the Lease up and a standby never waits the Lease out: the manifest's arguments,
+/// read as rsop-runtime's manager reads them, against rsop-runtime's own limits.
+#[test]
+fn the_pod_outlasts_the_shutdown() {
+    use clap::Parser as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = init_demo(tmp.path());
+    let manifest = std::fs::read_to_string(dir.join("config/manager/manager.yaml")).unwrap();
+    let grace = manifest
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("terminationGracePeriodSeconds:"))
+        .expect("config/manager/manager.yaml sets terminationGracePeriodSeconds");
+    let grace = std::time::Duration::from_secs(grace.trim().parse().expect("a number of seconds"));
+    // The container's arguments: the list under `args:`, comments aside.
+    let args = manifest
+        .lines()
+        .map(str::trim)
+        .skip_while(|line| *line != "args:")
+        .skip(1)
+        .filter(|line| !line.starts_with('#'))
+        .map_while(|line| line.strip_prefix("- "));
+    let flags = rsop_runtime::Flags::try_parse_from(std::iter::once("manager").chain(args))
+        .expect("the manager accepts its manifest's arguments");
+    let shutdown = flags.graceful_shutdown_timeout
+        + rsop_runtime::manager::LEASE_RELEASE_TIMEOUT
+        + rsop_runtime::manager::SERVER_SHUTDOWN_TIMEOUT;
+    assert!(
+        shutdown < grace,
+        "--graceful-shutdown-timeout ({:?}) plus the Lease release and the servers' stop take up \
+         to {shutdown:?}, more than terminationGracePeriodSeconds ({grace:?})",
+        flags.graceful_shutdown_timeout
+    );
 }

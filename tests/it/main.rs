@@ -18,6 +18,7 @@ mod manifests;
 mod names;
 mod rbac;
 mod release;
+mod runtime;
 mod support;
 mod tutorial;
 mod update;

@@ -229,12 +229,38 @@ fn check_sources(project: &Path, problems: &mut Vec<String>) -> usize {
         let constants = string_constants(&source);
         let reasons = condition_reasons(&source);
         checked += constants.len() + reasons.len();
+        // The names rsop-runtime makes of the operator's name and domain: the leader election
+        // Lease, the field manager, the shard labels.
+        let constant = |wanted: &str| {
+            constants
+                .iter()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.clone())
+        };
+        if let (Some(name), Some(domain)) = (constant("NAME"), constant("DOMAIN")) {
+            checked += 1;
+            if !dns_subdomain(&format!("{name}.{domain}")) {
+                bad("leader election Lease", &format!("{name}.{domain}"));
+            }
+            for label in [
+                format!("shard.{domain}/{name}"),
+                format!("drain.{domain}/{name}"),
+            ] {
+                if !qualified_name(&label) {
+                    bad("shard label", &label);
+                }
+            }
+        }
         for (name, value) in constants {
             let ok = match name.as_str() {
-                "FINALIZER" | "HASH_ANNOTATION" => qualified_name(&value),
-                "DEFAULT_LEADER_ELECTION_ID" => dns_subdomain(&value),
-                "FIELD_MANAGER" | "EVENT_REPORTER" => !value.is_empty() && value.len() <= 128,
-                "APP_NAME" => dns_label(&value),
+                "FINALIZER" => qualified_name(&value),
+                "NAME" | "APP_NAME" => dns_label(&value),
+                "DOMAIN" => dns_subdomain(&value),
+                "MANAGED_BY" => label_value(&value),
+                // The field manager, and with `-controller` the events' reporter.
+                "CONTROLLER_NAME" => {
+                    !value.is_empty() && format!("{value}-controller").len() <= 128
+                }
                 "AVAILABLE" | "PROGRESSING" | "DEGRADED" | "READY" => name_part(&value),
                 _ => true,
             };
@@ -265,10 +291,8 @@ fn check_project(project: &Path) {
     }
     // A CRD, three roles and a sample per kind at least, and every controller's constants.
     assert!(objects > 20, "only {objects} objects rendered");
-    assert!(
-        check_sources(project, &mut problems) > 40,
-        "too few names in the sources"
-    );
+    let checked = check_sources(project, &mut problems);
+    assert!(checked > 25, "only {checked} names in the sources");
     assert!(
         problems.is_empty(),
         "names the API server refuses:\n{}",

@@ -6,10 +6,11 @@ use std::process::Command;
 
 use crate::support::{generated_cargo_env, rsop_at, run_tool};
 
-/// The published crate holds everything its build needs (the templates
-/// and data that `include_dir!` and build.rs read) and none of the golden
-/// trees: unpacked and built on its own, its binary scaffolds a project and
-/// derives its manifests.
+/// The published crates: rsop-cli's holds everything its build needs (the
+/// templates and data that `include_dir!` and build.rs read) and none of the
+/// golden trees; unpacked and built on its own, its binary scaffolds a project
+/// that depends on rsop-runtime from crates.io, as a released rsop's do, and
+/// that project builds against the packaged rsop-runtime.
 #[test]
 fn the_packaged_crate_builds_and_scaffolds() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -18,6 +19,7 @@ fn the_packaged_crate_builds_and_scaffolds() {
     let package = Command::new(env!("CARGO"))
         .args([
             "package",
+            "--workspace",
             "--no-verify",
             "--allow-dirty",
             "--locked",
@@ -37,6 +39,18 @@ fn the_packaged_crate_builds_and_scaffolds() {
     let krate = package_dir.join("package").join(format!("{name}.crate"));
     run_tool(tmp.path(), "tar", &["-xzf", krate.to_str().unwrap()], &[]);
     let unpacked = tmp.path().join(&name);
+    let runtime_name = format!("rsop-runtime-{}", env!("CARGO_PKG_VERSION"));
+    let runtime_crate = package_dir
+        .join("package")
+        .join(format!("{runtime_name}.crate"));
+    run_tool(
+        tmp.path(),
+        "tar",
+        &["-xzf", runtime_crate.to_str().unwrap()],
+        &[],
+    );
+    let runtime = tmp.path().join(&runtime_name);
+    assert!(runtime.join("src/lib.rs").is_file());
     assert!(unpacked.join("templates").is_dir());
     assert!(
         !unpacked.join("tests/golden").exists(),
@@ -87,6 +101,40 @@ fn the_packaged_crate_builds_and_scaffolds() {
             .join("config/crd/bases/cache.example.com_memcacheds.yaml")
             .exists()
     );
+    // A packaged rsop carries no rsop-runtime: its projects take the published crate.
+    assert!(!project.join(".cargo/config.toml").exists());
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains(&format!(
+            "rsop-runtime = {{ version = \"{}\"",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{manifest}"
+    );
+    // Here the packaged rsop-runtime stands in for crates.io's.
+    let patch = format!(
+        "patch.crates-io.rsop-runtime.path={:?}",
+        runtime.display().to_string()
+    );
+    for args in [
+        &["fetch", "--quiet"][..],
+        &["build", "--quiet", "--offline"],
+    ] {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(args)
+            .args(["--config", &patch])
+            .current_dir(&project);
+        if args[0] == "build" {
+            cmd.envs(generated_cargo_env());
+        }
+        let output = crate::support::generated_cargo_output(&mut cmd).unwrap();
+        assert!(
+            output.status.success(),
+            "cargo {}: {}",
+            args[0],
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 /// rsop's own workflows pass actionlint, and the release publishes the

@@ -185,10 +185,15 @@ fn assert_scaffold_arrived(dir: &Path) {
         stale.is_empty(),
         "files the user never touched differ from this rsop's scaffold: {stale:?}"
     );
-    for old in ["src/leader.rs", "src/manager.rs", "src/tls.rs"] {
+    for old in [
+        "src/leader.rs",
+        "src/manager.rs",
+        "src/tls.rs",
+        "src/manager",
+    ] {
         assert!(
             !dir.join(old).exists(),
-            "`{old}` of the flat layout is left"
+            "`{old}` of the copied machinery is left"
         );
     }
     // The scaffold's changes reach the files the user edited too.
@@ -222,10 +227,9 @@ fn update_from_the_flat_layout_keeps_every_edit_and_builds() {
 
     let update = rsop(&dir, &["update", "--base", &scaffold]).success();
     assert!(!update.stdout.contains("conflict"), "{}", update.stdout);
+    // The manager's machinery is rsop-runtime's now: the files the user never edited go.
     assert!(
-        update
-            .stdout
-            .contains("src/manager/leader.rs (moved from src/leader.rs)"),
+        update.stdout.contains("delete   src/leader.rs"),
         "{}",
         update.stdout
     );
@@ -268,6 +272,78 @@ fn update_from_the_flat_layout_keeps_every_edit_and_builds() {
     )
     .success();
     rsop(&dir, &["update", "--check"]).success();
+}
+
+/// A project of the last rsop whose projects held the manager's machinery (`src/manager/`, the
+/// envtest harness, the e2e checks): the update brings rsop-runtime, the machinery the user never
+/// edited goes, the file they edited stays and is named with what replaces it, their controller
+/// edit is merged into the new controller, the project passes its gates, and a second update
+/// changes nothing.
+#[test]
+fn update_to_the_runtime_crate_keeps_every_edit_and_builds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, scaffold) = old_project(tmp.path(), "8567250-create-api-image");
+    user_edits(&dir);
+    // An edit in the machinery: a longer lease for a slow API server.
+    edit(
+        &dir,
+        "src/manager/leader.rs",
+        "lease_duration: Duration::from_secs(15),",
+        "lease_duration: Duration::from_secs(30),",
+    );
+    commit_all(&dir, "Our operator");
+
+    let update = rsop(&dir, &["update", "--base", &scaffold]).success();
+    assert!(!update.stdout.contains("conflict"), "{}", update.stdout);
+    for gone in [
+        "src/manager/mod.rs",
+        "src/manager/shard.rs",
+        "src/manager/testing.rs",
+        "tests/envtest/harness.rs",
+        "tests/envtest/support.rs",
+    ] {
+        assert!(
+            update.stdout.contains(&format!("delete   {gone}")),
+            "{gone}:
+{}",
+            update.stdout
+        );
+        assert!(!dir.join(gone).exists(), "{gone} is left");
+    }
+    assert!(
+        update.stdout.contains(
+            "keep     src/manager/leader.rs (you edited it; `rsop_runtime::leader` replaces it, \
+             and the project no longer builds it)"
+        ),
+        "{}",
+        update.stdout
+    );
+    assert_holds(
+        &dir,
+        "src/manager/leader.rs",
+        "lease_duration: Duration::from_secs(30),",
+    );
+    assert_user_edits(&dir);
+    assert_holds(&dir, "Cargo.toml", "rsop-runtime");
+    assert_holds(
+        &dir,
+        "src/main.rs",
+        ".controller(memcached_operator::controllers::memcached::run)",
+    );
+    let check = rsop(&dir, &["manifests", "--check"]);
+    assert_eq!(
+        (check.code, check.stdout.as_str()),
+        (0, ""),
+        "{}",
+        check.stderr
+    );
+    cargo_gates(&dir);
+
+    commit_all(&dir, "Update the scaffold");
+    let before = snapshot(&dir);
+    let again = rsop(&dir, &["update"]).success();
+    assert!(again.stdout.contains("up to date"), "{}", again.stdout);
+    assert_eq!(snapshot(&dir), before, "a second update changed files");
 }
 
 /// Older scaffolds still: before the leader-election rewrite (flat layout,

@@ -311,6 +311,27 @@ where
         move |obj, _, _| Action::requeue(this.0.backoff.failed(ObjectRef::from(&*obj)))
     }
 
+    /// `error_policy`, the controller's own, as `Controller::run` is to call it with
+    /// [`Reconciler::wrap`]: it decides on the failures of the reconcile function, and the
+    /// reconciler's backoff on the rest (a reconciliation cut short by `--reconcile-timeout`, a
+    /// hand-over that failed).
+    pub fn error_policy_with<S, E, P>(
+        &self,
+        error_policy: P,
+    ) -> impl Fn(Arc<K>, &Error<E>, Arc<S>) -> Action + Send + 'static
+    where
+        E: std::error::Error + 'static,
+        P: Fn(Arc<K>, &E, Arc<S>) -> Action + Send + 'static,
+    {
+        let this = self.clone();
+        move |obj, err, state| match err {
+            Error::Reconcile(err) => error_policy(obj, err, state),
+            Error::TimedOut(_) | Error::HandOver(_) => {
+                Action::requeue(this.0.backoff.failed(ObjectRef::from(&*obj)))
+            }
+        }
+    }
+
     /// Writes `status` to `obj` unless it is already there, then publishes an event for each
     /// condition that `status` changes the status or reason of (`event_type` tells whether it is a
     /// warning).

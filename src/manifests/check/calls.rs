@@ -1814,6 +1814,10 @@ impl FileWalker<'_> {
                 scope.values.get(&name).map(strip_wrappers)
             }
             syn::Expr::Reference(r) => self.type_of(&r.expr, scope),
+            // `&*obj` of an `Arc<K>`: its wrappers are stripped.
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                self.type_of(&u.expr, scope)
+            }
             syn::Expr::Paren(p) => self.type_of(&p.expr, scope),
             syn::Expr::Try(t) => self.type_of(&t.expr, scope),
             syn::Expr::Await(a) => self.type_of(&a.base, scope),

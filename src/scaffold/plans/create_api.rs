@@ -680,7 +680,7 @@ pub fn plan(opts: &CreateApiOptions, templates: &Templates) -> Result<(Plan, For
 fn registration(opts: &CreateApiOptions, layout: &Layout) -> String {
     let controller = e2e::from_outside(&opts.project, &layout.controller_module);
     let kind = e2e::kind_path(&opts.project, &opts.resource);
-    format!("manager\n    .controller({controller}::run)\n    .shard::<{kind}>();")
+    format!("let manager = manager\n    .controller({controller}::run)\n    .shard::<{kind}>();")
 }
 
 /// `lines` indented as the body of a function.

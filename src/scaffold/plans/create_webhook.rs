@@ -303,7 +303,7 @@ fn wire_server(
         MAIN,
         CONTROLLERS,
         format!(
-            "manager.webhooks({}::webhooks::all());",
+            "let webhooks = {}::webhooks::all();\nlet manager = manager.webhooks(webhooks);",
             project.crate_name()
         ),
     );

@@ -26,11 +26,11 @@ struct Cli {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut manager = Manager::new(NAME, DOMAIN);
-    manager
+    let manager = Manager::new(NAME, DOMAIN);
+    let manager = manager
         .controller(tls_operator::controllers::certificate::run)
         .shard::<tls_operator::external::cert_manager_io::v1::Certificate>();
-    manager
+    let manager = manager
         .controller(tls_operator::controllers::frontend::run)
         .shard::<tls_operator::api::v1alpha1::Frontend>();
     // +rsop:scaffold:controllers

@@ -26,11 +26,11 @@ struct Cli {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut manager = Manager::new(NAME, DOMAIN);
-    manager
+    let manager = Manager::new(NAME, DOMAIN);
+    let manager = manager
         .controller(platform_operator::controllers::infra::cluster::run)
         .shard::<platform_operator::api::infra::v1::Cluster>();
-    manager
+    let manager = manager
         .controller(platform_operator::controllers::apps::guest_book::run)
         .shard::<platform_operator::api::apps::v1beta1::GuestBook>();
     // +rsop:scaffold:controllers

@@ -26,14 +26,14 @@ struct Cli {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut manager = Manager::new(NAME, DOMAIN);
-    manager
+    let manager = Manager::new(NAME, DOMAIN);
+    let manager = manager
         .controller(exporter_operator::controllers::deployment::run)
         .shard::<k8s_openapi::api::apps::v1::Deployment>();
-    manager
+    let manager = manager
         .controller(exporter_operator::controllers::deployment_scaler::run)
         .shard::<k8s_openapi::api::apps::v1::Deployment>();
-    manager
+    let manager = manager
         .controller(exporter_operator::controllers::exporter::run)
         .shard::<exporter_operator::api::v1alpha1::Exporter>();
     // +rsop:scaffold:controllers

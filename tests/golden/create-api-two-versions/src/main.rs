@@ -26,8 +26,8 @@ struct Cli {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut manager = Manager::new(NAME, DOMAIN);
-    manager
+    let manager = Manager::new(NAME, DOMAIN);
+    let manager = manager
         .controller(memcached_operator::controllers::memcached::run)
         .shard::<memcached_operator::api::v1alpha1::Memcached>();
     // +rsop:scaffold:controllers

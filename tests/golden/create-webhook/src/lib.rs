@@ -1,9 +1,5 @@
-//! The webhook-operator manager as a library, so that the controllers and their tests can reach
-//! everything the `manager` binary wires together.
-//!
-//! Start with [`manager::run`]; a controller receives a [`manager::context::Context`].
-
-pub mod manager;
+//! The webhook-operator operator: its API types, its controllers and its webhooks, which the
+//! `manager` binary (`src/main.rs`) registers with rsop-runtime's manager.
 
 pub mod api;
 pub mod controllers;

@@ -1,27 +1,40 @@
-//! Entry point of the `manager` binary: parse the flags, set up logging, run the manager.
+//! The `manager` binary: the operator's controllers and webhooks, run by rsop-runtime's manager,
+//! which serves the health probes and the metrics, takes part in leader election and shuts down
+//! gracefully (see `manager --help` for its flags).
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-use tracing::{error, info};
+use clap::Parser;
+use rsop_runtime::{Flags, Manager};
 
-use webhook_operator::manager::{self, cli::Cli, logging};
+/// The operator's name: it names its leader election Lease (`<NAME>.<DOMAIN>`), the field manager
+/// of what it applies, and its shard labels.
+const NAME: &str = "webhook-operator";
+/// The domain of the operator's API groups.
+const DOMAIN: &str = "example.com";
+
+/// The webhook-operator operator's manager: runs its controllers, health probes and metrics.
+#[derive(Debug, Parser)]
+#[command(name = "manager", version, about)]
+struct Cli {
+    /// The manager's flags, named as kubebuilder's `cmd/main.go` names them. Add flags of the
+    /// operator's own beside them.
+    #[command(flatten)]
+    manager: Flags,
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(err) = logging::init(cli.log_format, &cli.log_level) {
-        eprintln!("error: {}", logging::error_chain(&err));
-        return ExitCode::FAILURE;
-    }
-    match manager::run(cli).await {
-        Ok(()) => {
-            info!("manager stopped");
-            ExitCode::SUCCESS
-        }
-        Err(err) => {
-            error!(error = logging::error_chain(&err), "manager failed");
-            ExitCode::FAILURE
-        }
-    }
+    let manager = Manager::new(NAME, DOMAIN);
+    let manager = manager
+        .controller(webhook_operator::controllers::cron_job::run)
+        .shard::<webhook_operator::api::v1::CronJob>();
+    let manager = manager
+        .controller(webhook_operator::controllers::memcached::run)
+        .shard::<webhook_operator::api::v1alpha1::Memcached>();
+    let webhooks = webhook_operator::webhooks::all();
+    let manager = manager.webhooks(webhooks);
+    // +rsop:scaffold:controllers
+    manager.run(cli.manager).await
 }

@@ -26,7 +26,7 @@ struct Cli {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut manager = Manager::new(NAME, DOMAIN);
+    let manager = Manager::new(NAME, DOMAIN);
     // +rsop:scaffold:controllers
     manager.run(cli.manager).await
 }

@@ -16,15 +16,15 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::ResourceExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
 use rsop_runtime::controller::cache::{self, Index};
 use rsop_runtime::controller::watch::{self, CachesReady, first_list};
-use rsop_runtime::controller::{can_list, conditions, log_result, object_api};
+use rsop_runtime::controller::{can_list, conditions, log_result};
 use rsop_runtime::{Context, Reconciler};
 use tracing::{debug, info, instrument};
 
@@ -180,7 +180,8 @@ pub async fn run(ctx: Arc<Context>) {
 /// Adds the finalizer to a new Frontend, applies a live one, and cleans up a deleted one.
 #[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
 async fn reconcile(obj: Arc<Frontend>, state: Arc<State>) -> Result<Action, Error> {
-    let api = object_api(state.reconciler.client().clone(), &*obj);
+    let client = state.reconciler.client().clone();
+    let api: Api<Frontend> = Api::namespaced(client, &obj.namespace().unwrap_or_default());
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &state).await,

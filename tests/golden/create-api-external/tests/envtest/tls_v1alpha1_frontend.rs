@@ -8,13 +8,13 @@ use rsop_runtime::envtest::{self, Result, TestManager};
 use rsop_runtime::manager::Controllers;
 
 use tls_operator::api::v1alpha1::Frontend;
-use tls_operator::controllers::frontend;
+use tls_operator::controllers::frontend as controller;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "frontend";
 
 fn start(controllers: &mut Controllers) {
-    controllers.start(frontend::run);
+    controllers.start(controller::run);
 }
 
 /// The kind's sample (`config/samples/tls_v1alpha1_frontend.yaml`), named `name`.
@@ -47,7 +47,7 @@ async fn a_new_object_becomes_ready() -> Result<()> {
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
     let object = envtest::wait_for(&api, &name, "Ready", ready).await?;
-    let finalizer = frontend::FINALIZER;
+    let finalizer = controller::FINALIZER;
     assert!(
         object.finalizers().iter().any(|f| f == finalizer),
         "no finalizer: {object:#?}"

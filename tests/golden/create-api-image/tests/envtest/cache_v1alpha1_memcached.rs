@@ -9,13 +9,13 @@ use rsop_runtime::envtest::{self, Result, TestManager};
 use rsop_runtime::manager::Controllers;
 
 use memcached_operator::api::v1alpha1::Memcached;
-use memcached_operator::controllers::memcached;
+use memcached_operator::controllers::memcached as controller;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "memcached";
 
 fn start(controllers: &mut Controllers) {
-    controllers.start(memcached::run);
+    controllers.start(controller::run);
 }
 
 /// The kind's sample (`config/samples/cache_v1alpha1_memcached.yaml`), named `name`.

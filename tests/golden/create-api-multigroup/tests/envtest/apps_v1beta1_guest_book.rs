@@ -8,13 +8,13 @@ use rsop_runtime::envtest::{self, Result, TestManager};
 use rsop_runtime::manager::Controllers;
 
 use platform_operator::api::apps::v1beta1::GuestBook;
-use platform_operator::controllers::apps::guest_book;
+use platform_operator::controllers::apps::guest_book as controller;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "guestbook";
 
 fn start(controllers: &mut Controllers) {
-    controllers.start(guest_book::run);
+    controllers.start(controller::run);
 }
 
 /// The kind's sample (`config/samples/apps_v1beta1_guestbook.yaml`), named `name`.
@@ -47,7 +47,7 @@ async fn a_new_object_becomes_ready() -> Result<()> {
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
     let object = envtest::wait_for(&api, &name, "Ready", ready).await?;
-    let finalizer = guest_book::FINALIZER;
+    let finalizer = controller::FINALIZER;
     assert!(
         object.finalizers().iter().any(|f| f == finalizer),
         "no finalizer: {object:#?}"

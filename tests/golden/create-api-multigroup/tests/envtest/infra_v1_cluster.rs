@@ -8,7 +8,7 @@ use rsop_runtime::envtest::{self, Result, TestManager};
 use rsop_runtime::manager::Controllers;
 
 use platform_operator::api::infra::v1::Cluster;
-use platform_operator::controllers::infra::cluster;
+use platform_operator::controllers::infra::cluster as controller;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "cluster";
@@ -18,7 +18,7 @@ const CONTROLLER: &str = "cluster";
 pub static TURN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn start(controllers: &mut Controllers) {
-    controllers.start(cluster::run);
+    controllers.start(controller::run);
 }
 
 /// The kind's sample (`config/samples/infra_v1_cluster.yaml`), named `name`.
@@ -52,7 +52,7 @@ async fn a_new_object_becomes_ready() -> Result<()> {
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
     let object = envtest::wait_for(&api, &name, "Ready", ready).await?;
-    let finalizer = cluster::FINALIZER;
+    let finalizer = controller::FINALIZER;
     assert!(
         object.finalizers().iter().any(|f| f == finalizer),
         "no finalizer: {object:#?}"

@@ -19,15 +19,15 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::ResourceExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, ResourceExt};
 use rsop_runtime::controller::cache::{self, Index};
 use rsop_runtime::controller::watch::{self, CachesReady, first_list};
-use rsop_runtime::controller::{can_list, conditions, log_result, object_api};
+use rsop_runtime::controller::{can_list, conditions, log_result};
 use rsop_runtime::{Context, Reconciler};
 use tracing::{debug, info, instrument};
 
@@ -178,7 +178,8 @@ pub async fn run(ctx: Arc<Context>) {
 /// Adds the finalizer to a new Exporter, applies a live one, and cleans up a deleted one.
 #[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
 async fn reconcile(obj: Arc<Exporter>, state: Arc<State>) -> Result<Action, Error> {
-    let api = object_api(state.reconciler.client().clone(), &*obj);
+    let client = state.reconciler.client().clone();
+    let api: Api<Exporter> = Api::namespaced(client, &obj.namespace().unwrap_or_default());
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &state).await,

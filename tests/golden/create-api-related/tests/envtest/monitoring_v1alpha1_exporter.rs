@@ -8,13 +8,13 @@ use rsop_runtime::envtest::{self, Result, TestManager};
 use rsop_runtime::manager::Controllers;
 
 use exporter_operator::api::v1alpha1::Exporter;
-use exporter_operator::controllers::exporter;
+use exporter_operator::controllers::exporter as controller;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "exporter";
 
 fn start(controllers: &mut Controllers) {
-    controllers.start(exporter::run);
+    controllers.start(controller::run);
 }
 
 /// The kind's sample (`config/samples/monitoring_v1alpha1_exporter.yaml`), named `name`.
@@ -47,7 +47,7 @@ async fn a_new_object_becomes_ready() -> Result<()> {
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
     let object = envtest::wait_for(&api, &name, "Ready", ready).await?;
-    let finalizer = exporter::FINALIZER;
+    let finalizer = controller::FINALIZER;
     assert!(
         object.finalizers().iter().any(|f| f == finalizer),
         "no finalizer: {object:#?}"

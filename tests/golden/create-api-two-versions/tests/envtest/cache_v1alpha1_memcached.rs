@@ -8,13 +8,13 @@ use rsop_runtime::envtest::{self, Result, TestManager};
 use rsop_runtime::manager::Controllers;
 
 use memcached_operator::api::v1alpha1::Memcached;
-use memcached_operator::controllers::memcached;
+use memcached_operator::controllers::memcached as controller;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "memcached";
 
 fn start(controllers: &mut Controllers) {
-    controllers.start(memcached::run);
+    controllers.start(controller::run);
 }
 
 /// The kind's sample (`config/samples/cache_v1alpha1_memcached.yaml`), named `name`.
@@ -47,7 +47,7 @@ async fn a_new_object_becomes_ready() -> Result<()> {
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
     let object = envtest::wait_for(&api, &name, "Ready", ready).await?;
-    let finalizer = memcached::FINALIZER;
+    let finalizer = controller::FINALIZER;
     assert!(
         object.finalizers().iter().any(|f| f == finalizer),
         "no finalizer: {object:#?}"

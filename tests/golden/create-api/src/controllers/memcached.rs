@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::ResourceExt;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
-use rsop_runtime::controller::{cache, can_list, conditions, log_result, object_api, watch};
+use kube::{Api, ResourceExt};
+use rsop_runtime::controller::{cache, can_list, conditions, log_result, watch};
 use rsop_runtime::{Context, Reconciler};
 use tracing::{info, instrument};
 
@@ -84,7 +84,8 @@ pub async fn run(ctx: Arc<Context>) {
 /// Adds the finalizer to a new Memcached, applies a live one, and cleans up a deleted one.
 #[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
 async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Error> {
-    let api = object_api(state.reconciler.client().clone(), &*obj);
+    let client = state.reconciler.client().clone();
+    let api: Api<Memcached> = Api::namespaced(client, &obj.namespace().unwrap_or_default());
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &state).await,

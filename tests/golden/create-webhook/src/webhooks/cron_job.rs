@@ -5,8 +5,9 @@
 //! serves them over HTTPS; the `+rsop:webhook` marker above each tells `rsop manifests` how to
 //! register it with the API server in `config/webhook/manifests.yaml`.
 
+use rsop_runtime::webhook::{Denial, Validation, Validator, Webhooks};
+
 use crate::api::v1::CronJob;
-use crate::manager::webhook::{Denial, Validation, Validator, Webhooks};
 
 /// What `default` sets `spec.foo` to when it is left out.
 const DEFAULT_FOO: &str = "cronjob";
@@ -78,7 +79,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::manager::webhook::testing::{admission_review, apply_patch, post_review};
+    use rsop_runtime::webhook::testing::{admission_review, apply_patch, post_review};
 
     /// A CronJob as a client sends it, with `spec.foo` set to `foo`.
     fn object(foo: Option<&str>) -> Value {

@@ -3,11 +3,11 @@
 //! conversions rather than one per other version. The API server calls the conversion webhook
 //! whenever a client reads or writes a version other than the one it stores.
 
+use rsop_runtime::webhook::{Hub, Webhooks};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::api::{v1, v1alpha1};
-use crate::manager::webhook::{Hub, Webhooks};
 
 /// Registers the kind's conversions with the server's conversion endpoint.
 pub fn register(webhooks: &mut Webhooks) {
@@ -51,11 +51,11 @@ fn same_fields<T: Serialize, U: DeserializeOwned>(value: T) -> Result<U, serde_j
 
 #[cfg(test)]
 mod tests {
+    use rsop_runtime::webhook::CONVERSION_PATH;
+    use rsop_runtime::webhook::testing::{conversion_review, post_review};
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::manager::webhook::CONVERSION_PATH;
-    use crate::manager::webhook::testing::{conversion_review, post_review};
 
     /// A Memcached of `version` as the API server stores it.
     fn object(version: &str) -> Value {

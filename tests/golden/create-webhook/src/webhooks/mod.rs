@@ -1,8 +1,8 @@
 //! The project's webhooks: the functions that default, validate and convert its objects. The
-//! manager serves them over HTTPS (see `crate::manager::webhook`); `rsop create webhook` adds each
+//! manager serves them over HTTPS (see `rsop_runtime::webhook`); `rsop create webhook` adds each
 //! kind's here, and `rsop manifests` reads their `+rsop:webhook` markers.
 
-use crate::manager::webhook::Webhooks;
+use rsop_runtime::webhook::Webhooks;
 
 pub mod cron_job;
 pub mod memcached_conversion;

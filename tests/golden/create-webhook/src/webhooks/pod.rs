@@ -6,8 +6,7 @@
 //! register it with the API server in `config/webhook/manifests.yaml`.
 
 use k8s_openapi::api::core::v1::Pod;
-
-use crate::manager::webhook::{Validation, Validator, Webhooks};
+use rsop_runtime::webhook::{Validation, Validator, Webhooks};
 
 /// Registers the webhooks of this module with the server, at the paths of their markers.
 pub fn register(webhooks: &mut Webhooks) {
@@ -50,7 +49,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::manager::webhook::testing::{admission_review, post_review};
+    use rsop_runtime::webhook::testing::{admission_review, post_review};
 
     /// A Pod as a client sends it.
     fn object() -> Value {

@@ -1,58 +1,39 @@
-//! End-to-end tests: the manager deployed to a cluster, checked from outside as a user sees it.
+//! End-to-end tests: the manager deployed to a cluster, checked from outside as a user sees it,
+//! with rsop-runtime's checks.
 //!
 //! `make test-e2e` creates a Kind cluster, builds the manager's image and loads it there, installs
 //! cert-manager when the project serves webhooks, deploys with `make deploy`, then runs these
 //! tests with `RSOP_E2E=1` against the cluster of the current kube context. Without it, each of
-//! them returns at once, so a plain `cargo test` compiles them and runs the tests of the checks
-//! themselves (`recorded.rs`) only.
+//! them returns at once, so a plain `cargo test` only compiles them.
 //!
 //! `rsop create api` and `rsop create webhook` add the tests of each kind at the marker below.
 
-mod checks;
-mod recorded;
+use rsop_runtime::e2e::{self, Deployed, cluster};
 
-use std::io::Write;
-
-use kube::Client;
-
-/// A client of the current kube context, or `None` when `RSOP_E2E` is not `1`; then it says why,
-/// once.
-async fn cluster() -> Option<Client> {
-    static SKIPPED: std::sync::Once = std::sync::Once::new();
-    if std::env::var_os("RSOP_E2E").is_none_or(|value| value != "1") {
-        SKIPPED.call_once(|| {
-            // Written to stderr itself: the test harness would capture `eprintln!`.
-            let _ = writeln!(
-                std::io::stderr(),
-                "e2e tests skipped: they need a cluster; `make test-e2e` makes one and runs them \
-                 with RSOP_E2E=1"
-            );
-        });
-        return None;
-    }
-    let client = Client::try_default().await;
-    Some(client.expect("a client of the current kube context"))
+/// The operator as `make deploy` installs it.
+fn deployed() -> Deployed {
+    Deployed::new("webhook-operator")
 }
 
 /// The manager's Pod runs and is ready.
 #[tokio::test]
-async fn the_manager_runs() -> checks::Result<()> {
+async fn the_manager_runs() -> e2e::Result<()> {
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    checks::manager_pod(&client).await.map(drop)
+    deployed().manager_pod(&client).await.map(drop)
 }
 
 /// The manager serves its metrics over HTTPS to a ServiceAccount allowed to read them.
 #[tokio::test]
-async fn the_metrics_endpoint_answers_an_authorized_scraper() -> checks::Result<()> {
+async fn the_metrics_endpoint_answers_an_authorized_scraper() -> e2e::Result<()> {
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    checks::manager_pod(&client).await?;
-    let text = checks::scrape_metrics(&client).await?;
-    let family = checks::PROCESS_FAMILY;
-    if checks::metric_families(&text).contains(&family) {
+    deployed().manager_pod(&client).await?;
+    let text = deployed().scrape_metrics(&client).await?;
+    let family = e2e::PROCESS_FAMILY;
+    if e2e::metric_families(&text).contains(&family) {
         Ok(())
     } else {
         Err(format!("the scrape has no {family} family:\n{text}").into())
@@ -62,56 +43,49 @@ async fn the_metrics_endpoint_answers_an_authorized_scraper() -> checks::Result<
 /// The manager reconciles the sample, setting its `Ready` condition to `True`:
 /// `config/samples/batch_v1_cronjob.yaml`.
 #[tokio::test]
-async fn batch_v1_cron_job_reconciles() -> checks::Result<()> {
+async fn batch_v1_cron_job_reconciles() -> e2e::Result<()> {
     use webhook_operator::api::v1::CronJob;
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    let sample = checks::read_sample("config/samples/batch_v1_cronjob.yaml")?;
-    let api = checks::api(
-        &client,
-        &kube::api::ApiResource::erase::<CronJob>(&()),
-        true,
-    );
-    checks::reconciles(&api, &sample, "Ready").await
+    let sample = e2e::read_sample("config/samples/batch_v1_cronjob.yaml")?;
+    let resource = kube::api::ApiResource::erase::<CronJob>(&());
+    let api = deployed().api(&client, &resource, true);
+    e2e::reconciles(&api, &sample, "Ready").await
 }
 
 /// The manager reconciles the sample, setting its `Ready` condition to `True`:
 /// `config/samples/cache_v1alpha1_memcached.yaml`.
 #[tokio::test]
-async fn cache_v1alpha1_memcached_reconciles() -> checks::Result<()> {
+async fn cache_v1alpha1_memcached_reconciles() -> e2e::Result<()> {
     use webhook_operator::api::v1alpha1::Memcached;
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    let sample = checks::read_sample("config/samples/cache_v1alpha1_memcached.yaml")?;
-    let api = checks::api(
-        &client,
-        &kube::api::ApiResource::erase::<Memcached>(&()),
-        true,
-    );
-    checks::reconciles(&api, &sample, "Ready").await
+    let sample = e2e::read_sample("config/samples/cache_v1alpha1_memcached.yaml")?;
+    let resource = kube::api::ApiResource::erase::<Memcached>(&());
+    let api = deployed().api(&client, &resource, true);
+    e2e::reconciles(&api, &sample, "Ready").await
 }
 
 /// The defaulting webhook of `CronJob` has the CA bundle cert-manager injects
 /// and lets the sample through; it fills in a missing `spec.foo`.
 #[tokio::test]
-async fn batch_v1_cron_job_defaulting_webhook_is_served() -> checks::Result<()> {
+async fn batch_v1_cron_job_defaulting_webhook_is_served() -> e2e::Result<()> {
     use webhook_operator::api::v1::CronJob;
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    checks::ca_bundles_injected(&client, "/mutate-batch-example-com-v1-cronjob").await?;
-    let api = checks::api(
-        &client,
-        &kube::api::ApiResource::erase::<CronJob>(&()),
-        true,
-    );
-    let mut object = checks::read_sample("config/samples/batch_v1_cronjob.yaml")?;
+    deployed()
+        .ca_bundles_injected(&client, "/mutate-batch-example-com-v1-cronjob")
+        .await?;
+    let resource = kube::api::ApiResource::erase::<CronJob>(&());
+    let api = deployed().api(&client, &resource, true);
+    let mut object = e2e::read_sample("config/samples/batch_v1_cronjob.yaml")?;
     if let Some(spec) = object["spec"].as_object_mut() {
         spec.remove("foo");
     }
-    let created = checks::dry_run_create(&api, &object).await?;
+    let created = e2e::dry_run_create(&api, &object).await?;
     if created["spec"]["foo"] != "cronjob" {
         return Err(format!("spec.foo was not defaulted: {}", created["spec"]).into());
     }
@@ -121,21 +95,20 @@ async fn batch_v1_cron_job_defaulting_webhook_is_served() -> checks::Result<()> 
 /// The validation webhook of `CronJob` has the CA bundle cert-manager injects
 /// and lets the sample through; it denies an empty `spec.foo`.
 #[tokio::test]
-async fn batch_v1_cron_job_validation_webhook_is_served() -> checks::Result<()> {
+async fn batch_v1_cron_job_validation_webhook_is_served() -> e2e::Result<()> {
     use webhook_operator::api::v1::CronJob;
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    checks::ca_bundles_injected(&client, "/validate-batch-example-com-v1-cronjob").await?;
-    let api = checks::api(
-        &client,
-        &kube::api::ApiResource::erase::<CronJob>(&()),
-        true,
-    );
-    let mut object = checks::read_sample("config/samples/batch_v1_cronjob.yaml")?;
-    checks::dry_run_create(&api, &object).await?;
+    deployed()
+        .ca_bundles_injected(&client, "/validate-batch-example-com-v1-cronjob")
+        .await?;
+    let resource = kube::api::ApiResource::erase::<CronJob>(&());
+    let api = deployed().api(&client, &resource, true);
+    let mut object = e2e::read_sample("config/samples/batch_v1_cronjob.yaml")?;
+    e2e::dry_run_create(&api, &object).await?;
     object["spec"]["foo"] = "".into();
-    match checks::dry_run_create(&api, &object).await {
+    match e2e::dry_run_create(&api, &object).await {
         Err(message) if message.contains("spec.foo must not be empty") => {}
         other => return Err(format!("an empty spec.foo was not denied: {other:?}").into()),
     }
@@ -144,20 +117,22 @@ async fn batch_v1_cron_job_validation_webhook_is_served() -> checks::Result<()> 
 
 /// The conversion webhook of `Memcached` has the CA bundle cert-manager injects into its CRD.
 #[tokio::test]
-async fn cache_v1alpha1_memcached_conversion_webhook_is_served() -> checks::Result<()> {
+async fn cache_v1alpha1_memcached_conversion_webhook_is_served() -> e2e::Result<()> {
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    checks::conversion_ca_bundle_injected(&client, "memcacheds.cache.example.com").await
+    e2e::conversion_ca_bundle_injected(&client, "memcacheds.cache.example.com").await
 }
 
 /// The validation webhook of `Pod` has the CA bundle cert-manager injects.
 #[tokio::test]
-async fn core_v1_pod_validation_webhook_is_served() -> checks::Result<()> {
+async fn core_v1_pod_validation_webhook_is_served() -> e2e::Result<()> {
     let Some(client) = cluster().await else {
         return Ok(());
     };
-    checks::ca_bundles_injected(&client, "/validate--v1-pod").await?;
+    deployed()
+        .ca_bundles_injected(&client, "/validate--v1-pod")
+        .await?;
     Ok(())
 }
 

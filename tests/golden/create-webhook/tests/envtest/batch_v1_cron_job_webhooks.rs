@@ -1,10 +1,8 @@
 //! The admission webhooks of CronJob, called by a real API server on its requests.
 
 use kube::api::{Api, PostParams};
+use rsop_runtime::envtest::{self, Result, Served};
 
-use crate::harness::Result;
-use crate::support;
-use crate::webhooks::Served;
 use webhook_operator::api::v1::CronJob;
 
 /// The kind's name in the tests' namespaces.
@@ -27,7 +25,7 @@ fn sample(
     name: &str,
     edit: impl FnOnce(&mut serde_json::Value),
 ) -> Result<CronJob> {
-    let mut object: CronJob = support::sample(name)?;
+    let mut object: CronJob = envtest::sample(name)?;
     served.label(&mut object);
     let mut value = serde_json::to_value(&object)?;
     edit(&mut value["spec"]);
@@ -42,11 +40,11 @@ fn objects(client: &kube::Client, ns: &str) -> Api<CronJob> {
 /// The API server has the defaulting webhook fill in a missing `spec.foo`.
 #[tokio::test]
 async fn defaulting_is_enforced_on_a_create() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, NAME, "defaulting").await?;
-    let served = Served::start(plane, &client, &ns).await?;
+    let (client, ns) = envtest::test_namespace(plane, NAME, "defaulting").await?;
+    let served = Served::start(plane, &client, &ns, webhook_operator::webhooks::all()).await?;
     let api = objects(&client, &ns);
     let params = dry_run();
     let object = sample(&served, &format!("{ns}-a"), |spec| {
@@ -58,18 +56,18 @@ async fn defaulting_is_enforced_on_a_create() -> Result<()> {
     let created = api.create(&PostParams::default(), &object).await?;
     let foo = &serde_json::to_value(&created)?["spec"]["foo"];
     assert_eq!(foo, "cronjob", "{created:#?}");
-    support::delete_all(&api, [format!("{ns}-a")]).await?;
+    envtest::delete_all(&api, [format!("{ns}-a")]).await?;
     Ok(())
 }
 
 /// The API server has the validation webhook refuse an empty `spec.foo`, with its message.
 #[tokio::test]
 async fn validation_is_enforced_on_a_create() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, NAME, "validation").await?;
-    let served = Served::start(plane, &client, &ns).await?;
+    let (client, ns) = envtest::test_namespace(plane, NAME, "validation").await?;
+    let served = Served::start(plane, &client, &ns, webhook_operator::webhooks::all()).await?;
     let api = objects(&client, &ns);
     let params = dry_run();
     let valid = sample(&served, &format!("{ns}-a"), |_| {})?;
@@ -82,6 +80,6 @@ async fn validation_is_enforced_on_a_create() -> Result<()> {
         Err(kube::Error::Api(status)) if status.message.contains("spec.foo must not be empty") => {}
         other => return Err(format!("an empty spec.foo was not refused: {other:?}").into()),
     }
-    support::delete_all(&api, [format!("{ns}-a")]).await?;
+    envtest::delete_all(&api, [format!("{ns}-a")]).await?;
     Ok(())
 }

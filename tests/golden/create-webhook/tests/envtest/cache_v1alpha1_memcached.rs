@@ -4,29 +4,28 @@ use std::time::{Duration, Instant};
 
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, PostParams};
+use rsop_runtime::envtest::{self, Result, TestManager};
+use rsop_runtime::manager::Controllers;
 
-use crate::harness::Result;
-use crate::support::{self, Manager};
 use webhook_operator::api::v1alpha1::Memcached;
-use webhook_operator::controllers::memcached;
-use webhook_operator::manager::Controllers;
+use webhook_operator::controllers::memcached as controller;
 
 /// The controller's name in the metrics.
 const CONTROLLER: &str = "memcached";
 
 fn start(controllers: &mut Controllers) {
-    controllers.start(memcached::run);
+    controllers.start(controller::run);
 }
 
 /// The kind's sample (`config/samples/cache_v1alpha1_memcached.yaml`), named `name`.
 fn sample(name: &str) -> Result<Memcached> {
-    support::sample(name)
+    envtest::sample(name)
 }
 
 /// The Memcached's steady state: the controller reconciled its latest spec.
 fn ready(object: Option<&Memcached>) -> bool {
     object.is_some_and(|object| {
-        support::observed(object) && support::has_condition(object, "Ready", "True")
+        envtest::observed(object) && envtest::has_condition(object, "Ready", "True")
     })
 }
 
@@ -38,22 +37,22 @@ fn objects(client: &kube::Client, ns: &str) -> Api<Memcached> {
 /// A new Memcached gets the finalizer and becomes `Ready`.
 #[tokio::test]
 async fn a_new_object_becomes_ready() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "new").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "new").await?;
     let api = objects(&client, &ns);
-    let manager = Manager::start(client, Some(&ns), start);
+    let manager = TestManager::start(client, Some(&ns), start);
 
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
-    let object = support::wait_for(&api, &name, "Ready", ready).await?;
-    let finalizer = memcached::FINALIZER;
+    let object = envtest::wait_for(&api, &name, "Ready", ready).await?;
+    let finalizer = controller::FINALIZER;
     assert!(
         object.finalizers().iter().any(|f| f == finalizer),
         "no finalizer: {object:#?}"
     );
-    support::delete_all(&api, [name]).await?;
+    envtest::delete_all(&api, [name]).await?;
     manager.stop().await.0?;
     Ok(())
 }
@@ -62,27 +61,27 @@ async fn a_new_object_becomes_ready() -> Result<()> {
 /// reconciled once more and left as it is.
 #[tokio::test]
 async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "start-up").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "start-up").await?;
     let api = objects(&client, &ns);
     let names: Vec<String> = (0..3).map(|i| format!("{ns}-{i}")).collect();
     for name in &names {
         api.create(&PostParams::default(), &sample(name)?).await?;
     }
-    let manager = Manager::start(client.clone(), Some(&ns), start);
+    let manager = TestManager::start(client.clone(), Some(&ns), start);
     for name in &names {
-        support::wait_for(&api, name, "Ready", ready).await?;
+        envtest::wait_for(&api, name, "Ready", ready).await?;
     }
     manager.stop().await.0?;
 
-    let before = support::versions(&api).await?;
-    let manager = Manager::start(client, Some(&ns), start);
+    let before = envtest::versions(&api).await?;
+    let manager = TestManager::start(client, Some(&ns), start);
     let count = names.len() as u64;
     let started = Instant::now();
     while manager.reconciled(CONTROLLER) < count {
-        if started.elapsed() > support::SETTLE {
+        if started.elapsed() > envtest::SETTLE {
             let reconciled = manager.reconciled(CONTROLLER);
             return Err(format!("{reconciled} of {count} were reconciled after a restart").into());
         }
@@ -91,9 +90,9 @@ async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
     // Time for a reconciliation too many to show.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(manager.reconciled(CONTROLLER), count);
-    let after = support::versions(&api).await?;
+    let after = envtest::versions(&api).await?;
     assert_eq!(before, after, "a reconciled object was written to again");
-    support::delete_all(&api, names).await?;
+    envtest::delete_all(&api, names).await?;
     manager.stop().await.0?;
     Ok(())
 }
@@ -101,18 +100,18 @@ async fn objects_there_at_start_up_are_reconciled_once() -> Result<()> {
 /// Deleting a Memcached runs its cleanup: the controller removes the finalizer, and it goes.
 #[tokio::test]
 async fn a_deleted_object_is_cleaned_up_and_goes() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "delete").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "delete").await?;
     let api = objects(&client, &ns);
-    let manager = Manager::start(client, Some(&ns), start);
+    let manager = TestManager::start(client, Some(&ns), start);
 
     let name = format!("{ns}-a");
     api.create(&PostParams::default(), &sample(&name)?).await?;
-    support::wait_for(&api, &name, "Ready", ready).await?;
+    envtest::wait_for(&api, &name, "Ready", ready).await?;
     api.delete(&name, &DeleteParams::default()).await?;
-    support::wait_gone(&api, &name).await?;
+    envtest::wait_gone(&api, &name).await?;
     manager.stop().await.0?;
     Ok(())
 }
@@ -121,18 +120,18 @@ async fn a_deleted_object_is_cleaned_up_and_goes() -> Result<()> {
 /// second.
 #[tokio::test]
 async fn a_shutdown_drains_the_reconciliations_in_flight() -> Result<()> {
-    let Some(plane) = crate::control_plane().await else {
+    let Some(plane) = envtest::shared().await else {
         return Ok(());
     };
-    let (client, ns) = support::test_namespace(plane, CONTROLLER, "shutdown").await?;
+    let (client, ns) = envtest::test_namespace(plane, CONTROLLER, "shutdown").await?;
     let api = objects(&client, &ns);
     let names: Vec<String> = (0..10).map(|i| format!("{ns}-{i}")).collect();
     for name in &names {
         api.create(&PostParams::default(), &sample(name)?).await?;
     }
-    let manager = Manager::start(client.clone(), Some(&ns), start);
+    let manager = TestManager::start(client.clone(), Some(&ns), start);
     let started = Instant::now();
-    while manager.reconciled(CONTROLLER) == 0 && started.elapsed() < support::SETTLE {
+    while manager.reconciled(CONTROLLER) == 0 && started.elapsed() < envtest::SETTLE {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let (result, took) = manager.stop().await;
@@ -140,8 +139,8 @@ async fn a_shutdown_drains_the_reconciliations_in_flight() -> Result<()> {
     assert!(took < Duration::from_secs(1), "the drain took {took:?}");
 
     // The finalizers need the controller to go.
-    let manager = Manager::start(client, Some(&ns), start);
-    support::delete_all(&api, names).await?;
+    let manager = TestManager::start(client, Some(&ns), start);
+    envtest::delete_all(&api, names).await?;
     manager.stop().await.0?;
     Ok(())
 }

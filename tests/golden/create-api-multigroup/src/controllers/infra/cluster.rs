@@ -15,7 +15,7 @@ use kube::runtime::finalizer::{self, Event as Finalizer, finalizer};
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
-use rsop_runtime::controller::{cache, can_list, conditions, log_result, object_api, watch};
+use rsop_runtime::controller::{cache, can_list, conditions, log_result, watch};
 use rsop_runtime::{Context, Reconciler};
 use tracing::{info, instrument};
 
@@ -85,7 +85,8 @@ pub async fn run(ctx: Arc<Context>) {
 /// Adds the finalizer to a new Cluster, applies a live one, and cleans up a deleted one.
 #[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
 async fn reconcile(obj: Arc<Cluster>, state: Arc<State>) -> Result<Action, Error> {
-    let api = object_api(state.reconciler.client().clone(), &*obj);
+    let client = state.reconciler.client().clone();
+    let api: Api<Cluster> = Api::all(client);
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &state).await,

@@ -3,6 +3,7 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
+use kube::Resource;
 use rsop_runtime::testing::{ApiServer, finished, mock_client};
 
 use super::*;

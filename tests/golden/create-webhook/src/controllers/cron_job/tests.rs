@@ -1,15 +1,15 @@
-//! The CronJob controller's tests, on kube-rs's mock client (`crate::manager::testing`):
-//! they answer the controller's requests as the API server would, and run without a cluster.
+//! The CronJob controller's tests, on kube-rs's mock client (`rsop_runtime::testing`): they
+//! answer the controller's requests as the API server would, and run without a cluster.
 
 use http::{Method, StatusCode};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use serde_json::Value;
+use kube::Resource;
+use rsop_runtime::testing::{self, ApiServer, finished, mock_client};
+use serde_json::{Value, json};
 
 use super::*;
 use crate::api::v1::CronJobSpec;
-use crate::manager::metrics::Metrics;
-use crate::manager::testing::{ApiServer, drained, finished, mock_client};
 
 /// Where the client reads and writes the test object.
 fn url() -> String {
@@ -18,8 +18,9 @@ fn url() -> String {
 }
 
 /// Where the controller applies the test object's status.
-fn status_url() -> String {
-    format!("{}/status?&force=true&fieldManager={FIELD_MANAGER}", url())
+fn status_url(state: &State) -> String {
+    let manager = state.reconciler.field_manager();
+    format!("{}/status?&force=true&fieldManager={manager}", url())
 }
 const EVENTS_URL: &str = "/apis/events.k8s.io/v1/namespaces/default/events?";
 
@@ -55,16 +56,13 @@ fn ready_since(obj: &CronJob, seconds: i64) -> CronJobStatus {
     }
 }
 
+/// The controller's state on a mock API server that authorizes as `config/rbac/` does.
 fn state() -> (Arc<State>, ApiServer) {
-    let (state, server, _) = state_with_metrics();
-    (state, server)
-}
-
-fn state_with_metrics() -> (Arc<State>, ApiServer, Metrics) {
     let (client, server) = mock_client();
-    let metrics = Metrics::new();
-    let state = State::new(client, metrics.controller(CONTROLLER_NAME));
-    (Arc::new(state), server, metrics)
+    let state = State {
+        reconciler: testing::context(client).reconciler(CONTROLLER_NAME),
+    };
+    (Arc::new(state), server)
 }
 
 /// A reconciliation running on its own task.
@@ -109,23 +107,6 @@ fn ready_condition_reports_success_and_failure() {
 }
 
 #[tokio::test]
-async fn error_policy_backs_off_until_a_success() {
-    let (state, server) = state();
-    let mut obj = with_finalizer(object());
-    let err = failure();
-    let first = error_policy(Arc::new(obj.clone()), &err, state.clone());
-    let second = error_policy(Arc::new(obj.clone()), &err, state.clone());
-    assert_ne!(first, second);
-
-    obj.status = Some(ready_since(&obj, 0));
-    finished(spawn_reconcile(obj.clone(), &state))
-        .await
-        .unwrap();
-    assert_eq!(error_policy(Arc::new(obj), &err, state.clone()), first);
-    finish(state, server).await;
-}
-
-#[tokio::test]
 async fn first_reconcile_adds_the_finalizer() {
     let (state, mut server) = state();
     let obj = object();
@@ -156,7 +137,7 @@ async fn reconcile_applies_the_ready_status_and_announces_it() {
     let obj = with_finalizer(object());
     let reconciling = spawn_reconcile(obj.clone(), &state);
 
-    let request = server.expect(Method::PATCH, &status_url()).await;
+    let request = server.expect(Method::PATCH, &status_url(&state)).await;
     assert_eq!(
         request.content_type.as_deref(),
         Some("application/apply-patch+yaml")
@@ -193,7 +174,8 @@ async fn reconcile_applies_the_ready_status_and_announces_it() {
         event["note"],
         "Ready is True: The latest spec is reconciled"
     );
-    assert_eq!(event["reportingController"], EVENT_REPORTER);
+    let reporter = format!("{CONTROLLER_NAME}-controller");
+    assert_eq!(event["reportingController"], reporter);
     assert_eq!(event["regarding"]["kind"], "CronJob");
     assert_eq!(event["regarding"]["name"], "test");
     assert_eq!(
@@ -223,7 +205,7 @@ async fn a_new_object_reaches_steady_state_in_two_requests() {
 
     // The finalizer's watch event brings the reconciliation that writes the status.
     let reconciling = spawn_reconcile(obj.clone(), &state);
-    let request = server.expect(Method::PATCH, &status_url()).await;
+    let request = server.expect(Method::PATCH, &status_url(&state)).await;
     requests += 1;
     let mut stored = obj.clone();
     stored.status = Some(serde_json::from_value(request.body["status"].clone()).unwrap());
@@ -250,18 +232,6 @@ async fn reconciled_object_needs_no_request() {
     finish(state, server).await;
 }
 
-/// A CronJob the sharder moves to another replica is handed over, and nothing else is done
-/// with it here: its shard and drain labels are removed, at the version this replica saw.
-#[tokio::test]
-async fn drained_object_is_handed_over() {
-    let (state, mut server) = state();
-    let reconciling = spawn_reconcile(drained(with_finalizer(object())), &state);
-    server.expect_hand_over(&url()).await;
-    let action = finished(reconciling).await.unwrap();
-    assert_eq!(action, Action::await_change());
-    finish(state, server).await;
-}
-
 #[tokio::test]
 async fn new_generation_updates_the_status_without_an_event() {
     let (state, mut server) = state();
@@ -270,7 +240,7 @@ async fn new_generation_updates_the_status_without_an_event() {
     obj.metadata.generation = Some(2);
     let reconciling = spawn_reconcile(obj.clone(), &state);
 
-    let request = server.expect(Method::PATCH, &status_url()).await;
+    let request = server.expect(Method::PATCH, &status_url(&state)).await;
     let status = &request.body["status"];
     assert_eq!(status["observedGeneration"], 2);
     assert_eq!(status["conditions"][0]["observedGeneration"], 2);
@@ -292,41 +262,12 @@ async fn failed_status_write_fails_the_reconciliation() {
     let reconciling = spawn_reconcile(obj, &state);
 
     server
-        .expect(Method::PATCH, &status_url())
+        .expect(Method::PATCH, &status_url(&state))
         .await
         .respond_error(StatusCode::FORBIDDEN, "Forbidden", "status is forbidden");
 
     let err = finished(reconciling).await.unwrap_err();
     assert!(err.to_string().contains("status is forbidden"), "{err}");
-    finish(state, server).await;
-}
-
-#[tokio::test]
-async fn outcomes_are_counted_in_the_metrics() {
-    let (state, mut server, metrics) = state_with_metrics();
-    let mut obj = with_finalizer(object());
-    obj.status = Some(ready_since(&obj, 0));
-    finished(spawn_reconcile(obj.clone(), &state))
-        .await
-        .unwrap();
-
-    obj.metadata.generation = Some(2);
-    let reconciling = spawn_reconcile(obj, &state);
-    server
-        .expect(Method::PATCH, &status_url())
-        .await
-        .respond_error(StatusCode::CONFLICT, "Conflict", "try again");
-    finished(reconciling).await.unwrap_err();
-
-    let text = metrics.encode().unwrap();
-    for series in [
-        r#"controller_runtime_reconcile_total{controller="cronjob",result="success"} 1"#,
-        r#"controller_runtime_reconcile_total{controller="cronjob",result="error"} 1"#,
-        r#"controller_runtime_reconcile_errors_total{controller="cronjob"} 1"#,
-        r#"controller_runtime_reconcile_time_seconds_count{controller="cronjob"} 2"#,
-    ] {
-        assert!(text.contains(series), "{series} missing in:\n{text}");
-    }
     finish(state, server).await;
 }
 
