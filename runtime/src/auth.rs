@@ -7,6 +7,15 @@
 //! manager needs `create` on `tokenreviews` and `subjectaccessreviews`. The status codes match the Go
 //! filter: 401 when the caller is unknown, 403 when it is not allowed, 500 when the review itself
 //! could not be made.
+//!
+//! ```
+//! use axum::http::{HeaderMap, HeaderValue, header};
+//! use rsop_runtime::auth::bearer_token;
+//!
+//! let mut headers = HeaderMap::new();
+//! headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer abc"));
+//! assert_eq!(bearer_token(&headers), Some("abc"));
+//! ```
 
 use std::collections::BTreeMap;
 

@@ -4,6 +4,30 @@
 //! drives it until [`Context::shutdown_signal`] fires. Everything a controller needs from the process
 //! (the client, the metrics, the flags that shape it) comes through here, so a controller module never
 //! reads flags or globals itself and can be tested with a mock client.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use rsop_runtime::metrics::Metrics;
+//! # #[cfg(feature = "testing")]
+//! use rsop_runtime::testing::offline_client;
+//! use rsop_runtime::{Context, Shutdown};
+//!
+//! # #[cfg(not(feature = "testing"))]
+//! # fn main() {}
+//! # #[cfg(feature = "testing")]
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let shutdown = Shutdown::new();
+//! let ctx = Context::new(offline_client(), Arc::new(Metrics::new()), Some("team-a".into()), 4, shutdown.clone());
+//! // `--namespace=team-a`: the controllers' `Api`s are of that namespace.
+//! assert_eq!(ctx.api::<ConfigMap>().resource_url(), "/api/v1/namespaces/team-a/configmaps");
+//! shutdown.trigger();
+//! ctx.shutdown_signal().await;
+//! assert!(ctx.is_shutting_down());
+//! # }
+//! ```
 
 use std::future::Future;
 use std::sync::Arc;

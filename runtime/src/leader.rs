@@ -11,6 +11,20 @@
 //! `renewTime` written by another machine, so clock skew between nodes cannot cut a lease short.
 //! Writes replace the Lease at the `resourceVersion` that was read, so two replicas racing for a
 //! free Lease cannot both win.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use rsop_runtime::leader::{LeaderElector, Timing};
+//! use rsop_runtime::metrics::Metrics;
+//!
+//! # async fn lead(client: kube::Client) {
+//! let elector = LeaderElector::new(client, "my-operator.example.com", "operators", Timing::default(), Arc::new(Metrics::new()));
+//! elector.acquire().await;
+//! // ... lead until `elector.lost()` resolves, or shut down and give the Lease back:
+//! elector.release().await;
+//! # }
+//! ```
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;

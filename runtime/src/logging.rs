@@ -3,6 +3,13 @@
 //! Logs go to stderr, as with controller-runtime's zap logger, either human-readable or as one JSON
 //! object per line for log collectors. `RUST_LOG` overrides `--log-level` so that a developer can turn
 //! on debug output for a single crate without editing the Deployment's arguments.
+//!
+//! ```
+//! use rsop_runtime::logging::error_chain;
+//!
+//! let err = anyhow::anyhow!("connection refused").context("cannot list ConfigMaps");
+//! assert_eq!(error_chain(&err), "cannot list ConfigMaps: connection refused");
+//! ```
 
 use std::io::IsTerminal;
 

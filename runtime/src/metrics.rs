@@ -10,6 +10,18 @@
 //! from the time it starts to the time it ends or is cancelled (`workqueue_work_duration_seconds`,
 //! `workqueue_unfinished_work_seconds`, `workqueue_longest_running_processor_seconds`), and each
 //! failed one as a retry (`workqueue_retries_total`), since the error policy requeues it.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use rsop_runtime::metrics::{Metrics, ReconcileResult};
+//!
+//! let metrics = Metrics::new();
+//! let memcached = metrics.controller("memcached");
+//! memcached.observe(ReconcileResult::Success, Duration::from_millis(20));
+//! let text = metrics.encode().unwrap();
+//! assert!(text.contains(r#"controller_runtime_reconcile_total{controller="memcached",result="success"} 1"#));
+//! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -5,6 +5,17 @@
 //! up, that is, its controllers are running or it stands by for leadership, and unready again when
 //! shutdown begins. Standbys count as ready so that a Deployment with several replicas can finish a
 //! rolling update; controller-runtime's default ping check behaves the same way.
+//!
+//! ```
+//! use rsop_runtime::server::{Readiness, health_router};
+//!
+//! let readiness = Readiness::default();
+//! // Served on `--health-probe-bind-address`; `/readyz` answers 200 once the manager sets it.
+//! let _router = health_router(readiness.clone());
+//! assert!(!readiness.get());
+//! readiness.set(true);
+//! assert!(readiness.get());
+//! ```
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -28,6 +28,16 @@
 //! With one shard (`--shards 1`, the default) none of this runs, and no label is read or written.
 //!
 //! A manager shards the kinds registered with [`Manager::shard`](crate::Manager::shard).
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use rsop_runtime::shard::ShardLabels;
+//!
+//! let labels = ShardLabels::new("memcached-operator", "example.com");
+//! assert_eq!(labels.shard, "shard.example.com/memcached-operator");
+//! assert_eq!(labels.selector("2"), "shard.example.com/memcached-operator=2");
+//! assert!(!labels.is_drained(&ConfigMap::default()));
+//! ```
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Debug;

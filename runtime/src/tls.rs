@@ -6,6 +6,15 @@
 //! endpoint falls back to a self-signed certificate generated at start-up, which Prometheus accepts
 //! with `insecure_skip_verify`. Only HTTP/1.1 is offered unless HTTP/2 is asked for: kubebuilder
 //! disables HTTP/2 by default because of the HTTP/2 Rapid Reset and Stream Cancellation CVEs.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // No `--metrics-cert-path`: a certificate made at start-up.
+//! let config = rsop_runtime::tls::server_config(None).await.unwrap();
+//! assert_eq!(config.alpn_protocols, [b"http/1.1".to_vec()]);
+//! # }
+//! ```
 
 use std::io;
 use std::net::SocketAddr;

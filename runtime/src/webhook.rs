@@ -7,6 +7,31 @@
 //! function, and answers with kube's response types: a JSON patch computed from the defaulted
 //! object, a denial with your message, or the converted objects. Every webhook runs on every
 //! replica, leader or not, because the API server calls whichever pod the Service picks.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use rsop_runtime::webhook::{Denial, Validation, Validator, Webhooks};
+//!
+//! fn default(config: &mut ConfigMap) {
+//!     config.data.get_or_insert_with(Default::default);
+//! }
+//!
+//! fn validate(config: &ConfigMap) -> Validation {
+//!     match &config.data {
+//!         Some(data) if data.contains_key("") => Err(Denial::new("a key must not be empty")),
+//!         _ => Ok(Vec::new()),
+//!     }
+//! }
+//!
+//! let mut webhooks = Webhooks::default();
+//! webhooks.defaulting("/mutate--v1-configmap", default);
+//! webhooks.validating(
+//!     "/validate--v1-configmap",
+//!     Validator { create: validate, update: |_, new| validate(new), delete: |_| Ok(Vec::new()) },
+//! );
+//! // `Manager::webhooks(webhooks)` serves them on `--webhook-port`.
+//! assert!(!webhooks.is_empty());
+//! ```
 
 use std::collections::HashMap;
 use std::fmt;

@@ -183,6 +183,8 @@ fn data_dir() -> Result<PathBuf> {
 
 /// The first 12 hex digits of the SHA-256 of the sources, paths and contents.
 fn content_hash(sources: &[(&Path, &[u8])]) -> String {
+    use std::fmt::Write as _;
+
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     for (path, contents) in sources {
@@ -192,7 +194,10 @@ fn content_hash(sources: &[(&Path, &[u8])]) -> String {
         hasher.update(contents);
     }
     let digest = hasher.finalize();
-    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
+    digest[..6].iter().fold(String::new(), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
 }
 
 #[cfg(test)]

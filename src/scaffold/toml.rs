@@ -70,7 +70,7 @@ impl TomlEdit {
         })?;
         match self {
             TomlEdit::CratesIoPatch { name, path: dir } => {
-                let patch = doc
+                let crates_io = doc
                     .entry("patch")
                     .or_insert_with(|| {
                         let mut table = Table::new();
@@ -78,8 +78,8 @@ impl TomlEdit {
                         Item::Table(table)
                     })
                     .as_table_like_mut()
-                    .and_then(|patch| {
-                        patch
+                    .and_then(|table| {
+                        table
                             .entry("crates-io")
                             .or_insert(Item::Table(Table::new()))
                             .as_table_like_mut()
@@ -92,7 +92,7 @@ impl TomlEdit {
                     })?;
                 let mut entry = InlineTable::new();
                 entry.insert("path", dir.as_str().into());
-                patch.insert(name, Item::Value(Value::InlineTable(entry)));
+                crates_io.insert(name, Item::Value(Value::InlineTable(entry)));
                 return Ok(doc.to_string());
             }
             TomlEdit::Dependency {

@@ -2,6 +2,21 @@
 //!
 //! kube-runtime leaves the retry delay to each controller's error policy and tells it nothing about
 //! earlier failures, so the count of consecutive failures is kept here.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::runtime::reflector::ObjectRef;
+//! use rsop_runtime::controller::backoff::Backoff;
+//!
+//! let backoff = Backoff::<ConfigMap>::default();
+//! let object = ObjectRef::new("settings").within("default");
+//! assert_eq!(backoff.failed(object.clone()), Duration::from_millis(500));
+//! assert_eq!(backoff.failed(object.clone()), Duration::from_secs(1));
+//! backoff.succeeded(&object);
+//! assert_eq!(backoff.failed(object), Duration::from_millis(500));
+//! ```
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

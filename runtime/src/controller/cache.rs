@@ -8,6 +8,23 @@
 //! kept from the same watch events as the store it goes with.
 //!
 //! [`fill`] is the other half of a cache's cost: what each cached object holds.
+//!
+//! ```
+//! use k8s_openapi::api::core::v1::Pod;
+//! use kube::ResourceExt;
+//! use kube::runtime::reflector::ObjectRef;
+//! use kube::runtime::watcher::Event;
+//! use rsop_runtime::controller::cache::Index;
+//!
+//! // The pods of each `app` label, kept up to date by the pods' watch events (`Index::follow`).
+//! let by_app = Index::new(|pod: &Pod| pod.labels().get("app").cloned());
+//! let mut pod = Pod::default();
+//! pod.metadata.name = Some("web-0".into());
+//! pod.metadata.namespace = Some("default".into());
+//! pod.metadata.labels = Some([("app".to_owned(), "web".to_owned())].into());
+//! by_app.apply(&Event::Apply(pod.clone()));
+//! assert_eq!(by_app.get(&"web".to_owned()), [ObjectRef::from(&pod)]);
+//! ```
 
 use std::collections::{HashMap, HashSet};
 use std::hash::Hash;

@@ -5,6 +5,18 @@
 //! [`Reconciler::write_status`](super::Reconciler::write_status), which lets [`carry_over`] keep
 //! each current `lastTransitionTime` and find the transitions, writes the status when anything
 //! changed, and then publishes [`transition_event`] for each transition.
+//!
+//! ```
+//! use rsop_runtime::controller::conditions::{self, Change};
+//!
+//! let current = vec![conditions::new("Ready", true, "Reconciled", "All good", Some(1))];
+//! let mut again = conditions::new("Ready", true, "Reconciled", "All good", Some(1));
+//! // Nothing changed: the condition keeps the time its status last flipped.
+//! assert_eq!(conditions::compare(&current, &mut again), Change::None);
+//! assert_eq!(again.last_transition_time, current[0].last_transition_time);
+//! let mut failed = conditions::new("Ready", false, "ReconcileFailed", "The API server refused", Some(1));
+//! assert_eq!(conditions::compare(&current, &mut failed), Change::Transition);
+//! ```
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;

@@ -9,6 +9,25 @@
 //! gets through, so a controller catches up within [`MAX_DELAY`] of the API server's return.
 //!
 //! [`CachesReady`] tells reconciliations when the caches they read have had their first list.
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::Api;
+//! use kube::runtime::{reflector, watcher};
+//! use rsop_runtime::controller::{cache, watch};
+//!
+//! # async fn run(api: Api<ConfigMap>, stop: impl std::future::Future<Output = ()> + Send + 'static) {
+//! let (store, writer) = reflector::store();
+//! let events = cache::fill(watch::resilient(watcher(api, watcher::Config::default())), writer);
+//! let ready = watch::CachesReady::new([watch::first_list(&store)], stop);
+//! tokio::spawn(events.for_each(|_| async {}));
+//! // In a reconciliation: read the cache once it has had its first list.
+//! if ready.wait().await {
+//!     let _configs = store.state();
+//! }
+//! # }
+//! ```
 
 use std::collections::hash_map::RandomState;
 use std::future::Future;
