@@ -190,9 +190,9 @@ fn deploy_image_kind() {
 }
 
 /// A namespaced project (its manager holds a Role, not a `ClusterRole`) with
-/// an `--image` kind that has webhooks: its reconcile tests pass under the
-/// Role the mock API server enforces, and its webhook tests send objects
-/// the kind decodes.
+/// an `--image` kind that has webhooks, and a plain kind: its reconcile tests
+/// pass under the Role the mock API server enforces, its webhook tests send
+/// objects the kind decodes, and it holds at most 3,000 lines of Rust.
 #[test]
 fn namespaced_image_kind_with_webhooks() {
     let tmp = tempfile::tempdir().unwrap();
@@ -200,16 +200,19 @@ fn namespaced_image_kind_with_webhooks() {
         tmp.path(),
         "cache-operator",
         &["--namespaced"],
-        &[&[
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-            "--image",
-            "memcached:1.6.26-alpine",
-        ]],
+        &[
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Memcached",
+                "--image",
+                "memcached:1.6.26-alpine",
+            ],
+            &["--group", "ship", "--version", "v1", "--kind", "Frigate"],
+        ],
     );
     run(
         &dir,
@@ -233,6 +236,15 @@ fn namespaced_image_kind_with_webhooks() {
         dir.join("grafana/controller-webhook-metrics.json")
             .is_file()
     );
+    // Two kinds, one of them `--image`, and a webhook: the project holds its author's code, its
+    // tests included, and rsop-runtime the manager's machinery.
+    let lines: usize = walkdir::WalkDir::new(&dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap().lines().count())
+        .sum();
+    assert!(lines <= 3_000, "the project has {lines} lines of Rust");
     gates(&dir);
 }
 
