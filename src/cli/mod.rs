@@ -31,7 +31,7 @@ pub enum Command {
     /// Check the RBAC the project ships (YAML, kustomize, Helm charts) against the
     /// requests its code makes, in any kube-rs operator
     Rbac(RbacArgs),
-    /// Package the operator: a one-file installer, an OLM bundle
+    /// Package the operator: a one-file installer, an OLM bundle, a Helm chart
     #[command(subcommand)]
     Generate(GenerateCommand),
     /// Get and cache kube-apiserver, etcd and kubectl for API server tests, as
