@@ -328,4 +328,65 @@ mod tests {
         assert_eq!(passed.len(), 3);
         assert_eq!(names(index.get(&"web".into())), ["a", "b"]);
     }
+
+    /// A start-up with 10,000 objects reads them in pages of 500, each continuing the last, so no
+    /// response holds them all, and the cache holds every one, without its managed fields, once the
+    /// last page is in.
+    #[tokio::test]
+    async fn a_start_up_list_of_ten_thousand_objects_is_paged_into_a_lean_cache() {
+        use futures::StreamExt;
+        use http::StatusCode;
+        use kube::Api;
+        use kube::runtime::watcher::watcher;
+        use serde_json::json;
+
+        use crate::testing::{finished, mock_client_without_rbac};
+
+        const OBJECTS: usize = 10_000;
+        const PAGE: usize = 500;
+        let (client, mut server) = mock_client_without_rbac();
+        let api: Api<ConfigMap> = Api::namespaced(client, "default");
+        let (store, writer) = reflector::store::<ConfigMap>();
+        let events = fill(watcher(api, watcher::Config::default()), writer);
+        let listed = tokio::spawn(async move {
+            let mut events = std::pin::pin!(events);
+            while let Some(event) = events.next().await {
+                if matches!(event, Ok(Event::InitDone)) {
+                    break;
+                }
+            }
+        });
+        for page in 0..OBJECTS / PAGE {
+            let request = server.next_request().await;
+            let (path, query) = request.uri.split_once('?').unwrap();
+            let params: Vec<&str> = query.split('&').collect();
+            assert_eq!(path, "/api/v1/namespaces/default/configmaps");
+            assert!(params.contains(&"limit=500"), "{}", request.uri);
+            let continued = params.iter().any(|p| p.starts_with("continue="));
+            assert_eq!(continued, page > 0, "{}", request.uri);
+            if page > 0 {
+                let token = format!("continue=page-{page}");
+                assert!(params.contains(&token.as_str()), "{}", request.uri);
+            }
+            let items: Vec<serde_json::Value> = (page * PAGE..(page + 1) * PAGE)
+                .map(|i| serde_json::to_value(config_map(&format!("config-{i}"), "web")).unwrap())
+                .collect();
+            let next = if page + 1 < OBJECTS / PAGE {
+                format!("page-{}", page + 1)
+            } else {
+                String::new()
+            };
+            let list = json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMapList",
+                "metadata": {"resourceVersion": "1", "continue": next},
+                "items": items,
+            });
+            request.respond(StatusCode::OK, &list);
+        }
+        finished(listed).await;
+        let cached = store.state();
+        assert_eq!(cached.len(), OBJECTS);
+        assert!(cached.iter().all(|c| c.metadata.managed_fields.is_none()));
+    }
 }

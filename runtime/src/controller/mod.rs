@@ -634,7 +634,10 @@ pub async fn log_result<K, E>(
 }
 
 #[cfg(test)]
-mod tests {
+mod tests;
+
+#[cfg(test)]
+mod deadline_tests {
     use kube::core::Status;
 
     use super::*;
