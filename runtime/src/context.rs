@@ -30,9 +30,14 @@
 //! ```
 
 use std::future::Future;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{self, Poll};
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt as _, Stream, StreamExt as _};
 use k8s_openapi::NamespaceResourceScope;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource};
@@ -153,6 +158,34 @@ impl Context {
         self.metrics.controller(name)
     }
 
+    /// `stream` until the manager starts shutting down, when it ends and is dropped, and with it the
+    /// cache writer it feeds, whether or not anyone polls it any more. Give it the stream of a
+    /// controller's own objects (`Controller::for_stream`): kube-runtime holds the reconciliations
+    /// until that cache has had its first list, and its graceful shutdown stops polling the stream
+    /// without dropping it, so a manager told to stop before the first list would otherwise wait
+    /// for that list until `--graceful-shutdown-timeout` ends it. Once the writer is gone, the
+    /// held runner ends too, with no reconciliation started.
+    pub fn until_shutdown<S>(&self, stream: S) -> impl Stream<Item = S::Item> + Send + use<S>
+    where
+        S: Stream + Send + 'static,
+        S::Item: Send,
+    {
+        let slot = Arc::new(Mutex::new(Some(stream.boxed())));
+        let dropper = Arc::downgrade(&slot);
+        let signal = self.shutdown_signal();
+        tokio::spawn(async move {
+            signal.await;
+            if let Some(slot) = dropper.upgrade() {
+                let stream = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+                drop(stream);
+            }
+        });
+        UntilShutdown {
+            slot,
+            signal: self.shutdown_signal().boxed(),
+        }
+    }
+
     /// Whether the manager has started shutting down: a controller that returns now is draining.
     pub fn is_shutting_down(&self) -> bool {
         self.shutdown.is_triggered()
@@ -162,6 +195,30 @@ impl Context {
     /// `Controller::graceful_shutdown_on` so that in-flight reconciliations finish first.
     pub fn shutdown_signal(&self) -> impl Future<Output = ()> + Send + Sync + 'static {
         self.shutdown.signalled()
+    }
+}
+
+/// The stream of [`Context::until_shutdown`]: gone once the manager shuts down, when it is polled
+/// or, if no one polls it any more, by the task that waits for the shutdown.
+struct UntilShutdown<T> {
+    slot: Arc<Mutex<Option<BoxStream<'static, T>>>>,
+    signal: BoxFuture<'static, ()>,
+}
+
+impl<T> Stream for UntilShutdown<T> {
+    type Item = T;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut task::Context<'_>) -> Poll<Option<T>> {
+        let shut_down = self.signal.poll_unpin(cx).is_ready();
+        // Only this stream and the shutdown's task take the lock, the task once.
+        let mut slot = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if shut_down {
+            drop(slot.take());
+        }
+        match slot.as_mut() {
+            Some(stream) => stream.poll_next_unpin(cx),
+            None => Poll::Ready(None),
+        }
     }
 }
 
@@ -267,6 +324,38 @@ pub(crate) mod tests {
         let selector = "shard.example.com/test=2".to_owned();
         let all = sharded.sharded(watcher::Config::default());
         assert_eq!(all.label_selector, Some(selector));
+    }
+
+    /// A stream cut by the shutdown is dropped, and the cache writer it held with it: the store's
+    /// readiness resolves (with an error) instead of never.
+    #[tokio::test]
+    async fn a_stream_ends_and_is_dropped_at_shutdown() {
+        use kube::runtime::reflector;
+
+        let shutdown = Shutdown::new();
+        let ctx = Context::new(offline_client(), Arc::default(), None, 1, shutdown.clone());
+        let (store, writer) = reflector::store::<ConfigMap>();
+        // A watch that never lists, holding the writer.
+        let never = futures::stream::pending::<()>().map(move |()| drop(&writer));
+        let mut cut = Box::pin(ctx.until_shutdown(never));
+        let polled = tokio::time::timeout(Duration::from_millis(20), cut.next()).await;
+        assert!(polled.is_err(), "the stream ends only at shutdown");
+        shutdown.trigger();
+        assert!(cut.next().await.is_none());
+        let ready = tokio::time::timeout(Duration::from_secs(1), store.wait_until_ready()).await;
+        assert!(matches!(ready, Ok(Err(_))), "the writer is gone");
+
+        // As kube-runtime stops it: no longer polled once the shutdown comes.
+        let shutdown = Shutdown::new();
+        let ctx = Context::new(offline_client(), Arc::default(), None, 1, shutdown.clone());
+        let (store, writer) = reflector::store::<ConfigMap>();
+        let never = futures::stream::pending::<()>().map(move |()| drop(&writer));
+        let mut cut = Box::pin(ctx.until_shutdown(never));
+        let polled = tokio::time::timeout(Duration::from_millis(20), cut.next()).await;
+        assert!(polled.is_err());
+        shutdown.trigger();
+        let ready = tokio::time::timeout(Duration::from_secs(1), store.wait_until_ready()).await;
+        assert!(matches!(ready, Ok(Err(_))), "the writer is gone, unpolled");
     }
 
     #[tokio::test]

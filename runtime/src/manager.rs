@@ -611,7 +611,8 @@ impl Controllers {
             match self.tasks.join_next_with_id().await {
                 None => std::future::pending().await,
                 Some(Ok((id, ()))) if self.ctx.is_shutting_down() => {
-                    info!(controller = self.name(id), "controller stopped");
+                    let name = self.names.remove(&id).unwrap_or("unknown");
+                    info!(controller = name, "controller stopped");
                 }
                 Some(Ok((id, ()))) => {
                     return anyhow!("controller {} stopped unexpectedly", self.name(id));
@@ -632,19 +633,26 @@ impl Controllers {
         let Self { tasks, names, .. } = self;
         let all_stopped = async {
             while let Some(result) = tasks.join_next_with_id().await {
+                let id = match &result {
+                    Ok((id, ())) => *id,
+                    Err(err) => err.id(),
+                };
+                let name = names.remove(&id).unwrap_or("unknown");
                 if let Err(err) = result
                     && err.is_panic()
                 {
-                    let name = names.get(&err.id()).copied().unwrap_or("unknown");
                     error!(controller = name, "controller panicked while stopping");
                 }
             }
         };
         if tokio::time::timeout(timeout, all_stopped).await.is_err() {
-            let remaining = tasks.len();
+            let mut remaining: Vec<&str> = names.values().copied().collect();
+            remaining.sort_unstable();
             tasks.shutdown().await;
             return Err(anyhow!(
-                "{remaining} controller(s) did not stop within --graceful-shutdown-timeout ({timeout:?}) and were aborted"
+                "{} controller(s) did not stop within --graceful-shutdown-timeout ({timeout:?}) and were aborted: {}",
+                remaining.len(),
+                remaining.join(", ")
             ));
         }
         Ok(())

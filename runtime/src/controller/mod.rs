@@ -629,6 +629,11 @@ pub async fn log_result<K, E>(
         }
         // A change of a deleted object raced with its deletion: nothing to do.
         Err(controller::Error::ObjectNotFound(object)) => debug!(%object, "object is gone"),
+        // The manager stopped before the controller's cache had its first list (see
+        // `Context::until_shutdown`): no reconciliation had started.
+        Err(controller::Error::RunnerError(err)) => {
+            debug!(error = %err, "stopped before the first list of the controller's objects");
+        }
         Err(err) => warn!(error = error_chain(&err.into()), "controller error"),
     }
 }

@@ -338,3 +338,55 @@ async fn a_drained_object_is_handed_over_instead_of_reconciled() {
     drop((reconcile, reconciler, ctx));
     server.assert_no_more_requests().await;
 }
+
+/// A manager told to stop before its controller's first list has come: no reconciliation has
+/// started (kube-runtime holds them until the cache is listed), and the controller returns at
+/// once instead of waiting, up to `--graceful-shutdown-timeout`, for a list that will not come.
+#[tokio::test]
+async fn a_controller_stopped_before_its_first_list_returns_at_once() {
+    use futures::StreamExt as _;
+    use kube::runtime::reflector;
+    use kube::runtime::{WatchStreamExt as _, watcher};
+
+    use crate::manager::{Controllers, supervise};
+
+    async fn run(ctx: Arc<Context>) {
+        let reconciler = ctx.reconciler::<ConfigMap>("configmap");
+        let (reader, writer) = reflector::store();
+        let objects = watch::resilient(watcher(ctx.api::<ConfigMap>(), watcher::Config::default()));
+        let objects = ctx
+            .until_shutdown(cache::fill(objects, writer))
+            .touched_objects();
+        controller::Controller::for_stream(objects, reader)
+            .graceful_shutdown_on(ctx.shutdown_signal())
+            .run(
+                reconciler.wrap(|_: Arc<ConfigMap>, _: Arc<()>| async {
+                    Ok::<_, Broken>(Action::await_change())
+                }),
+                reconciler.error_policy(),
+                Arc::new(()),
+            )
+            .for_each(log_result)
+            .await;
+    }
+
+    let (client, mut server) = mock_client_without_rbac();
+    let shutdown = crate::Shutdown::new();
+    let ctx = Context::new(client, Arc::default(), None, 1, shutdown.clone());
+    let mut controllers = Controllers::new(Arc::new(ctx));
+    controllers.start(run);
+    // The first list is asked for, and never answered.
+    let list = server.next_request().await;
+    assert!(list.uri.starts_with("/api/v1/configmaps?"), "{}", list.uri);
+    shutdown.trigger();
+    let started = std::time::Instant::now();
+    supervise(&mut controllers, &shutdown, None, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    drop(list);
+}
