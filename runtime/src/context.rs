@@ -336,7 +336,7 @@ pub(crate) mod tests {
         let ctx = Context::new(offline_client(), Arc::default(), None, 1, shutdown.clone());
         let (store, writer) = reflector::store::<ConfigMap>();
         // A watch that never lists, holding the writer.
-        let never = futures::stream::pending::<()>().map(move |()| drop(&writer));
+        let never = futures::stream::pending::<()>().map(move |()| writer.as_reader());
         let mut cut = Box::pin(ctx.until_shutdown(never));
         let polled = tokio::time::timeout(Duration::from_millis(20), cut.next()).await;
         assert!(polled.is_err(), "the stream ends only at shutdown");
@@ -349,7 +349,7 @@ pub(crate) mod tests {
         let shutdown = Shutdown::new();
         let ctx = Context::new(offline_client(), Arc::default(), None, 1, shutdown.clone());
         let (store, writer) = reflector::store::<ConfigMap>();
-        let never = futures::stream::pending::<()>().map(move |()| drop(&writer));
+        let never = futures::stream::pending::<()>().map(move |()| writer.as_reader());
         let mut cut = Box::pin(ctx.until_shutdown(never));
         let polled = tokio::time::timeout(Duration::from_millis(20), cut.next()).await;
         assert!(polled.is_err());
