@@ -165,6 +165,30 @@ impl Context {
     /// without dropping it, so a manager told to stop before the first list would otherwise wait
     /// for that list until `--graceful-shutdown-timeout` ends it. Once the writer is gone, the
     /// held runner ends too, with no reconciliation started.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    ///
+    /// use futures::StreamExt as _;
+    /// use k8s_openapi::api::core::v1::ConfigMap;
+    /// use kube::runtime::controller::{Action, Controller};
+    /// use kube::runtime::{reflector, watcher, WatchStreamExt as _};
+    /// use rsop_runtime::Context;
+    ///
+    /// async fn run(ctx: Arc<Context>) {
+    ///     let (reader, writer) = reflector::store();
+    ///     let objects = reflector(writer, watcher(ctx.api::<ConfigMap>(), watcher::Config::default()));
+    ///     Controller::for_stream(ctx.until_shutdown(objects).applied_objects(), reader)
+    ///         .graceful_shutdown_on(ctx.shutdown_signal())
+    ///         .run(
+    ///             |_, _| async { Ok::<_, kube::Error>(Action::await_change()) },
+    ///             |_, _, _| Action::await_change(),
+    ///             Arc::new(()),
+    ///         )
+    ///         .for_each(|_| async {})
+    ///         .await;
+    /// }
+    /// ```
     pub fn until_shutdown<S>(&self, stream: S) -> impl Stream<Item = S::Item> + Send + use<S>
     where
         S: Stream + Send + 'static,

@@ -54,7 +54,9 @@ pub async fn run(ctx: Arc<Context>) {
     let reconciler = ctx.reconciler::<Certificate>(CONTROLLER_NAME);
     let state = Arc::new(State {});
     let object_events = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
-    let object_events = cache::fill(object_events, objects_writer).touched_objects();
+    let object_events = cache::fill(object_events, objects_writer);
+    // It ends at shutdown, with the cache it fills: see `Context::until_shutdown`.
+    let object_events = ctx.until_shutdown(object_events).touched_objects();
     Controller::for_stream(object_events, objects)
         .with_config(ctx.controller_config())
         .graceful_shutdown_on(ctx.shutdown_signal())

@@ -159,8 +159,9 @@ pub async fn run(ctx: Arc<Context>) {
         },
     });
     let object_events = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
-    let object_events =
-        cache::fill(objects_by_name.follow(object_events), objects_writer).touched_objects();
+    let object_events = cache::fill(objects_by_name.follow(object_events), objects_writer);
+    // It ends at shutdown, with the cache it fills: see `Context::until_shutdown`.
+    let object_events = ctx.until_shutdown(object_events).touched_objects();
     Controller::for_stream(object_events, objects)
         .owns_stream(certificate_events)
         .owns_stream(backend_events)

@@ -125,7 +125,9 @@ pub async fn run(ctx: Arc<Context>) {
     // lean (see `cache::fill`). The Memcacheds are kept whole otherwise: the reconciliation reads
     // their spec, status and metadata.
     let object_events = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
-    let object_events = cache::fill(owners.follow(object_events), objects_writer).touched_objects();
+    let object_events = cache::fill(owners.follow(object_events), objects_writer);
+    // It ends at shutdown, with the cache it fills: see `Context::until_shutdown`.
+    let object_events = ctx.until_shutdown(object_events).touched_objects();
     // Owner references route a Deployment's changes to its Memcached. Its spec is compared with the
     // desired one and its status read, so the cache keeps both; the Deployments of a shard's
     // objects carry its label (see `Reconciler::apply`).

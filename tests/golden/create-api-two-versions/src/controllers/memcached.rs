@@ -69,7 +69,9 @@ pub async fn run(ctx: Arc<Context>) {
     });
     let (reader, writer) = reflector::store();
     let objects = watch::resilient(watcher(api, ctx.sharded(watcher::Config::default())));
-    let objects = cache::fill(objects, writer).touched_objects();
+    let objects = cache::fill(objects, writer);
+    // It ends at shutdown, with the cache it fills: see `Context::until_shutdown`.
+    let objects = ctx.until_shutdown(objects).touched_objects();
     Controller::for_stream(objects, reader)
         .with_config(ctx.controller_config())
         .graceful_shutdown_on(ctx.shutdown_signal())
