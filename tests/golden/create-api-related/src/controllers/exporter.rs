@@ -180,7 +180,8 @@ pub async fn run(ctx: Arc<Context>) {
 #[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
 async fn reconcile(obj: Arc<Exporter>, state: Arc<State>) -> Result<Action, Error> {
     let client = state.reconciler.client().clone();
-    let api: Api<Exporter> = Api::namespaced(client, &obj.namespace().unwrap_or_default());
+    let namespace = obj.namespace().unwrap_or_default();
+    let api: Api<Exporter> = Api::namespaced(client, &namespace);
     finalizer(&api, FINALIZER, obj, |event| async {
         match event {
             Finalizer::Apply(obj) => apply(&obj, &state).await,
