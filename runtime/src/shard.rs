@@ -9,9 +9,8 @@
 //!   replica that finds no shard free waits as a standby and takes over the first that is.
 //! - The leader also runs the sharder ([`Sharder`]): it watches the shard Leases and the objects of
 //!   every sharded kind, and labels each object `shard.<domain>/<name>=<k>` ([`ShardLabels`]) with
-//!   the live shard that
-//!   rendezvous hashing of its namespace and name picks. When a shard comes or goes, only the
-//!   objects whose pick changes move.
+//!   the live shard that rendezvous hashing of its namespace and name picks. When a shard comes or
+//!   goes, only the objects whose pick changes move.
 //! - Every replica watches only the objects labelled with its shard ([`Context::sharded`]), and
 //!   what it creates for an object carries the object's label ([`ShardLabels::owner_shard`]), so
 //!   its caches hold its share alone.
@@ -20,10 +19,10 @@
 //!   reconciliation, which kube-runtime never runs twice at once for one object, and hands it over
 //!   by removing both labels ([`ShardLabels::hand_over`], which
 //!   [`Reconciler`](crate::controller::Reconciler) does before calling a controller's reconcile
-//!   function); only then does the sharder give it its new shard. The
-//!   objects of a shard whose Lease was released, or expired on the sharder's clock, move at once:
-//!   its replica stopped working before that (see the `leader` module's renew deadline). The
-//!   sharder frees such a Lease, so that a replica started later takes it at once.
+//!   function); only then does the sharder give it its new shard. The objects of a shard whose
+//!   Lease was released, or expired on the sharder's clock, move at once: its replica stopped
+//!   working before that (see the `leader` module's renew deadline). The sharder frees such a
+//!   Lease, so that a replica started later takes it at once.
 //!
 //! With one shard (`--shards 1`, the default) none of this runs, and no label is read or written.
 //!
