@@ -141,7 +141,7 @@ pub struct Flags {
     /// The webhook server's: --webhook-port, --webhook-cert-path, ...
     #[cfg(feature = "webhook")]
     #[command(flatten)]
-    pub webhook: crate::webhook::WebhookFlags,
+    pub webhook: WebhookFlags,
 }
 
 impl Default for Flags {
@@ -291,6 +291,37 @@ impl fmt::Display for InvalidBindAddress {
 }
 
 impl std::error::Error for InvalidBindAddress {}
+
+/// Flags of the webhook server, with kubebuilder's names and defaults.
+#[cfg(feature = "webhook")]
+#[derive(Debug, Clone, clap::Args)]
+pub struct WebhookFlags {
+    /// Port the webhook server listens on; the webhook Service forwards port 443 to it.
+    #[arg(long, default_value_t = 9443, value_name = "PORT")]
+    pub webhook_port: u16,
+
+    /// Directory of the webhook server's certificate and key, where the Deployment mounts the
+    /// Secret cert-manager issues. The files are reloaded when they change.
+    #[arg(
+        long,
+        default_value = "/tmp/k8s-webhook-server/serving-certs",
+        value_name = "DIR"
+    )]
+    pub webhook_cert_path: PathBuf,
+
+    /// File name of the webhook server's certificate in --webhook-cert-path.
+    #[arg(long, default_value = crate::tls::CERT_FILE, value_name = "FILE")]
+    pub webhook_cert_name: String,
+
+    /// File name of the webhook server's private key in --webhook-cert-path.
+    #[arg(long, default_value = crate::tls::KEY_FILE, value_name = "FILE")]
+    pub webhook_cert_key: String,
+
+    /// Offer HTTP/2 on the webhook server. Off by default, as in kubebuilder, because of the HTTP/2
+    /// Rapid Reset and Stream Cancellation CVEs; the API server speaks HTTP/1.1 just as well.
+    #[arg(long)]
+    pub enable_http2: bool,
+}
 
 #[cfg(test)]
 mod tests {
@@ -442,5 +473,19 @@ mod tests {
     fn clap_definition_is_consistent() {
         use clap::CommandFactory;
         Flags::command().debug_assert();
+    }
+
+    #[cfg(feature = "webhook")]
+    #[test]
+    fn the_webhook_flags_default_to_kubebuilder_s() {
+        let cli = parse(&[]).unwrap();
+        assert_eq!(cli.webhook.webhook_port, 9443);
+        assert_eq!(
+            cli.webhook.webhook_cert_path,
+            PathBuf::from("/tmp/k8s-webhook-server/serving-certs")
+        );
+        assert_eq!(cli.webhook.webhook_cert_name, "tls.crt");
+        assert_eq!(cli.webhook.webhook_cert_key, "tls.key");
+        assert!(!cli.webhook.enable_http2);
     }
 }

@@ -65,7 +65,7 @@ use crate::flags::Flags;
 use crate::leader::{self, LeaderElector};
 use crate::logging;
 use crate::metrics::Metrics;
-use crate::server::{self, Readiness};
+use crate::server::{self, Readiness, Servers};
 #[cfg(feature = "sharding")]
 use crate::shard::{Leases, ShardLabels, ShardScope, Sharder, Sharding};
 use crate::tls::{self, TlsListener};
@@ -78,9 +78,6 @@ pub const SERVER_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(3);
 /// not answer in time cannot keep the pod past its grace period: the Lease then expires, as after a
 /// crash.
 pub const LEASE_RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The servers the manager runs, each named for the logs.
-pub(crate) type Servers = JoinSet<(&'static str, io::Result<()>)>;
 
 /// Starts one controller in a [`Controllers`] set.
 type Start = Box<dyn FnOnce(&mut Controllers) + Send>;
@@ -167,8 +164,9 @@ impl Manager {
             + 'static,
         K::Scope: ShardScope,
     {
-        self.sharded
-            .push(Box::new(|sharder, ctx| K::Scope::add::<K>(sharder, ctx)));
+        self.sharded.push(Box::new(|sharder, ctx| {
+            K::Scope::add::<K>(sharder, ctx.client.clone(), ctx.namespace.as_deref())
+        }));
         self
     }
 
@@ -336,7 +334,12 @@ impl Manager {
             {
                 let kinds = self.sharded;
                 controllers.start_named("sharder", move |ctx| async move {
-                    let mut sharder = Sharder::new(&ctx);
+                    let mut sharder = Sharder::new(
+                        ctx.client.clone(),
+                        ctx.metrics.clone(),
+                        ctx.sharding.clone(),
+                        ctx.shutdown_signal(),
+                    );
                     for kind in &kinds {
                         sharder = kind(sharder, &ctx);
                     }

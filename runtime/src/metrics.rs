@@ -180,7 +180,7 @@ pub struct Metrics {
     in_flight: Mutex<BTreeMap<String, Arc<InFlight>>>,
     /// The webhook server's requests.
     #[cfg(feature = "webhook")]
-    pub webhooks: crate::webhook::WebhookMetrics,
+    pub webhooks: WebhookMetrics,
 }
 
 /// When each reconciliation in flight started, by a number of its own.
@@ -289,7 +289,7 @@ impl Metrics {
         );
         registry.register_collector(Box::new(ProcessCollector));
         #[cfg(feature = "webhook")]
-        let webhooks = crate::webhook::WebhookMetrics::register(&mut registry);
+        let webhooks = WebhookMetrics::register(&mut registry);
         Self {
             registry,
             reconcile_total,
@@ -641,6 +641,89 @@ impl ControllerMetrics {
             self.retries.inc();
         }
         self.time.observe(elapsed.as_secs_f64());
+    }
+}
+
+/// controller-runtime's buckets for `controller_runtime_webhook_latency_seconds`.
+#[cfg(feature = "webhook")]
+const WEBHOOK_LATENCY_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[cfg(feature = "webhook")]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    webhook: String,
+}
+
+#[cfg(feature = "webhook")]
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookRequestLabels {
+    webhook: String,
+    code: String,
+}
+
+/// The webhook server's metrics, with controller-runtime's names and labels.
+#[cfg(feature = "webhook")]
+#[derive(Clone, Debug)]
+pub struct WebhookMetrics {
+    requests: Family<WebhookRequestLabels, Counter>,
+    latency: Family<WebhookLabels, Histogram, fn() -> Histogram>,
+    in_flight: Family<WebhookLabels, Gauge>,
+}
+
+#[cfg(feature = "webhook")]
+impl WebhookMetrics {
+    /// Registers the families in `registry`.
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            requests: Family::default(),
+            latency: Family::new_with_constructor(|| Histogram::new(WEBHOOK_LATENCY_BUCKETS)),
+            in_flight: Family::default(),
+        };
+        registry.register(
+            "controller_runtime_webhook_requests",
+            "Total number of admission requests by HTTP status code",
+            metrics.requests.clone(),
+        );
+        registry.register_with_unit(
+            "controller_runtime_webhook_latency",
+            "Histogram of the latency of processing admission requests",
+            Unit::Seconds,
+            metrics.latency.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_requests_in_flight",
+            "Current number of admission requests being served",
+            metrics.in_flight.clone(),
+        );
+        metrics
+    }
+
+    /// Runs `serve`, the answer to one review of the webhook at `path`, counted in flight while it
+    /// runs and timed.
+    pub(crate) fn time<R>(&self, path: &str, serve: impl FnOnce() -> R) -> R {
+        let labels = WebhookLabels {
+            webhook: path.to_owned(),
+        };
+        let in_flight = self.in_flight.get_or_create(&labels).clone();
+        in_flight.inc();
+        let started = std::time::Instant::now();
+        let answer = serve();
+        let elapsed = started.elapsed().as_secs_f64();
+        in_flight.dec();
+        self.latency.get_or_create(&labels).observe(elapsed);
+        answer
+    }
+
+    /// Counts a review of the webhook at `path` answered with the HTTP status `code`.
+    pub(crate) fn count(&self, path: &str, code: u16) {
+        self.requests
+            .get_or_create(&WebhookRequestLabels {
+                webhook: path.to_owned(),
+                code: code.to_string(),
+            })
+            .inc();
     }
 }
 

@@ -28,10 +28,14 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::net::TcpListener;
+use tokio::task::JoinSet;
 use tracing::error;
 
 use crate::auth::{KubeAuth, require_authorization};
 use crate::metrics::{self, Metrics};
+
+/// The servers the manager runs, each named for the logs.
+pub(crate) type Servers = JoinSet<(&'static str, std::io::Result<()>)>;
 
 /// Readiness reported by `/readyz`.
 #[derive(Clone, Debug, Default)]

@@ -59,7 +59,6 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
-use crate::context::Context;
 use crate::leader::{self, LeaderElector, Timing};
 use crate::metrics::Metrics;
 
@@ -170,8 +169,9 @@ impl ShardLabels {
 /// Implemented for k8s-openapi's two scopes; [`Manager::shard`](crate::Manager::shard) picks the
 /// one of the kind.
 pub trait ShardScope {
-    /// Adds the kind `K`, of this scope, to `sharder`.
-    fn add<K>(sharder: Sharder, ctx: &Context) -> Sharder
+    /// Adds the kind `K`, of this scope, to `sharder`: its objects in `namespace`, or in the
+    /// whole cluster.
+    fn add<K>(sharder: Sharder, client: Client, namespace: Option<&str>) -> Sharder
     where
         K: Resource<DynamicType = (), Scope = Self>
             + Clone
@@ -183,7 +183,7 @@ pub trait ShardScope {
 }
 
 impl ShardScope for NamespaceResourceScope {
-    fn add<K>(sharder: Sharder, ctx: &Context) -> Sharder
+    fn add<K>(sharder: Sharder, client: Client, namespace: Option<&str>) -> Sharder
     where
         K: Resource<DynamicType = (), Scope = Self>
             + Clone
@@ -193,12 +193,16 @@ impl ShardScope for NamespaceResourceScope {
             + serde::de::DeserializeOwned
             + 'static,
     {
-        sharder.namespaced_kind(ctx.api::<PartialObjectMeta<K>>())
+        let api = match namespace {
+            Some(namespace) => Api::<PartialObjectMeta<K>>::namespaced(client, namespace),
+            None => Api::all(client),
+        };
+        sharder.namespaced_kind(api)
     }
 }
 
 impl ShardScope for ClusterResourceScope {
-    fn add<K>(sharder: Sharder, ctx: &Context) -> Sharder
+    fn add<K>(sharder: Sharder, client: Client, _: Option<&str>) -> Sharder
     where
         K: Resource<DynamicType = (), Scope = Self>
             + Clone
@@ -208,7 +212,7 @@ impl ShardScope for ClusterResourceScope {
             + serde::de::DeserializeOwned
             + 'static,
     {
-        sharder.cluster_kind(Api::<PartialObjectMeta<K>>::all(ctx.client.clone()))
+        sharder.cluster_kind(Api::<PartialObjectMeta<K>>::all(client))
     }
 }
 
@@ -294,14 +298,19 @@ impl std::fmt::Debug for Sharder {
 }
 
 impl Sharder {
-    /// The sharder of the manager that `ctx` belongs to; it does nothing unless the manager is
-    /// sharded.
-    pub fn new(ctx: &Context) -> Self {
+    /// A sharder that labels through `client`, counts in `metrics`, and stops on `shutdown`; it
+    /// does nothing without `sharding` (a manager of one shard).
+    pub fn new(
+        client: Client,
+        metrics: Arc<Metrics>,
+        sharding: Option<Sharding>,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Self {
         Self {
-            client: ctx.client.clone(),
-            metrics: ctx.metrics.clone(),
-            sharding: ctx.sharding.clone(),
-            shutdown: ctx.shutdown_signal().boxed(),
+            client,
+            metrics,
+            sharding,
+            shutdown: shutdown.boxed(),
             live: watch::Sender::new(BTreeSet::new()),
             kinds: Vec::new(),
         }
@@ -603,7 +612,7 @@ mod tests {
     use tokio::task::JoinHandle;
 
     use super::*;
-    use crate::context::Shutdown;
+    use crate::context::{Context, Shutdown};
     use crate::manager::{Controllers, supervise, take_shard};
     use crate::server::Readiness;
 
@@ -1061,7 +1070,15 @@ mod tests {
             controllers.start(move |ctx| configmaps(ctx, replica, work));
             controllers.start(|ctx| async move {
                 let api = Api::<PartialObjectMeta<ConfigMap>>::all(ctx.client.clone());
-                Sharder::new(&ctx).namespaced_kind(api).run().await;
+                Sharder::new(
+                    ctx.client.clone(),
+                    ctx.metrics.clone(),
+                    ctx.sharding.clone(),
+                    ctx.shutdown_signal(),
+                )
+                .namespaced_kind(api)
+                .run()
+                .await;
             });
             supervise(
                 &mut controllers,

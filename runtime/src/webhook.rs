@@ -36,9 +36,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -51,59 +49,19 @@ use kube::Resource;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use kube::core::conversion::{ConversionRequest, ConversionResponse, ConversionReview};
 use kube::core::{DynamicObject, Status};
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::{Registry, Unit};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tracing::{info, warn};
 
 use crate::context::Shutdown;
-use crate::manager::Servers;
-use crate::server;
+use crate::flags::WebhookFlags;
+use crate::metrics::WebhookMetrics;
+use crate::server::{self, Servers};
 use crate::tls::{self, CertFiles, TlsListener};
 
 /// The path of the conversion webhook, shared by every kind; kubebuilder's CRD patches name it.
 pub const CONVERSION_PATH: &str = "/convert";
-
-/// controller-runtime's buckets for `controller_runtime_webhook_latency_seconds`.
-const LATENCY_BUCKETS: [f64; 11] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
-
-/// Flags of the webhook server, with kubebuilder's names and defaults.
-#[derive(Debug, Clone, clap::Args)]
-pub struct WebhookFlags {
-    /// Port the webhook server listens on; the webhook Service forwards port 443 to it.
-    #[arg(long, default_value_t = 9443, value_name = "PORT")]
-    pub webhook_port: u16,
-
-    /// Directory of the webhook server's certificate and key, where the Deployment mounts the
-    /// Secret cert-manager issues. The files are reloaded when they change.
-    #[arg(
-        long,
-        default_value = "/tmp/k8s-webhook-server/serving-certs",
-        value_name = "DIR"
-    )]
-    pub webhook_cert_path: PathBuf,
-
-    /// File name of the webhook server's certificate in --webhook-cert-path.
-    #[arg(long, default_value = tls::CERT_FILE, value_name = "FILE")]
-    pub webhook_cert_name: String,
-
-    /// File name of the webhook server's private key in --webhook-cert-path.
-    #[arg(long, default_value = tls::KEY_FILE, value_name = "FILE")]
-    pub webhook_cert_key: String,
-
-    /// Offer HTTP/2 on the webhook server. Off by default, as in kubebuilder, because of the HTTP/2
-    /// Rapid Reset and Stream Cancellation CVEs; the API server speaks HTTP/1.1 just as well.
-    #[arg(long)]
-    pub enable_http2: bool,
-}
 
 /// What a validation function decides: the object is allowed, with warnings the client prints
 /// (often none), or it is denied.
@@ -262,24 +220,9 @@ type Route = (&'static str, Handler, WebhookMetrics);
 /// Answers one review, timing it. A review always gets HTTP 200: the outcome, denial or error, is
 /// in the body, where the API server reads it.
 async fn serve(State((path, handler, metrics)): State<Route>, body: Bytes) -> Response {
-    let started = Instant::now();
-    let labels = WebhookLabels {
-        webhook: path.to_owned(),
-    };
-    let in_flight = metrics.in_flight.get_or_create(&labels).clone();
-    in_flight.inc();
-    let response = handler(&body);
-    in_flight.dec();
-    let elapsed = started.elapsed().as_secs_f64();
-    metrics.latency.get_or_create(&labels).observe(elapsed);
+    let response = metrics.time(path, || handler(&body));
     let code = StatusCode::OK;
-    metrics
-        .requests
-        .get_or_create(&RequestLabels {
-            webhook: path.to_owned(),
-            code: code.as_u16().to_string(),
-        })
-        .inc();
+    metrics.count(path, code.as_u16());
     let body = serde_json::to_vec(&response).unwrap_or_default();
     (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
@@ -539,58 +482,12 @@ fn convert_one(
     conversion.convert(object, from, to)
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct WebhookLabels {
-    webhook: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabels {
-    webhook: String,
-    code: String,
-}
-
-/// The webhook server's metrics, with controller-runtime's names and labels.
-#[derive(Clone, Debug)]
-pub struct WebhookMetrics {
-    requests: Family<RequestLabels, Counter>,
-    latency: Family<WebhookLabels, Histogram, fn() -> Histogram>,
-    in_flight: Family<WebhookLabels, Gauge>,
-}
-
-impl WebhookMetrics {
-    /// Registers the families in `registry`.
-    pub fn register(registry: &mut Registry) -> Self {
-        let metrics = Self {
-            requests: Family::default(),
-            latency: Family::new_with_constructor(|| Histogram::new(LATENCY_BUCKETS)),
-            in_flight: Family::default(),
-        };
-        registry.register(
-            "controller_runtime_webhook_requests",
-            "Total number of admission requests by HTTP status code",
-            metrics.requests.clone(),
-        );
-        registry.register_with_unit(
-            "controller_runtime_webhook_latency",
-            "Histogram of the latency of processing admission requests",
-            Unit::Seconds,
-            metrics.latency.clone(),
-        );
-        registry.register(
-            "controller_runtime_webhook_requests_in_flight",
-            "Current number of admission requests being served",
-            metrics.in_flight.clone(),
-        );
-        metrics
-    }
-}
-
 /// Helpers for the webhooks' tests: reviews as the API server sends them, sent through the router.
 #[cfg(any(test, feature = "testing"))]
 pub mod testing {
     use axum::body::Body;
     use axum::http::Request;
+    use prometheus_client::registry::Registry;
     use serde_json::json;
     use tower::ServiceExt as _;
 
@@ -735,20 +632,6 @@ pub mod testing {
             offered(true).await.alpn_protocols,
             [b"h2".to_vec(), b"http/1.1".to_vec()]
         );
-    }
-
-    #[test]
-    fn the_flags_default_to_kubebuilder_s() {
-        use clap::Parser as _;
-        let cli = crate::Flags::try_parse_from(["manager"]).unwrap();
-        assert_eq!(cli.webhook.webhook_port, 9443);
-        assert_eq!(
-            cli.webhook.webhook_cert_path,
-            PathBuf::from("/tmp/k8s-webhook-server/serving-certs")
-        );
-        assert_eq!(cli.webhook.webhook_cert_name, "tls.crt");
-        assert_eq!(cli.webhook.webhook_cert_key, "tls.key");
-        assert!(!cli.webhook.enable_http2);
     }
 
     #[test]
