@@ -10,6 +10,7 @@
 //! `src/main.rs` parses arguments, calls [`run`] and maps the result to an
 //! exit code.
 
+pub mod calls;
 pub mod cli;
 pub mod commands;
 pub mod envtest;

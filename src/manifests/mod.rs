@@ -24,13 +24,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use build::crdgen;
-use check::{calls, rbac_check};
+use check::rbac_check;
 use derive::{releases, schema};
 use diagnostics::{Diagnostic, Diagnostics};
 use emit::{crd, merge_crds, rbac, webhook};
 use read::source::Sources;
 use read::{crd_calls, ownership};
 
+use crate::calls;
 use crate::output::{Disk, FileChange};
 use crate::{Error, Result};
 

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::Result;
-use crate::manifests::check::calls::{Call, Unchecked, method_requests};
+use crate::calls::{Call, Unchecked, method_requests};
 use crate::manifests::check::rbac_check;
 use crate::manifests::diagnostics::Location;
 use program::{Binary, Package};

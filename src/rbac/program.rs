@@ -15,7 +15,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use crate::Result;
-use crate::manifests::check::calls::{self, Analysis, Call, Unchecked};
+use crate::calls::{self, Analysis, Call, Unchecked};
 use crate::manifests::diagnostics::Diagnostics;
 use crate::manifests::read::modules::{self, BuildConfig};
 use crate::manifests::read::source::{self, Sources};

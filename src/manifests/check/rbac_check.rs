@@ -1,5 +1,5 @@
 //! The manager's role checked against the requests its code makes
-//! ([`calls`]): a request no rule grants is a problem at the call, with the
+//! ([`crate::calls`]): a request no rule grants is a problem at the call, with the
 //! marker to add; a marker that grants what no call needs is a warning at
 //! the marker (least privilege), unless it ends in `// rsop:keep`.
 //!
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::manifests::check::calls::{Analysis, Call};
+use crate::calls::{Analysis, Call};
 use crate::manifests::diagnostics::{Diagnostic, Location};
 use crate::manifests::emit::rbac::RbacRule;
 

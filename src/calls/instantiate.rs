@@ -1,0 +1,287 @@
+//! The second walk's view of a call: the kinds a generic function's
+//! requests wait for, read off the `Api`s and values its callers pass.
+
+use std::collections::HashMap;
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use super::kinds::{ApiKind, Scope, Target, Typing};
+use super::requests::Deferred;
+use super::syntax::{macro_exprs, type_name, type_parameter};
+use super::{Analysis, Call};
+use crate::manifests::diagnostics::Location;
+
+/// The second walk: each call of a generic function whose requests wait
+/// for a kind, with the kinds of the `Api`s passed to it.
+pub(super) struct Instantiations<'w, 'a> {
+    pub(super) cx: &'w Typing<'a>,
+    pub(super) analysis: &'w mut Analysis,
+    /// Requests of a generic caller, passed up to its own callers.
+    pub(super) pending: &'w mut Vec<Deferred>,
+    pub(super) scope: &'w Scope,
+    pub(super) deferred: &'w HashMap<String, Vec<Deferred>>,
+}
+
+impl Instantiations<'_, '_> {
+    /// The requests of `callee`, a generic function, with the kinds of the
+    /// `Api`s passed to it.
+    pub(super) fn instantiate(
+        &mut self,
+        callee: &str,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+        at: &impl Spanned,
+    ) {
+        let (Some(requests), Some(params)) =
+            (self.deferred.get(callee), self.cx.index.params.get(callee))
+        else {
+            return;
+        };
+        let site = self.cx.location(at);
+        for (arg, param) in args.iter().zip(params) {
+            let Some(generic) = param.as_ref().and_then(type_parameter) else {
+                continue;
+            };
+            let generic = generic.to_string();
+            let Some(ApiKind::Known(ty, cluster)) = self.cx.kind_of(arg, self.scope) else {
+                continue;
+            };
+            for d in requests
+                .iter()
+                .filter(|d| d.owner.is_none() && d.generic == generic)
+            {
+                self.bind(d, &ty, cluster, callee, &site);
+            }
+        }
+    }
+
+    /// The requests of `callee`, a generic function, with the kinds its
+    /// turbofish names (`ensure::<Widget>(..)`) or the values passed for
+    /// parameters of its type parameters (`ensure(&client, &widget)`).
+    pub(super) fn instantiate_values(
+        &mut self,
+        callee: &str,
+        turbofish: Option<&syn::AngleBracketedGenericArguments>,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+        at: &impl Spanned,
+    ) {
+        let (Some(requests), Some((generics, values))) = (
+            self.deferred.get(callee),
+            self.cx.index.generic_values.get(callee),
+        ) else {
+            return;
+        };
+        let site = self.cx.location(at);
+        let mut kinds: Vec<(String, syn::Type)> = Vec::new();
+        if let Some(turbofish) = turbofish {
+            for (generic, arg) in generics.iter().zip(&turbofish.args) {
+                if let syn::GenericArgument::Type(ty) = arg {
+                    kinds.push((generic.clone(), ty.clone()));
+                }
+            }
+        }
+        for (arg, generic) in args.iter().zip(values) {
+            if let Some(generic) = generic
+                && let Some(ty) = self.cx.type_of(arg, self.scope)
+            {
+                kinds.push((generic.clone(), ty));
+            }
+        }
+        for (generic, ty) in kinds {
+            for d in requests
+                .iter()
+                .filter(|d| d.owner.is_none() && d.generic == generic)
+            {
+                self.bind(d, &ty, None, callee, &site);
+            }
+        }
+    }
+
+    /// `Controller::new(api, ..).run(reconcile, ..)`: the reconciler's
+    /// type parameter (that of its object) is the controller's kind.
+    pub(super) fn instantiate_reconciler(&mut self, call: &syn::ExprMethodCall) {
+        if call.method != "run" {
+            return;
+        }
+        let Some(syn::Expr::Path(f)) = call.args.first() else {
+            return;
+        };
+        let Some(callee) = f.path.segments.last().map(|s| s.ident.to_string()) else {
+            return;
+        };
+        let (Some(requests), Some((_, values))) = (
+            self.deferred.get(&callee),
+            self.cx.index.generic_values.get(&callee),
+        ) else {
+            return;
+        };
+        let Some(Some(generic)) = values.first() else {
+            return;
+        };
+        // Down the builder chain to `Controller::new(api, ..)`.
+        let mut receiver = &*call.receiver;
+        let api = loop {
+            match receiver {
+                syn::Expr::MethodCall(m) => receiver = &m.receiver,
+                syn::Expr::Call(c)
+                    if matches!(&*c.func, syn::Expr::Path(p) if p.path.segments.len() >= 2
+                        && p.path.segments.iter().rev().nth(1).is_some_and(|s| s.ident == "Controller")
+                        && p.path.segments.last().is_some_and(|s| s.ident == "new")) =>
+                {
+                    break c.args.first();
+                }
+                _ => return,
+            }
+        };
+        let Some(ApiKind::Known(ty, cluster)) =
+            api.and_then(|api| self.cx.kind_of(api, self.scope))
+        else {
+            return;
+        };
+        let site = self.cx.location(&call.method);
+        for d in requests
+            .iter()
+            .filter(|d| d.owner.is_none() && d.generic == *generic)
+        {
+            self.bind(d, &ty, cluster, &callee, &site);
+        }
+    }
+
+    /// `d` made with the kind `ty`: a request, or, when `ty` is a type
+    /// parameter of the generic function making the call, a request of
+    /// that function, for its own callers to give the kind
+    /// (`reconcile::<T>` called in `run<T>`, called with `Widget`).
+    pub(super) fn bind(
+        &mut self,
+        d: &Deferred,
+        ty: &syn::Type,
+        cluster: Option<bool>,
+        callee: &str,
+        site: &Location,
+    ) {
+        if let Some(param) = type_parameter(ty)
+            && self.cx.generics.iter().any(|g| param == g)
+            && !self.cx.impl_generics.iter().any(|g| param == g)
+        {
+            let mut through = d.through.clone();
+            through.push(site.clone());
+            self.pending.push(Deferred {
+                function: self.cx.function.clone(),
+                generic: param.to_string(),
+                owner: None,
+                through,
+                via: format!(
+                    "{} (from `{callee}` at {}:{})",
+                    d.via,
+                    self.cx.path.display(),
+                    site.line
+                ),
+                ..d.clone()
+            });
+            return;
+        }
+        if let Some(target) = self.cx.target(ty) {
+            self.emit(d, &target, cluster, callee, site);
+        }
+    }
+
+    /// The requests of `callee`, a method of a generic struct that holds an
+    /// `Api` of its type parameter, with the kind the receiver's type names
+    /// (`pods.apply(..)` on a `Wrapper<Pod>`).
+    pub(super) fn instantiate_method(
+        &mut self,
+        callee: &str,
+        receiver: &syn::Expr,
+        at: &impl Spanned,
+    ) {
+        let Some(requests) = self.deferred.get(callee) else {
+            return;
+        };
+        let Some((name, args)) = self
+            .cx
+            .type_of(receiver, self.scope)
+            .as_ref()
+            .and_then(type_name)
+        else {
+            return;
+        };
+        let site = self.cx.location(at);
+        for d in requests {
+            let Some((owner, position)) = &d.owner else {
+                continue;
+            };
+            if *owner != name {
+                continue;
+            }
+            let Some(target) = args.get(*position).and_then(|k| self.cx.target(k)) else {
+                continue;
+            };
+            self.emit(d, &target, None, callee, &site);
+        }
+    }
+
+    pub(super) fn emit(
+        &mut self,
+        d: &Deferred,
+        target: &Target,
+        cluster: Option<bool>,
+        callee: &str,
+        site: &Location,
+    ) {
+        let line = site.line;
+        for verb in &d.verbs {
+            self.analysis.calls.push(Call {
+                group: target.group.clone(),
+                resource: match &d.subresource {
+                    Some(sub) => format!("{}/{sub}", target.plural),
+                    None => target.plural.clone(),
+                },
+                verb,
+                cluster: !target.namespaced || cluster.unwrap_or(false),
+                objects_namespace: false,
+                location: d.location.clone(),
+                function: d.function.clone(),
+                via: format!(
+                    "{} (from `{callee}` at {}:{line})",
+                    d.via,
+                    self.cx.path.display()
+                ),
+                optional: d.optional,
+                remote: false,
+                site: Some((site.clone(), self.cx.function.clone())),
+                gated: None,
+                through: d.through.clone(),
+            });
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        for expr in macro_exprs(mac).iter().flatten() {
+            self.visit_expr(expr);
+        }
+    }
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*call.func
+            && let Some(last) = p.path.segments.last()
+        {
+            let callee = last.ident.to_string();
+            self.instantiate(&callee, &call.args, &last.ident);
+            let turbofish = match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) => Some(a),
+                _ => None,
+            };
+            self.instantiate_values(&callee, turbofish, &call.args, &last.ident);
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let callee = call.method.to_string();
+        self.instantiate(&callee, &call.args, &call.method);
+        self.instantiate_values(&callee, call.turbofish.as_ref(), &call.args, &call.method);
+        self.instantiate_method(&callee, &call.receiver, &call.method);
+        self.instantiate_reconciler(call);
+        syn::visit::visit_expr_method_call(self, call);
+    }
+}

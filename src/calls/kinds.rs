@@ -1,0 +1,996 @@
+//! Which kind each `Api` value has: the crate's own kinds and Kubernetes',
+//! read from constructors, annotations, bindings, answers and the types of
+//! the values the code builds. [`Typing`] holds what a function's walk
+//! knows to type an expression.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use super::OwnKind;
+use super::literals::{Known, Literal, literal_parts, string_value};
+use super::reach::{Index, is_self};
+use super::syntax::{
+    api_constructor, api_constructor_call, api_type, is_ident, macro_exprs, strip_wrappers,
+    turbofish, type_name, variable,
+};
+use crate::manifests::derive::schema::generic_args;
+use crate::manifests::diagnostics::Location;
+use crate::project::{k8s_kinds, names};
+
+/// Where a kind's requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Target {
+    pub(super) group: String,
+    pub(super) plural: String,
+    pub(super) namespaced: bool,
+}
+
+/// The kind of an `Api` value, as far as the sources show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ApiKind {
+    /// The type written for `K` (`Deployment`, `PartialObjectMeta<Pod>`),
+    /// and whether the value was made with `Api::all`.
+    Known(Box<syn::Type>, Option<bool>),
+    /// `Api::namespaced(..)` and the like with no turbofish: rustc infers
+    /// `K` from a later use.
+    Inferred(Option<bool>),
+    /// A `DynamicObject` of a literal `GroupVersionKind` (group, kind, and
+    /// the plural when `from_gvk_with_plural` names it).
+    Dynamic(String, String, Option<String>, bool),
+}
+
+/// The kinds a file declares with `#[kube(..)]`, each attribute read alone
+/// (a kopium file can run to megabytes: it is not parsed whole for this) by
+/// the CRD derivation's own attribute parser; the plural defaults as there.
+pub(super) fn declared_kinds(text: &str) -> Vec<OwnKind> {
+    // Each item's `#[kube(..)]` attributes, which may be several
+    // (`#[kube(group = ..)]` then `#[kube(namespaced)]`).
+    let mut items: Vec<Vec<&str>> = Vec::new();
+    let mut rest = text;
+    let mut gap_ends_item = true;
+    while let Some(start) = rest.find("#[kube(") {
+        let gap = &rest[..start];
+        if gap_ends_item || gap.contains("struct ") || gap.contains("enum ") || gap.contains('}') {
+            items.push(Vec::new());
+        }
+        let tail = &rest[start + 2..];
+        // The attribute is `kube(..)`, up to the parenthesis that closes it.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, c) in tail.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { break };
+        if let Some(item) = items.last_mut() {
+            item.push(&tail[..end]);
+        }
+        rest = &tail[end..];
+        gap_ends_item = false;
+    }
+    let mut kinds = Vec::new();
+    for item in items {
+        // The attributes read as the CRD derivation reads them.
+        let written = item.iter().fold(String::new(), |mut out, a| {
+            out.push_str("#[");
+            out.push_str(a);
+            out.push_str("]\n");
+            out
+        });
+        let Ok(attrs) = syn::parse::Parser::parse_str(syn::Attribute::parse_outer, &written) else {
+            continue;
+        };
+        let mut errors = Vec::new();
+        if let Some((kube, _)) = crate::manifests::derive::attrs::kube::parse(
+            &attrs,
+            proc_macro2::Span::call_site(),
+            crate::manifests::derive::schema::DEFAULT_KUBE_DERIVE,
+            &mut errors,
+        ) {
+            kinds.push(OwnKind {
+                plural: kube.plural.unwrap_or_else(|| {
+                    names::to_plural(
+                        &kube
+                            .singular
+                            .unwrap_or_else(|| kube.kind.to_ascii_lowercase()),
+                    )
+                }),
+                kind: kube.kind,
+                group: kube.group,
+                namespaced: kube.namespaced,
+                root: kube.root,
+                declared_in: None,
+            });
+        } else if let Some(kind) = lenient_kind(&attrs) {
+            // A key this release of kube-derive would refuse (the manifests
+            // run reports it) does not hide where the kind's requests go.
+            kinds.push(kind);
+        }
+    }
+    kinds
+}
+
+/// The kind, group, plural and scope of an item's `#[kube(..)]`
+/// attributes, their other keys passed over whatever they hold.
+pub(super) fn lenient_kind(attrs: &[syn::Attribute]) -> Option<OwnKind> {
+    let (mut kind, mut group, mut plural, mut singular, mut root) = (None, None, None, None, None);
+    let mut namespaced = false;
+    for attr in attrs {
+        let _ = attr.parse_nested_meta(|meta| {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            if meta.input.peek(syn::Token![=]) {
+                let value: syn::Expr = meta.value()?.parse()?;
+                let text = string_value(&value);
+                match key.as_str() {
+                    "kind" => kind = text,
+                    "group" => group = text,
+                    "plural" => plural = text,
+                    "singular" => singular = text,
+                    "root" | "struct" => root = text,
+                    _ => {}
+                }
+            } else if meta.input.peek(syn::token::Paren) {
+                let _content;
+                syn::parenthesized!(_content in meta.input);
+            } else if key == "namespaced" {
+                namespaced = true;
+            }
+            Ok(())
+        });
+    }
+    let kind = kind?;
+    Some(OwnKind {
+        plural: plural.unwrap_or_else(|| {
+            names::to_plural(&singular.unwrap_or_else(|| kind.to_ascii_lowercase()))
+        }),
+        group: group?,
+        kind,
+        namespaced,
+        root,
+        declared_in: None,
+    })
+}
+
+/// The structs of a file that `#[derive(Resource)]` with
+/// `#[resource(inherit = path::Kind)]`, each with the path it inherits.
+pub(super) fn inherited_kinds(text: &str) -> Vec<(String, Vec<String>)> {
+    struct Inherits(Vec<(String, Vec<String>)>);
+    impl<'ast> Visit<'ast> for Inherits {
+        fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+            for attr in item.attrs.iter().filter(|a| a.path().is_ident("resource")) {
+                let _ = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("inherit") {
+                        // `inherit = ConfigMap` or `inherit = "ConfigMap"`.
+                        let value = meta.value()?;
+                        let path: syn::Path = if value.peek(syn::LitStr) {
+                            value.parse::<syn::LitStr>()?.parse()?
+                        } else {
+                            value.parse()?
+                        };
+                        let segments = path.segments.iter().map(|s| s.ident.to_string()).collect();
+                        self.0.push((item.ident.to_string(), segments));
+                    } else if meta.input.peek(syn::Token![=]) {
+                        let _: syn::Expr = meta.value()?.parse()?;
+                    }
+                    Ok(())
+                });
+            }
+        }
+    }
+    let Ok(file) = syn::parse_file(text) else {
+        return Vec::new();
+    };
+    let mut found = Inherits(Vec::new());
+    found.visit_file(&file);
+    found.0
+}
+
+/// The kind of `own` that the type written as `path` (its last segment the
+/// type's name, `crate::api::fleet::Cluster`) is, in code of the file
+/// `from`. Kinds of the same name are told apart by the modules the path
+/// names (or, for a bare name, the file's own), matched against the
+/// folders and file names that declare them; when that leaves kinds that
+/// differ, none is chosen.
+pub(super) fn best_kind<'k>(
+    own: &'k [OwnKind],
+    path: &[String],
+    from: Option<&Path>,
+) -> Option<&'k OwnKind> {
+    let name = path.last()?;
+    let candidates: Vec<&OwnKind> = own.iter().filter(|k| k.type_name() == name).collect();
+    let same = |a: &OwnKind, b: &OwnKind| {
+        a.group == b.group && a.plural == b.plural && a.namespaced == b.namespaced
+    };
+    match candidates.as_slice() {
+        [] => return None,
+        [only] => return Some(only),
+        [first, rest @ ..] if rest.iter().all(|k| same(first, k)) => return Some(first),
+        _ => {}
+    }
+    let mut hints: Vec<String> = path[..path.len() - 1]
+        .iter()
+        .filter(|s| !matches!(s.as_str(), "crate" | "self" | "super"))
+        .cloned()
+        .collect();
+    if hints.is_empty()
+        && let Some(from) = from
+    {
+        hints = path_words(from);
+    }
+    let score = |k: &OwnKind| {
+        let words = k.declared_in.as_deref().map(path_words).unwrap_or_default();
+        hints.iter().filter(|h| words.contains(h)).count()
+    };
+    let top = candidates.iter().map(|k| score(k)).max()?;
+    let best: Vec<&OwnKind> = candidates.into_iter().filter(|k| score(k) == top).collect();
+    match best.as_slice() {
+        [first, rest @ ..] if rest.iter().all(|k| same(first, k)) => Some(first),
+        _ => None,
+    }
+}
+
+/// The folder and file names of a path, as Rust names them
+/// (`fleet-api-rs/src/api/fleet_cluster.rs`: `fleet_api_rs`, `src`, `api`,
+/// `fleet_cluster`).
+pub(super) fn path_words(path: &Path) -> Vec<String> {
+    path.with_extension("")
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .flat_map(|c| {
+            // A registry crate's folder is `fleet-api-rs-0.14.3`.
+            let unversioned = c
+                .match_indices('-')
+                .find(|(i, _)| c[i + 1..].starts_with(|d: char| d.is_ascii_digit()))
+                .map(|(i, _)| c[..i].replace('-', "_"));
+            std::iter::once(c.replace('-', "_")).chain(unversioned)
+        })
+        .collect()
+}
+
+/// The kinds a file implements `kube::Resource` (or k8s-openapi's
+/// `Resource`) for by hand: the kind, group and plural its functions or
+/// constants return as literals, and the scope its `Scope` type names.
+pub(super) fn implemented_kinds(text: &str) -> Vec<OwnKind> {
+    struct Impls(Vec<OwnKind>);
+    impl<'ast> Visit<'ast> for Impls {
+        fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+            let is_resource = item
+                .trait_
+                .as_ref()
+                .and_then(|(_, path, _)| path.segments.last())
+                .is_some_and(|s| s.ident == "Resource");
+            if !is_resource {
+                return;
+            }
+            let mut kind = None;
+            let mut group = None;
+            let mut plural = None;
+            let mut namespaced = true;
+            for impl_item in &item.items {
+                match impl_item {
+                    syn::ImplItem::Fn(f) => {
+                        let value = first_string(&f.block);
+                        match f.sig.ident.to_string().as_str() {
+                            "kind" => kind = value,
+                            "group" => group = value,
+                            "plural" => plural = value,
+                            _ => {}
+                        }
+                    }
+                    syn::ImplItem::Const(c) => {
+                        let value = string_value(&c.expr);
+                        match c.ident.to_string().as_str() {
+                            "KIND" => kind = value,
+                            "GROUP" => group = value,
+                            "URL_PATH_SEGMENT" => plural = value,
+                            _ => {}
+                        }
+                    }
+                    syn::ImplItem::Type(t) if t.ident == "Scope" => {
+                        namespaced = !quote::ToTokens::to_token_stream(&t.ty)
+                            .to_string()
+                            .contains("ClusterResourceScope");
+                    }
+                    _ => {}
+                }
+            }
+            if let (Some(kind), Some(group)) = (kind, group) {
+                let root = type_name(&item.self_ty)
+                    .map(|(name, _)| name)
+                    .filter(|name| *name != kind);
+                self.0.push(OwnKind {
+                    plural: plural.unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
+                    kind,
+                    group,
+                    namespaced,
+                    root,
+                    declared_in: None,
+                });
+            }
+        }
+    }
+    /// The first string literal of a function body (`Cow::Borrowed("x")`).
+    fn first_string(block: &syn::Block) -> Option<String> {
+        struct First(Option<String>);
+        impl<'ast> Visit<'ast> for First {
+            fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
+                self.0.get_or_insert_with(|| lit.value());
+            }
+        }
+        let mut first = First(None);
+        first.visit_block(block);
+        first.0
+    }
+    let Ok(file) = syn::parse_file(text) else {
+        return Vec::new();
+    };
+    let mut impls = Impls(Vec::new());
+    impls.visit_file(&file);
+    impls.0
+}
+
+/// The `K` of an `ApiResource::erase::<K>(..)` in `args`.
+pub(super) fn erased_kind(
+    args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+) -> Option<syn::Type> {
+    struct Erase(Option<syn::Type>);
+    impl<'ast> Visit<'ast> for Erase {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && let Some(last) = p.path.segments.last()
+                && last.ident == "erase"
+                && let Some(kind) = generic_args(&last.arguments).first()
+            {
+                self.0.get_or_insert_with(|| (*kind).clone());
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    let mut erase = Erase(None);
+    for arg in args {
+        erase.visit_expr(arg);
+    }
+    erase.0
+}
+
+/// Where the requests on Kubernetes' own kind `kind` go, from rsop's table.
+pub(super) fn kubernetes_kind(kind: &str) -> Option<Target> {
+    let k = k8s_kinds::KINDS.iter().find(|k| k.kind == kind)?;
+    Some(Target {
+        group: names::api_group(k.group).to_string(),
+        plural: k.plural.to_string(),
+        namespaced: k.namespaced,
+    })
+}
+
+/// A k8s-openapi type's group and plural, from its module path
+/// (`k8s_openapi::api::apps::v1::Deployment`).
+pub(super) fn k8s_target(path: &[String]) -> Option<Target> {
+    let kind = path.last()?;
+    if let Some(target) = kubernetes_kind(kind) {
+        return Some(target);
+    }
+    let module = match path {
+        [_, api, module, ..] if api == "api" => module.as_str(),
+        [_, ext, ..] if ext == "apiextensions_apiserver" => "apiextensions",
+        [_, agg, ..] if agg == "kube_aggregator" => "apiregistration",
+        _ => return None,
+    };
+    let group = match module {
+        "core" => String::new(),
+        "apps" | "batch" | "autoscaling" | "policy" => module.to_string(),
+        "rbac" => "rbac.authorization.k8s.io".to_string(),
+        "flowcontrol" => "flowcontrol.apiserver.k8s.io".to_string(),
+        "apiserverinternal" => "internal.apiserver.k8s.io".to_string(),
+        other => format!("{other}.k8s.io"),
+    };
+    Some(Target {
+        group,
+        plural: names::to_plural(&kind.to_ascii_lowercase()),
+        namespaced: !CLUSTER_KINDS.contains(&kind.as_str()),
+    })
+}
+
+/// The kinds of the Gateway API (`gateway.networking.k8s.io`): kind,
+/// plural, namespaced.
+pub(super) const GATEWAY_KINDS: &[(&str, &str, bool)] = &[
+    ("GatewayClass", "gatewayclasses", false),
+    ("Gateway", "gateways", true),
+    ("HTTPRoute", "httproutes", true),
+    ("GRPCRoute", "grpcroutes", true),
+    ("TLSRoute", "tlsroutes", true),
+    ("TCPRoute", "tcproutes", true),
+    ("UDPRoute", "udproutes", true),
+    ("ReferenceGrant", "referencegrants", true),
+    ("BackendTLSPolicy", "backendtlspolicies", true),
+];
+
+/// Kubernetes' cluster-scoped kinds beyond [`k8s_kinds::KINDS`].
+pub(super) const CLUSTER_KINDS: &[&str] = &[
+    "APIService",
+    "CertificateSigningRequest",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ComponentStatus",
+    "CustomResourceDefinition",
+    "FlowSchema",
+    "IngressClass",
+    "MutatingWebhookConfiguration",
+    "PriorityClass",
+    "PriorityLevelConfiguration",
+    "RuntimeClass",
+    "SelfSubjectAccessReview",
+    "SelfSubjectReview",
+    "SelfSubjectRulesReview",
+    "StorageClass",
+    "SubjectAccessReview",
+    "TokenReview",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+    "CSIDriver",
+    "CSINode",
+];
+
+/// What a function's variables hold: `Api` values by their kind, and other
+/// values by their written type (for `obj.controller_owner_ref(..)`).
+#[derive(Debug, Default)]
+pub(super) struct Scope {
+    pub(super) apis: HashMap<String, ApiKind>,
+    pub(super) values: HashMap<String, syn::Type>,
+    /// Variables that hold a literal `GroupVersionKind` or `ApiResource`.
+    pub(super) literals: HashMap<String, Literal>,
+    /// Variables that hold a client of another cluster, and `Api`s made
+    /// with one.
+    pub(super) remote_clients: HashSet<String>,
+    pub(super) remote_apis: HashSet<String>,
+}
+
+/// `let` bindings of `Api` values.
+pub(super) struct Bindings<'w, 'a> {
+    pub(super) cx: &'w Typing<'a>,
+    pub(super) scope: &'w mut Scope,
+}
+
+impl<'ast> Visit<'ast> for Bindings<'_, '_> {
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let (pat, annotated) = match &local.pat {
+            syn::Pat::Type(t) => (&*t.pat, api_type(&t.ty)),
+            other => (other, None),
+        };
+        if let syn::Pat::Ident(name) = pat {
+            let name = name.ident.to_string();
+            let from_init = local
+                .init
+                .as_ref()
+                .and_then(|init| self.cx.kind_of(&init.expr, self.scope));
+            // `Api<DynamicObject>` says nothing of the kind; its constructor may.
+            let dynamic = annotated.as_ref().is_some_and(|k| {
+                matches!(k, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "DynamicObject"))
+            });
+            let kind = match (annotated, from_init) {
+                (Some(_), Some(known @ ApiKind::Known(..))) if dynamic => Some(known),
+                (Some(kind), Some(ApiKind::Known(_, cluster) | ApiKind::Inferred(cluster))) => {
+                    Some(ApiKind::Known(Box::new(kind), cluster))
+                }
+                (Some(_), Some(dynamic @ ApiKind::Dynamic(..))) => Some(dynamic),
+                (Some(kind), None) => Some(ApiKind::Known(Box::new(kind), None)),
+                (None, found) => found,
+            };
+            let literal = local
+                .init
+                .as_ref()
+                .map(|init| {
+                    let known = Known {
+                        vars: &self.scope.literals,
+                        consts: &self.cx.index.consts,
+                        functions: &self.cx.index.literal_fns,
+                    };
+                    literal_parts([&*init.expr], &known)
+                })
+                .unwrap_or_default();
+            if let Some(client) = local
+                .init
+                .as_ref()
+                .and_then(|init| api_constructor_call(&init.expr))
+                && variable(client).is_some_and(|c| self.scope.remote_clients.contains(&c))
+            {
+                self.scope.remote_apis.insert(name.clone());
+            }
+            if let Some(kind) = kind {
+                self.scope.apis.insert(name, kind);
+            } else if literal != Literal::default() {
+                self.scope.literals.insert(name, literal);
+            } else if let syn::Pat::Type(t) = &local.pat {
+                self.scope.values.insert(name, (*t.ty).clone());
+            } else if let Some(ty) = local.init.as_ref().and_then(|init| {
+                constructed_type(&init.expr).or_else(|| self.cx.type_of(&init.expr, self.scope))
+            }) {
+                self.scope.values.insert(name, ty);
+            }
+        }
+        syn::visit::visit_local(self, local);
+    }
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        for input in &closure.inputs {
+            let syn::Pat::Type(t) = input else { continue };
+            let syn::Pat::Ident(name) = &*t.pat else {
+                continue;
+            };
+            let name = name.ident.to_string();
+            match api_type(&t.ty) {
+                Some(kind) => {
+                    self.scope
+                        .apis
+                        .insert(name, ApiKind::Known(Box::new(kind), None));
+                }
+                // `|obj: Arc<T>, ctx| reconcile(obj, ctx)`. The function's
+                // scope is flat: a variable of the same name outside the
+                // closure keeps its type.
+                None => {
+                    self.scope
+                        .values
+                        .entry(name)
+                        .or_insert_with(|| (*t.ty).clone());
+                }
+            }
+        }
+        syn::visit::visit_expr_closure(self, closure);
+    }
+}
+
+/// An `Api` whose kind rustc infers takes the kind of the parameter it is
+/// passed to.
+pub(super) struct Settle<'w> {
+    pub(super) index: &'w Index,
+    pub(super) scope: &'w mut Scope,
+}
+
+impl Settle<'_> {
+    pub(super) fn settle(
+        &mut self,
+        callee: &str,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+    ) {
+        let Some(params) = self.index.params.get(callee) else {
+            return;
+        };
+        for (arg, param) in args.iter().zip(params) {
+            let (Some(param), Some(name)) = (param, variable(arg)) else {
+                continue;
+            };
+            if let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&name) {
+                let cluster = *cluster;
+                self.scope
+                    .apis
+                    .insert(name, ApiKind::Known(Box::new(param.clone()), cluster));
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Settle<'_> {
+    /// `let secret: Secret = api.get(..).await?`: an `Api` whose kind rustc
+    /// infers is of the kind its answer is bound to.
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        if let syn::Pat::Type(t) = &local.pat
+            && let Some(init) = &local.init
+            && let Some((api, method)) = answered_call(&init.expr)
+            && let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&api)
+            && let Some(kind) = answer_kind(&t.ty, &method)
+        {
+            let kind = ApiKind::Known(Box::new(kind), *cluster);
+            self.scope.apis.insert(api, kind);
+        }
+        syn::visit::visit_local(self, local);
+    }
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        for expr in macro_exprs(mac).iter().flatten() {
+            self.visit_expr(expr);
+        }
+    }
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*call.func
+            && let Some(last) = p.path.segments.last()
+        {
+            self.settle(&last.ident.to_string(), &call.args);
+            // `finalizer(&api, name, obj, ..)`: the `Api` is of the object's kind.
+            if last.ident == "finalizer"
+                && let (Some(api), Some(obj)) = (
+                    call.args.first().and_then(variable),
+                    call.args.iter().nth(2).and_then(variable),
+                )
+                && let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&api)
+                && let Some(ty) = self.scope.values.get(&obj)
+            {
+                let kind = ApiKind::Known(Box::new(strip_wrappers(ty)), *cluster);
+                self.scope.apis.insert(api, kind);
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        self.settle(&call.method.to_string(), &call.args);
+        syn::visit::visit_expr_method_call(self, call);
+    }
+}
+
+/// The `Api` variable and method of `api.get(..).await?` (also with
+/// `.unwrap()` or `.expect(..)`).
+pub(super) fn answered_call(expr: &syn::Expr) -> Option<(String, String)> {
+    match expr {
+        syn::Expr::Try(t) => answered_call(&t.expr),
+        syn::Expr::Await(a) => answered_call(&a.base),
+        syn::Expr::Paren(p) => answered_call(&p.expr),
+        syn::Expr::MethodCall(m)
+            if matches!(m.method.to_string().as_str(), "unwrap" | "expect") =>
+        {
+            answered_call(&m.receiver)
+        }
+        syn::Expr::MethodCall(m) => Some((variable(&m.receiver)?, m.method.to_string())),
+        _ => None,
+    }
+}
+
+/// The kind of the `Api` whose `method` answers with a value of type `ty`.
+pub(super) fn answer_kind(ty: &syn::Type, method: &str) -> Option<syn::Type> {
+    let inner = |ty: &syn::Type, wrapper: &str| match ty {
+        syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == wrapper) => p
+            .path
+            .segments
+            .last()
+            .and_then(|s| generic_args(&s.arguments).first().map(|t| (*t).clone())),
+        _ => None,
+    };
+    let kind = match method {
+        "get" | "get_status" | "create" | "replace" | "replace_status" | "patch"
+        | "patch_status" => Some(ty.clone()),
+        "get_opt" => inner(ty, "Option"),
+        "list" => inner(ty, "ObjectList"),
+        _ => None,
+    }?;
+    // `DynamicObject` and the like say nothing of the kind.
+    matches!(&kind, syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| {
+        !matches!(s.ident.to_string().as_str(), "DynamicObject" | "Value" | "PartialObjectMeta")
+    }))
+    .then_some(kind)
+}
+
+/// The type an expression constructs: `Wrapper::<Pod>::new(..)` and
+/// `Wrapper::new(..)` make a `Wrapper<Pod>` / `Wrapper`, `Wrapper { .. }` a
+/// `Wrapper` (behind `?` and `.await`).
+pub(super) fn constructed_type(expr: &syn::Expr) -> Option<syn::Type> {
+    match expr {
+        syn::Expr::Try(t) => constructed_type(&t.expr),
+        syn::Expr::Await(a) => constructed_type(&a.base),
+        syn::Expr::Struct(s) => Some(syn::Type::Path(syn::TypePath {
+            qself: None,
+            path: s.path.clone(),
+        })),
+        syn::Expr::Call(c) => {
+            let syn::Expr::Path(p) = &*c.func else {
+                return None;
+            };
+            let segments = &p.path.segments;
+            let n = segments.len();
+            // `Type::function`: a type starts with a capital.
+            if n < 2
+                || !segments[n - 2]
+                    .ident
+                    .to_string()
+                    .starts_with(|c: char| c.is_ascii_uppercase())
+                || segments[n - 2].ident == "Api"
+            {
+                return None;
+            }
+            let mut path = p.path.clone();
+            path.segments.pop();
+            // The popped separator leaves a trailing `::`.
+            let segments: syn::punctuated::Punctuated<syn::PathSegment, syn::Token![::]> =
+                path.segments.into_iter().collect();
+            path.segments = segments;
+            Some(syn::Type::Path(syn::TypePath { qself: None, path }))
+        }
+        _ => None,
+    }
+}
+
+/// What the walk of a function knows to type its expressions: the file,
+/// the crate's index, kinds and imports, and the function and `impl` being
+/// walked.
+pub(super) struct Typing<'a> {
+    pub(super) path: &'a Path,
+    pub(super) index: &'a Index,
+    pub(super) own: &'a [OwnKind],
+    pub(super) imports: &'a HashMap<String, Vec<String>>,
+    /// The function being walked, and its type parameters (with those of
+    /// its `impl`).
+    pub(super) function: String,
+    pub(super) generics: Vec<String>,
+    /// The `impl` being walked: its self type and its type parameters.
+    pub(super) self_type: Option<syn::Type>,
+    pub(super) impl_generics: Vec<String>,
+    /// The file uses rsop-runtime, whose manager and reconciler make requests of their own.
+    pub(super) runtime: bool,
+}
+
+impl Typing<'_> {
+    /// The kind of an `Api` expression.
+    pub(super) fn kind_of(&self, expr: &syn::Expr, scope: &Scope) -> Option<ApiKind> {
+        match expr {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|i| scope.apis.get(&i.to_string()).cloned()),
+            syn::Expr::Reference(r) => self.kind_of(&r.expr, scope),
+            syn::Expr::Paren(p) => self.kind_of(&p.expr, scope),
+            syn::Expr::Try(t) => self.kind_of(&t.expr, scope),
+            syn::Expr::Await(a) => self.kind_of(&a.base, scope),
+            syn::Expr::Field(f) => {
+                let syn::Member::Named(name) = &f.member else {
+                    return None;
+                };
+                let candidates = self.index.fields.get(&name.to_string())?;
+                // The struct the base's value is picks the field; a base
+                // whose type the code does not show takes the kind all such
+                // fields agree on, or is not checked.
+                if let Some(owner) = self.type_of(&f.base, scope)
+                    && let Some((struct_name, args)) = type_name(&owner)
+                    && let Some((_, kind)) = candidates.iter().find(|(s, _)| *s == struct_name)
+                {
+                    let kind = self.substitute(kind, &struct_name, &args);
+                    return Some(ApiKind::Known(Box::new(kind), None));
+                }
+                match candidates.as_slice() {
+                    [(_, kind), rest @ ..] if rest.iter().all(|(_, k)| k == kind) => {
+                        Some(ApiKind::Known(Box::new(kind.clone()), None))
+                    }
+                    _ => Some(ApiKind::Inferred(None)),
+                }
+            }
+            syn::Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                if matches!(method.as_str(), "clone" | "to_owned" | "as_ref") {
+                    return self.kind_of(&m.receiver, scope);
+                }
+                // rsop-runtime's `ctx.api::<K>()`: the watched namespace's, or all namespaces'.
+                if self.runtime
+                    && method == "api"
+                    && m.args.is_empty()
+                    && !self.index.returns.contains_key(&method)
+                    && let Some(kind) = turbofish(m.turbofish.as_ref())
+                {
+                    return Some(ApiKind::Known(Box::new(kind), None));
+                }
+                let (kind, cluster) = self.index.returns.get(&method)?;
+                let kind = kind.clone().or_else(|| turbofish(m.turbofish.as_ref()))?;
+                Some(ApiKind::Known(Box::new(kind), *cluster))
+            }
+            syn::Expr::Call(c) => {
+                if let Some((kind, cluster)) = api_constructor(&c.func) {
+                    if let Literal {
+                        group: Some(group),
+                        kind: Some(kind),
+                        plural,
+                    } = literal_parts(
+                        &c.args,
+                        &Known {
+                            vars: &scope.literals,
+                            consts: &self.index.consts,
+                            functions: &self.index.literal_fns,
+                        },
+                    ) {
+                        return Some(ApiKind::Dynamic(group, kind, plural, cluster));
+                    }
+                    // `Api::all_with(client, &ApiResource::erase::<K>(&()))`.
+                    if let Some(erased) = erased_kind(&c.args) {
+                        return Some(ApiKind::Known(Box::new(erased), Some(cluster)));
+                    }
+                    return Some(match kind {
+                        Some(kind) => ApiKind::Known(Box::new(kind), Some(cluster)),
+                        None => ApiKind::Inferred(Some(cluster)),
+                    });
+                }
+                let syn::Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let last = p.path.segments.last()?;
+                let (kind, cluster) = self.index.returns.get(&last.ident.to_string())?;
+                let mut kind = kind
+                    .clone()
+                    .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))?;
+                // `Widget::get_api(..)` of a `fn get_api() -> Api<Self>`.
+                if is_self(&kind) && p.path.segments.len() >= 2 {
+                    let mut path = p.path.clone();
+                    path.segments.pop();
+                    path.segments = path.segments.into_iter().collect();
+                    kind = syn::Type::Path(syn::TypePath { qself: None, path });
+                }
+                // `Self::get_api(..)` in an `impl` of a kind.
+                if is_self(&kind)
+                    && let Some(own) = &self.self_type
+                {
+                    kind = own.clone();
+                }
+                Some(ApiKind::Known(Box::new(kind), *cluster))
+            }
+            _ => None,
+        }
+    }
+
+    /// The type of a value, as far as the function's parameters, its
+    /// `let`s and the crate's struct fields show it (`self.ctx.clients`).
+    pub(super) fn type_of(&self, expr: &syn::Expr, scope: &Scope) -> Option<syn::Type> {
+        match expr {
+            syn::Expr::Path(p) => {
+                let name = p.path.get_ident()?.to_string();
+                scope.values.get(&name).map(strip_wrappers)
+            }
+            syn::Expr::Reference(r) => self.type_of(&r.expr, scope),
+            // `&*obj` of an `Arc<K>`: its wrappers are stripped.
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                self.type_of(&u.expr, scope)
+            }
+            syn::Expr::Paren(p) => self.type_of(&p.expr, scope),
+            syn::Expr::Try(t) => self.type_of(&t.expr, scope),
+            syn::Expr::Await(a) => self.type_of(&a.base, scope),
+            syn::Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "clone" | "as_ref" | "to_owned" | "unwrap" | "expect"
+                ) =>
+            {
+                self.type_of(&m.receiver, scope)
+            }
+            // `build_service_account(..)`: the type the crate's function of
+            // that name returns.
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let name = p.path.segments.last()?.ident.to_string();
+                self.index.value_fns.get(&name)?.clone()
+            }
+            syn::Expr::Field(f) => {
+                let syn::Member::Named(name) = &f.member else {
+                    return None;
+                };
+                let owner = self.type_of(&f.base, scope)?;
+                let (struct_name, args) = type_name(&owner)?;
+                let ty = self
+                    .index
+                    .field_types
+                    .get(&(struct_name.clone(), name.to_string()))?;
+                Some(strip_wrappers(&self.substitute(ty, &struct_name, &args)))
+            }
+            _ => None,
+        }
+    }
+
+    /// `ty` written in `struct_name`'s definition, with its type parameters
+    /// replaced by `args` (a `K` field of `Wrapper<Pod>` is a `Pod`).
+    pub(super) fn substitute(
+        &self,
+        ty: &syn::Type,
+        struct_name: &str,
+        args: &[syn::Type],
+    ) -> syn::Type {
+        if let Some(params) = self.index.struct_generics.get(struct_name)
+            && let syn::Type::Path(p) = ty
+            && let Some(ident) = p.path.get_ident()
+            && let Some(i) = params.iter().position(|g| ident == g)
+            && let Some(arg) = args.get(i)
+        {
+            return arg.clone();
+        }
+        if let Some(params) = self.index.struct_generics.get(struct_name)
+            && let syn::Type::Path(p) = ty
+            && let Some(last) = p.path.segments.last()
+            && matches!(
+                last.ident.to_string().as_str(),
+                "PartialObjectMeta" | "DeserializeGuard"
+            )
+            && let Some(syn::Type::Path(inner)) = generic_args(&last.arguments).first()
+            && let Some(ident) = inner.path.get_ident()
+            && let Some(i) = params.iter().position(|g| ident == g)
+            && let Some(arg) = args.get(i)
+        {
+            let mut out = p.clone();
+            if let Some(last) = out.path.segments.last_mut() {
+                last.arguments = syn::PathArguments::AngleBracketed(syn::parse_quote!(<#arg>));
+            }
+            return syn::Type::Path(out);
+        }
+        ty.clone()
+    }
+
+    /// The `impl`'s struct and the place of `generic` among its type
+    /// arguments, when `generic` is a type parameter of the `impl`.
+    pub(super) fn owner_of(&self, generic: &syn::Ident) -> Option<(String, usize)> {
+        if !self.impl_generics.iter().any(|g| generic == g) {
+            return None;
+        }
+        let (name, args) = type_name(self.self_type.as_ref()?)?;
+        let position = args.iter().position(|a| is_ident(a, generic))?;
+        Some((name, position))
+    }
+
+    /// Where requests on `ty` go: a kind of the crate, or of Kubernetes.
+    pub(super) fn target(&self, ty: &syn::Type) -> Option<Target> {
+        let syn::Type::Path(p) = ty else {
+            return None;
+        };
+        let last = p.path.segments.last()?;
+        let name = last.ident.to_string();
+        // Metadata-only objects, and objects that may fail to deserialize,
+        // are requests on the kind they wrap.
+        if matches!(name.as_str(), "PartialObjectMeta" | "DeserializeGuard")
+            && let Some(inner) = generic_args(&last.arguments).first()
+        {
+            return self.target(inner);
+        }
+        let written: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let full = if written.len() == 1 {
+            self.imports.get(&name).cloned().unwrap_or(written)
+        } else {
+            written
+        };
+        if full.first().is_some_and(|f| f == "k8s_openapi") {
+            return k8s_target(&full);
+        }
+        // The Gateway API's kinds, from the `gateway-api` crate, whose
+        // sources cargo may not have downloaded.
+        if full.first().is_some_and(|f| f == "gateway_api")
+            && let Some(kind) = full.last()
+            && let Some((_, plural, namespaced)) = GATEWAY_KINDS.iter().find(|(k, _, _)| k == kind)
+        {
+            return Some(Target {
+                group: "gateway.networking.k8s.io".into(),
+                plural: (*plural).to_string(),
+                namespaced: *namespaced,
+            });
+        }
+        // `use crate::api::Widget as W`: the kind is `Widget`.
+        let name = full.last().cloned().unwrap_or(name);
+        if let Some(own) = best_kind(self.own, &full, Some(self.path)) {
+            return Some(Target {
+                group: own.group.clone(),
+                plural: own.plural.clone(),
+                namespaced: own.namespaced,
+            });
+        }
+        // Kinds of the crate's that the path does not tell apart: not
+        // Kubernetes' kind of that name either.
+        if self.own.iter().any(|k| k.type_name() == name) {
+            return None;
+        }
+        kubernetes_kind(&name)
+    }
+
+    pub(super) fn location(&self, node: &impl Spanned) -> Location {
+        let start = node.span().start();
+        Location::new(self.path, start.line, start.column + 1)
+    }
+}

@@ -1,0 +1,399 @@
+//! The Kubernetes requests the crate's code can make, found in its sources:
+//! every kube-rs call whose kind the types show, as the verb, group and
+//! resource the API server authorizes it by, at its file and line.
+//!
+//! kube-rs calls are typed: an `Api<K>` names its kind, and each of its
+//! methods is one request (`patch_status` is a `patch` on `<plural>/status`).
+//! The kind of an `Api` value is read from its constructor's turbofish, a
+//! `let` annotation, a function parameter or a struct field typed `Api<K>`,
+//! a function of the crate that returns one (`ctx.api::<K>()`), or, for an
+//! `Api::namespaced(..)` with no turbofish, the parameter it is passed to.
+//! A call whose kind none of these shows is reported as not checked, never
+//! guessed. Test code (`#[cfg(test)]`, `#[test]`) makes no request of the
+//! operator's and is skipped.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use syn::visit::Visit;
+
+use crate::manifests::diagnostics::Location;
+use crate::manifests::read::modules::BuildConfig;
+
+mod instantiate;
+mod kinds;
+mod literals;
+mod reach;
+mod requests;
+mod syntax;
+mod walk;
+
+use kinds::Typing;
+use kinds::{best_kind, declared_kinds, implemented_kinds, inherited_kinds, kubernetes_kind};
+use literals::{Known, literal_parts, string_consts};
+use reach::{
+    Index, called_names, find_remote_params, mentions_kube, spread_remote_fns, uses_runtime,
+};
+use requests::Deferred;
+pub(crate) use requests::method_requests;
+use syntax::{imports, without_tests};
+use walk::{FileWalker, GENERIC_DEPTH, PathBufLine};
+
+/// One request the code makes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Call {
+    /// The API group, `""` for the core group.
+    pub group: String,
+    /// The resource, with its subresource (`deployments/status`).
+    pub resource: String,
+    pub verb: &'static str,
+    /// Made through `Api::all` on a namespaced kind, or on a cluster-scoped
+    /// kind: it needs a `ClusterRole`.
+    pub cluster: bool,
+    /// Made in the namespace of each object it is about (a `Recorder`'s
+    /// events): in a project that watches the whole cluster, any
+    /// namespace, which a `Role` in the manager's own cannot grant.
+    pub objects_namespace: bool,
+    pub location: Location,
+    /// The function the request is made in (a generic function's, for the
+    /// kinds its callers give it): which binaries make it follows from who
+    /// calls that function.
+    pub function: String,
+    /// What the source calls (`api.patch_status`), for messages.
+    pub via: String,
+    /// The request is sent only in some cases the code cannot show: the
+    /// `create` of a server-side apply, which the API server authorizes
+    /// only when the object does not exist yet. A rule may grant it; none
+    /// has to.
+    pub optional: bool,
+    /// Made with a client of another cluster (built from a kubeconfig the
+    /// code reads), which the operator's role does not govern.
+    pub remote: bool,
+    /// A generic function's request made with the kind one caller gives:
+    /// that call's place and the function it is in, which decide whether a
+    /// program makes it.
+    pub site: Option<(Location, String)>,
+    /// Made in code a normal build leaves out: the `cfg` predicate that
+    /// does not hold (`feature = "gateway"`, a feature off by default).
+    pub gated: Option<String>,
+    /// The calls of the generic functions between the request and `site`,
+    /// which a `cfg` may leave out too.
+    pub through: Vec<Location>,
+}
+
+/// A call whose kind the sources do not show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unchecked {
+    pub location: Location,
+    /// The function the call is in.
+    pub function: String,
+    pub via: String,
+    /// As [`Call::gated`].
+    pub gated: Option<String>,
+}
+
+/// What the analysis found.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub calls: Vec<Call>,
+    pub unchecked: Vec<Unchecked>,
+}
+
+/// A kind of the crate's own, from the CRD derivation.
+#[derive(Debug, Clone)]
+pub struct OwnKind {
+    pub kind: String,
+    pub group: String,
+    pub plural: String,
+    pub namespaced: bool,
+    /// The name of the Rust type when `#[kube(root = "..")]` gives it one
+    /// other than the kind's.
+    pub root: Option<String>,
+    /// The file that declares it, to tell apart kinds of the same name
+    /// (cluster-api's `Cluster` and Fleet's) by the path the code names.
+    pub declared_in: Option<std::path::PathBuf>,
+}
+
+impl OwnKind {
+    /// The name the crate's code calls the kind by.
+    fn type_name(&self) -> &str {
+        self.root.as_deref().unwrap_or(&self.kind)
+    }
+}
+
+/// The requests of the crate in `files` (path relative to the project root,
+/// text); `own` are the crate's kinds.
+pub fn analyze(files: &[(&Path, &str)], own: &[OwnKind]) -> Analysis {
+    let files: Vec<CrateFile<'_>> = files.iter().map(|(p, t)| (*p, *t, None)).collect();
+    analyze_when(&files, &[], || Some(own.to_vec())).unwrap_or_default()
+}
+
+/// A file of the crate: its path relative to the project root, its text,
+/// and what a normal build of its package enables (`None`: every `#[cfg]`
+/// is taken to hold).
+pub type CrateFile<'a> = (&'a Path, &'a str, Option<&'a BuildConfig>);
+
+/// [`analyze`], with the crate's kinds given by `own` once they are known:
+/// the files are parsed (the costly part) before `own` is asked for, so
+/// that the parse can run beside the derivation that finds the kinds.
+/// `None` from `own`: the analysis is not wanted after all.
+///
+/// `kind_files` are read for the kinds they declare only: the sibling
+/// crates a kind of the requests may come from.
+pub fn analyze_when(
+    files: &[CrateFile<'_>],
+    kind_files: &[(&Path, &str)],
+    own: impl FnOnce() -> Option<Vec<OwnKind>>,
+) -> Option<Analysis> {
+    fn parse<'p>(path: &'p Path, text: &str) -> Option<(&'p Path, syn::File)> {
+        without_tests(text).map(|f| (path, f))
+    }
+    let mut parsed: Vec<(&Path, syn::File)> = files
+        .iter()
+        .filter(|(_, text, _)| mentions_kube(text))
+        .filter_map(|(path, text, _)| parse(path, text))
+        .collect();
+    let mut index = Index::default();
+    for (_, file) in &parsed {
+        index.collect(file);
+    }
+    // A file that names no `Api` can still call the crate's functions that
+    // return one (`let nodes = helpers::nodes(client); nodes.list(..)`).
+    let helpers: Vec<String> = index
+        .returns
+        .keys()
+        .map(|name| format!("{name}("))
+        .collect();
+    let more: Vec<(&Path, syn::File)> = files
+        .iter()
+        .filter(|(path, text, _)| {
+            !parsed.iter().any(|(p, _)| p == path)
+                && helpers.iter().any(|call| text.contains(call.as_str()))
+        })
+        .filter_map(|(path, text, _)| parse(path, text))
+        .collect();
+    parsed.extend(more);
+    spread_remote_fns(&mut index);
+    index.consts = string_consts(
+        files
+            .iter()
+            .map(|(_, t, _)| *t)
+            .filter(|t| t.contains("const ")),
+    );
+    let empty = HashMap::new();
+    let no_functions = HashMap::new();
+    for (name, body) in std::mem::take(&mut index.resource_fns) {
+        let known = Known {
+            vars: &empty,
+            consts: &index.consts,
+            functions: &no_functions,
+        };
+        let literal = literal_parts(
+            [&syn::Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: body,
+            })],
+            &known,
+        );
+        if literal.group.is_some() && literal.kind.is_some() {
+            index.literal_fns.insert(name, literal);
+        }
+    }
+    find_remote_params(&parsed, &mut index);
+    // Kinds the crate uses but does not own (`src/external/`, kopium's) are
+    // declared with `#[kube(..)]` too; the CRD derivation's own come first.
+    let mut own = own()?;
+    let texts = files
+        .iter()
+        .map(|(p, t, _)| (*p, *t))
+        .chain(kind_files.iter().copied());
+    let mut inherits = Vec::new();
+    for (path, text) in texts {
+        let mut kinds = if text.contains("#[kube(") {
+            declared_kinds(text)
+        } else {
+            Vec::new()
+        };
+        if text.contains("Resource for ") {
+            kinds.extend(implemented_kinds(text));
+        }
+        if text.contains("#[resource(") {
+            inherits.extend(inherited_kinds(text).into_iter().map(|(s, p)| (s, p, path)));
+        }
+        for mut kind in kinds {
+            kind.declared_in = Some(path.to_path_buf());
+            // The CRD derivation's kinds (no file) name the kind, not its type.
+            match own.iter_mut().find(|o| {
+                o.kind == kind.kind
+                    && o.group == kind.group
+                    && (o.declared_in.is_none() || o.type_name() == kind.type_name())
+            }) {
+                // The CRD derivation names the kind, not its Rust type or file.
+                Some(known) => {
+                    known.root = known.root.take().or(kind.root);
+                    known.declared_in = known.declared_in.take().or(kind.declared_in);
+                }
+                None => own.push(kind),
+            }
+        }
+    }
+    // `#[derive(Resource)] #[resource(inherit = other::Kind)]`: a type of
+    // the crate's that is requested as the kind it inherits.
+    for (name, path, file) in inherits {
+        let builtin = || {
+            let kind = path.last()?;
+            let target = kubernetes_kind(kind)?;
+            Some(OwnKind {
+                kind: kind.clone(),
+                group: target.group,
+                plural: target.plural,
+                namespaced: target.namespaced,
+                root: None,
+                declared_in: None,
+            })
+        };
+        if let Some(kind) = best_kind(&own, &path, None).cloned().or_else(builtin) {
+            let mut kind = kind;
+            kind.root = (name != kind.kind).then_some(name);
+            kind.declared_in = Some(file.to_path_buf());
+            own.push(kind);
+        }
+    }
+    let own = own.as_slice();
+    let mut analysis = Analysis::default();
+    let mut deferred = Vec::new();
+    for (path, file) in &parsed {
+        let imports = imports(file);
+        let mut walker = FileWalker {
+            cx: Typing {
+                path,
+                index: &index,
+                own,
+                imports: &imports,
+                function: String::new(),
+                generics: Vec::new(),
+                self_type: None,
+                impl_generics: Vec::new(),
+                runtime: uses_runtime(&imports),
+            },
+            analysis: &mut analysis,
+            deferred: &mut deferred,
+            instantiate: None,
+        };
+        walker.visit_file(file);
+    }
+    // The requests of generic functions, with the kinds their callers give.
+    // A generic caller that passes on its own type parameter makes them
+    // its own requests, for its callers in the next round.
+    if !deferred.is_empty() {
+        let calls_before = analysis.calls.len();
+        let mut round = deferred.clone();
+        let mut seen: HashSet<(String, String, PathBufLine)> = HashSet::new();
+        for _ in 0..GENERIC_DEPTH {
+            if round.is_empty() {
+                break;
+            }
+            let mut by_function: HashMap<String, Vec<Deferred>> = HashMap::new();
+            for d in round {
+                by_function.entry(d.function.clone()).or_default().push(d);
+            }
+            let mut lifted = Vec::new();
+            for (path, file) in &parsed {
+                let imports = imports(file);
+                let mut walker = FileWalker {
+                    cx: Typing {
+                        path,
+                        index: &index,
+                        own,
+                        imports: &imports,
+                        function: String::new(),
+                        generics: Vec::new(),
+                        self_type: None,
+                        impl_generics: Vec::new(),
+                        runtime: uses_runtime(&imports),
+                    },
+                    analysis: &mut analysis,
+                    deferred: &mut lifted,
+                    instantiate: Some(&by_function),
+                };
+                walker.visit_file(file);
+            }
+            round = lifted
+                .into_iter()
+                .filter(|d| {
+                    let at = (d.location.file.clone(), d.location.line, d.location.column);
+                    seen.insert((d.function.clone(), d.generic.clone(), at))
+                })
+                .collect();
+        }
+        // A generic function no caller gives a kind is not checked; one that
+        // nothing calls makes no request.
+        let instantiated: Vec<Location> = analysis.calls[calls_before..]
+            .iter()
+            .map(|c| c.location.clone())
+            .collect();
+        let mut called = None;
+        for d in deferred {
+            if instantiated.contains(&d.location) {
+                continue;
+            }
+            let called =
+                called.get_or_insert_with(|| called_names(parsed.iter().map(|(_, file)| file)));
+            if called.contains(&d.function) {
+                analysis.unchecked.push(Unchecked {
+                    location: d.location,
+                    function: d.function,
+                    via: d.via,
+                    gated: None,
+                });
+            }
+        }
+    }
+    // What a normal build leaves out is marked, not dropped: a rule may
+    // grant it for the builds that enable it.
+    let gates: HashMap<&Path, Vec<(usize, usize, String)>> = files
+        .iter()
+        .filter_map(|(path, _, config)| {
+            let config = (*config)?;
+            let (_, file) = parsed.iter().find(|(p, _)| p == path)?;
+            let spans = config.disabled_spans(file);
+            (!spans.is_empty()).then_some((*path, spans))
+        })
+        .collect();
+    let gate = |at: &Location| {
+        gates.get(at.file.as_path()).and_then(|spans| {
+            spans
+                .iter()
+                .find(|(from, to, _)| (*from..=*to).contains(&at.line))
+                .map(|(_, _, predicate)| predicate.clone())
+        })
+    };
+    if !gates.is_empty() {
+        for call in &mut analysis.calls {
+            call.gated = gate(&call.location)
+                .or_else(|| call.site.as_ref().and_then(|(at, _)| gate(at)))
+                .or_else(|| call.through.iter().find_map(gate));
+        }
+        for unchecked in &mut analysis.unchecked {
+            unchecked.gated = gate(&unchecked.location);
+        }
+    }
+    analysis.calls.sort();
+    analysis.calls.dedup();
+    Some(analysis)
+}
+
+/// The calls, grouped by what they need: (group, resource, verb) -> the
+/// first location that needs it.
+pub fn needs(calls: &[Call]) -> BTreeMap<(String, String, &'static str), &Call> {
+    let mut out = BTreeMap::new();
+    for call in calls {
+        out.entry((call.group.clone(), call.resource.clone(), call.verb))
+            .or_insert(call);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

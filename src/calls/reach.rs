@@ -1,0 +1,583 @@
+//! Which functions run, and with what: the crate's functions and what they
+//! return, the `Api`s their parameters and fields hold, calls made with a
+//! client of another cluster, and the names the crate calls.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use syn::visit::Visit;
+
+use super::literals::Literal;
+use super::syntax::{
+    api_constructor_call, api_type, constructor_scope, is_ident, is_test, macro_exprs,
+    strip_wrappers, unwrap_result, variable,
+};
+
+/// Whether a file can make a request at all: it names kube's API types or
+/// the functions that take them.
+pub(super) fn mentions_kube(text: &str) -> bool {
+    [
+        "Api<",
+        "Api::",
+        "api::<",
+        "Controller::new",
+        "watcher(",
+        "Recorder::new",
+        "finalizer(",
+        "controller_owner_ref(",
+        // A function that returns the `ApiResource` a dynamic `Api` is of.
+        "-> ApiResource",
+        "-> GroupVersionKind",
+        // rsop-runtime's manager and reconciler.
+        "rsop_runtime",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}
+
+/// The crate-wide facts the walk needs: functions that return an `Api`,
+/// functions' parameters typed `Api<K>`, and struct fields typed `Api<K>`.
+#[derive(Debug, Default)]
+pub(super) struct Index {
+    /// Function name -> the `K` it returns an `Api` of (`None`: generic, read
+    /// from the call's turbofish), and whether it is made with `Api::all`.
+    pub(super) returns: HashMap<String, (Option<syn::Type>, Option<bool>)>,
+    /// Function name -> the `K` of each parameter typed `Api<K>`, by position
+    /// (a method's `self` left out).
+    pub(super) params: HashMap<String, Vec<Option<syn::Type>>>,
+    /// Generic function -> its type parameters in order, and for each of
+    /// its parameters the type parameter it is a value of (`obj: &T`,
+    /// `obj: Arc<T>`), for the kinds its callers' values have.
+    pub(super) generic_values: HashMap<String, (Vec<String>, Vec<Option<String>>)>,
+    /// Field name -> each struct with a field of that name typed `Api<K>`,
+    /// and its `K`: the struct an expression's value is decides which.
+    pub(super) fields: HashMap<String, Vec<(String, syn::Type)>>,
+    /// (struct, field) -> the field's type, for the value of `self.ctx.api`.
+    pub(super) field_types: HashMap<(String, String), syn::Type>,
+    /// Struct -> its type parameters, to give a generic struct's `Api<K>`
+    /// field the kind its type names (`Wrapper<Pod>`).
+    pub(super) struct_generics: HashMap<String, Vec<String>>,
+    /// Functions that return a client of another cluster: one built from a
+    /// kubeconfig the code reads.
+    pub(super) remote_fns: HashSet<String>,
+    /// Function -> the places of its parameters typed `Client`.
+    pub(super) client_params: HashMap<String, Vec<usize>>,
+    /// (function, place) of the `Client` parameters every caller passes a
+    /// client of another cluster.
+    pub(super) remote_params: HashSet<(String, usize)>,
+    /// The bodies of the other functions that return a `Client`: one that
+    /// calls a function of `remote_fns` joins them.
+    pub(super) client_fns: Vec<(String, syn::Block)>,
+    /// The crate's string constants.
+    pub(super) consts: HashMap<String, String>,
+    /// Functions that return an `ApiResource` or `GroupVersionKind` made of
+    /// literals, and what they return.
+    pub(super) literal_fns: HashMap<String, Literal>,
+    /// The bodies of functions that return an `ApiResource` or
+    /// `GroupVersionKind`, read once the constants are known.
+    pub(super) resource_fns: Vec<(String, syn::Block)>,
+    /// Function -> the type of the value it returns, for the kind of
+    /// `let sa = build_service_account(..)` a generic function is given;
+    /// `None` when functions of that name return different types.
+    pub(super) value_fns: HashMap<String, Option<syn::Type>>,
+}
+
+impl Index {
+    pub(super) fn collect(&mut self, file: &syn::File) {
+        /// The index, and the type parameters of the `impl` being read.
+        struct Collector<'a>(&'a mut Index, Vec<syn::Ident>);
+        impl<'ast> Visit<'ast> for Collector<'_> {
+            fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+                let outer = std::mem::replace(
+                    &mut self.1,
+                    item.generics
+                        .type_params()
+                        .map(|p| p.ident.clone())
+                        .collect(),
+                );
+                syn::visit::visit_item_impl(self, item);
+                self.1 = outer;
+            }
+            fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+                if !is_test(&m.attrs) {
+                    syn::visit::visit_item_mod(self, m);
+                }
+            }
+            fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+                if !is_test(&f.attrs) {
+                    self.0.signature(&f.sig, Some(&f.block));
+                    syn::visit::visit_item_fn(self, f);
+                }
+            }
+            fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+                if !is_test(&f.attrs) {
+                    self.0.signature_in(&f.sig, Some(&f.block), &self.1);
+                    syn::visit::visit_impl_item_fn(self, f);
+                }
+            }
+            fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+                if !is_test(&f.attrs) {
+                    self.0.signature(&f.sig, f.default.as_ref());
+                    syn::visit::visit_trait_item_fn(self, f);
+                }
+            }
+            fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+                let owner = item.ident.to_string();
+                let generics: Vec<String> = item
+                    .generics
+                    .type_params()
+                    .map(|p| p.ident.to_string())
+                    .collect();
+                if !generics.is_empty() {
+                    self.0.struct_generics.insert(owner.clone(), generics);
+                }
+                for field in &item.fields {
+                    let Some(name) = &field.ident else { continue };
+                    let name = name.to_string();
+                    if let Some(kind) = api_type(&field.ty) {
+                        let entry = self.0.fields.entry(name.clone()).or_default();
+                        if !entry.iter().any(|(o, _)| *o == owner) {
+                            entry.push((owner.clone(), kind));
+                        }
+                    }
+                    self.0
+                        .field_types
+                        .insert((owner.clone(), name), field.ty.clone());
+                }
+                syn::visit::visit_item_struct(self, item);
+            }
+        }
+        Collector(self, Vec::new()).visit_file(file);
+    }
+
+    pub(super) fn signature(&mut self, sig: &syn::Signature, body: Option<&syn::Block>) {
+        self.signature_in(sig, body, &[]);
+    }
+
+    /// A function's signature, read in an `impl` with the type parameters
+    /// `impl_generics`.
+    pub(super) fn signature_in(
+        &mut self,
+        sig: &syn::Signature,
+        body: Option<&syn::Block>,
+        impl_generics: &[syn::Ident],
+    ) {
+        let name = sig.ident.to_string();
+        let generics: Vec<String> = sig
+            .generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        if !generics.is_empty() {
+            let values: Vec<Option<String>> = sig
+                .inputs
+                .iter()
+                .filter_map(|arg| match arg {
+                    syn::FnArg::Typed(t) => Some(match strip_wrappers(&t.ty) {
+                        syn::Type::Path(p) => p
+                            .path
+                            .get_ident()
+                            .map(ToString::to_string)
+                            .filter(|i| generics.contains(i)),
+                        _ => None,
+                    }),
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .collect();
+            self.generic_values.insert(name.clone(), (generics, values));
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output {
+            let value = strip_wrappers(unwrap_result(ty));
+            let generic = sig.generics.type_params().any(|p| {
+                quote::ToTokens::to_token_stream(&value)
+                    .into_iter()
+                    .any(|t| matches!(&t, proc_macro2::TokenTree::Ident(i) if *i == p.ident))
+            });
+            if matches!(&value, syn::Type::Path(p) if p.qself.is_none()) && !generic {
+                self.value_fns
+                    .entry(name.clone())
+                    .and_modify(|known| {
+                        if known.as_ref() != Some(&value) {
+                            *known = None;
+                        }
+                    })
+                    .or_insert(Some(value));
+            }
+        }
+        let clients: Vec<usize> = sig
+            .inputs
+            .iter()
+            .filter(|arg| matches!(arg, syn::FnArg::Typed(_)))
+            .enumerate()
+            .filter_map(|(i, arg)| match arg {
+                syn::FnArg::Typed(t) if is_client_type(&t.ty) => Some(i),
+                _ => None,
+            })
+            .collect();
+        if !clients.is_empty() {
+            self.client_params.insert(name.clone(), clients);
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output
+            && let syn::Type::Path(p) = unwrap_result(ty)
+            && p.path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "ApiResource" || s.ident == "GroupVersionKind")
+            && let Some(body) = body
+        {
+            self.resource_fns.push((name.clone(), body.clone()));
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output
+            && is_client_type(unwrap_result(ty))
+            && let Some(body) = body
+        {
+            if mentions_remote(body, &HashSet::new(), &HashSet::new()) {
+                self.remote_fns.insert(name.clone());
+            } else {
+                self.client_fns.push((name.clone(), body.clone()));
+            }
+        }
+        let params: Vec<Option<syn::Type>> = sig
+            .inputs
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::FnArg::Typed(t) => Some(api_type(&t.ty)),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        if params.iter().any(Option::is_some) {
+            self.params.insert(name.clone(), params);
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output
+            && let Some(kind) = api_type(unwrap_result(ty))
+        {
+            let generic = sig
+                .generics
+                .type_params()
+                .any(|p| is_ident(&kind, &p.ident));
+            let cluster = body.and_then(constructor_scope);
+            // A trait's `fn get_api() -> Api<Self>` says most of the kind;
+            // another trait's method of the same name that returns an
+            // associated type does not replace it.
+            let says_less = |k: &syn::Type| {
+                matches!(k, syn::Type::Path(p) if p.path.segments.len() > 1
+                    && p.path.segments[0].ident == "Self")
+            };
+            // `impl<K> Helper for (K, Scope) { fn get_api() -> Api<K> }`:
+            // the kind is the `impl`'s parameter, which a call does not name.
+            let of_impl = impl_generics.iter().any(|g| is_ident(&kind, g));
+            let keep = self.returns.get(&name).is_some_and(|(k, _)| {
+                k.as_ref().is_some_and(is_self) && (says_less(&kind) || of_impl)
+            });
+            if !keep {
+                self.returns.insert(
+                    name,
+                    (if generic || of_impl { None } else { Some(kind) }, cluster),
+                );
+            }
+        }
+    }
+}
+
+/// `Self`.
+pub(super) fn is_self(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+}
+
+/// `Client`, `&Client`, `kube::Client`.
+pub(super) fn is_client_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(r) => is_client_type(&r.elem),
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Client"),
+        _ => false,
+    }
+}
+
+/// Whether code builds a client of another cluster: it reads a kubeconfig
+/// (`Config::from_custom_kubeconfig`, `Kubeconfig::from_yaml`, ..), calls a
+/// function of `remote_fns`, or uses a variable of `remote_vars`.
+pub(super) fn mentions_remote(
+    node: &syn::Block,
+    remote_fns: &HashSet<String>,
+    remote_vars: &HashSet<String>,
+) -> bool {
+    let mut finder = RemoteFinder {
+        remote_fns,
+        remote_vars,
+        found: false,
+    };
+    finder.visit_block(node);
+    finder.found
+}
+
+/// [`mentions_remote`] of one expression.
+pub(super) fn expr_mentions_remote(
+    expr: &syn::Expr,
+    remote_fns: &HashSet<String>,
+    remote_vars: &HashSet<String>,
+) -> bool {
+    let mut finder = RemoteFinder {
+        remote_fns,
+        remote_vars,
+        found: false,
+    };
+    finder.visit_expr(expr);
+    finder.found
+}
+
+pub(super) struct RemoteFinder<'a> {
+    pub(super) remote_fns: &'a HashSet<String>,
+    pub(super) remote_vars: &'a HashSet<String>,
+    pub(super) found: bool,
+}
+
+impl<'ast> Visit<'ast> for RemoteFinder<'_> {
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let last = names.last().map(String::as_str).unwrap_or_default();
+        let kubeconfig = names.iter().any(|n| n == "Kubeconfig")
+            && matches!(last, "read_from" | "from_yaml" | "read");
+        if kubeconfig
+            || matches!(last, "from_custom_kubeconfig" | "from_kubeconfig")
+            || self.remote_fns.contains(last)
+            || (names.len() == 1 && self.remote_vars.contains(last))
+        {
+            self.found = true;
+        }
+        syn::visit::visit_path(self, path);
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        if self.remote_fns.contains(&call.method.to_string()) {
+            self.found = true;
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+}
+
+/// The variables of a function that hold a client of another cluster:
+/// its parameters every caller gives one (`params`), and the `let`s whose
+/// value is built from a kubeconfig or from such a variable.
+pub(super) fn remote_locals(
+    block: &syn::Block,
+    index: &Index,
+    params: HashSet<String>,
+) -> HashSet<String> {
+    struct Locals<'i> {
+        index: &'i Index,
+        vars: HashSet<String>,
+    }
+    impl<'ast> Visit<'ast> for Locals<'_> {
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            let name = match &local.pat {
+                syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                syn::Pat::Type(t) => match &*t.pat {
+                    syn::Pat::Ident(i) => Some(i.ident.to_string()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let (Some(name), Some(init)) = (name, &local.init) {
+                // An `Api` is tracked apart; a client is what is made here.
+                if api_constructor_call(&init.expr).is_none()
+                    && expr_mentions_remote(&init.expr, &self.index.remote_fns, &self.vars)
+                {
+                    self.vars.insert(name);
+                }
+            }
+            syn::visit::visit_local(self, local);
+        }
+    }
+    // Most functions build no client at all.
+    if params.is_empty() && !mentions_remote(block, &index.remote_fns, &HashSet::new()) {
+        return params;
+    }
+    let mut locals = Locals {
+        index,
+        vars: params,
+    };
+    locals.visit_block(block);
+    locals.vars
+}
+
+/// Adds to the remote functions those that return what one gives.
+pub(super) fn spread_remote_fns(index: &mut Index) {
+    // A function that returns what a remote function gives is remote too.
+    loop {
+        let found: Vec<String> = index
+            .client_fns
+            .iter()
+            .filter(|(name, body)| {
+                !index.remote_fns.contains(name)
+                    && mentions_remote(body, &index.remote_fns, &HashSet::new())
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        if found.is_empty() {
+            break;
+        }
+        index.remote_fns.extend(found);
+    }
+}
+
+/// The `Client` parameters every caller passes a client of another
+/// cluster, found over `files` (two rounds, so that such a client passed
+/// on once more is followed too).
+pub(super) fn find_remote_params(files: &[(&Path, syn::File)], index: &mut Index) {
+    struct Votes<'i> {
+        index: &'i Index,
+        function: String,
+        remote: HashSet<String>,
+        tally: &'i mut HashMap<(String, usize), (usize, usize)>,
+    }
+    impl Votes<'_> {
+        fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+            let name = sig.ident.to_string();
+            let params: HashSet<String> = sig
+                .inputs
+                .iter()
+                .filter(|arg| matches!(arg, syn::FnArg::Typed(_)))
+                .enumerate()
+                .filter_map(|(i, arg)| match arg {
+                    syn::FnArg::Typed(t) => match &*t.pat {
+                        syn::Pat::Ident(p)
+                            if self.index.remote_params.contains(&(name.clone(), i)) =>
+                        {
+                            Some(p.ident.to_string())
+                        }
+                        _ => None,
+                    },
+                    syn::FnArg::Receiver(_) => None,
+                })
+                .collect();
+            self.remote = remote_locals(block, self.index, params);
+            self.function = name;
+            self.visit_block(block);
+        }
+        fn vote(
+            &mut self,
+            callee: &str,
+            args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+        ) {
+            let Some(places) = self.index.client_params.get(callee) else {
+                return;
+            };
+            for &i in places {
+                let Some(arg) = args.iter().nth(i) else {
+                    continue;
+                };
+                let remote = variable(arg).is_some_and(|v| self.remote.contains(&v));
+                let entry = self.tally.entry((callee.to_string(), i)).or_default();
+                if remote {
+                    entry.0 += 1;
+                } else {
+                    entry.1 += 1;
+                }
+            }
+        }
+    }
+    impl<'ast> Visit<'ast> for Votes<'_> {
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            if !is_test(&f.attrs) {
+                self.function(&f.sig, &f.block);
+            }
+        }
+        fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+            if !is_test(&f.attrs) {
+                self.function(&f.sig, &f.block);
+            }
+        }
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            if !is_test(&m.attrs) {
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && let Some(last) = p.path.segments.last()
+            {
+                self.vote(&last.ident.to_string(), &call.args);
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            self.vote(&call.method.to_string(), &call.args);
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    if index.remote_fns.is_empty()
+        && !files.iter().any(|(_, f)| {
+            let mut finder = RemoteFinder {
+                remote_fns: &index.remote_fns,
+                remote_vars: &HashSet::new(),
+                found: false,
+            };
+            finder.visit_file(f);
+            finder.found
+        })
+    {
+        return;
+    }
+    for _ in 0..2 {
+        let mut votes = HashMap::new();
+        for (_, file) in files {
+            let mut walk = Votes {
+                index,
+                function: String::new(),
+                remote: HashSet::new(),
+                tally: &mut votes,
+            };
+            walk.visit_file(file);
+        }
+        index.remote_params = votes
+            .into_iter()
+            .filter(|(_, (remote, local))| *remote > 0 && *local == 0)
+            .map(|(key, _)| key)
+            .collect();
+    }
+}
+
+/// The name of every function and method the files call, outside tests.
+pub(super) fn called_names<'f>(files: impl Iterator<Item = &'f syn::File>) -> HashSet<String> {
+    struct Calls(HashSet<String>);
+    impl<'ast> Visit<'ast> for Calls {
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            for expr in macro_exprs(mac).iter().flatten() {
+                self.visit_expr(expr);
+            }
+        }
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            if !is_test(&m.attrs) {
+                syn::visit::visit_item_mod(self, m);
+            }
+        }
+        fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+            if !is_test(&f.attrs) {
+                syn::visit::visit_item_fn(self, f);
+            }
+        }
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func
+                && let Some(last) = p.path.segments.last()
+            {
+                self.0.insert(last.ident.to_string());
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            self.0.insert(call.method.to_string());
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    let mut calls = Calls(HashSet::new());
+    for file in files {
+        calls.visit_file(file);
+    }
+    calls.0
+}
+
+/// Whether a file's `use`s bring in rsop-runtime.
+pub(super) fn uses_runtime(imports: &HashMap<String, Vec<String>>) -> bool {
+    imports
+        .values()
+        .any(|path| path.first().is_some_and(|first| first == "rsop_runtime"))
+}

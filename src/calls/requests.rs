@@ -1,0 +1,543 @@
+//! Which requests each call sends: the verbs and resources of `Api`'s
+//! methods in the project's kube release, of the runtime's and kube-runtime's
+//! helpers, and of rsop-runtime's manager and reconciler.
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use super::kinds::{ApiKind, Scope, Target, Typing};
+use super::syntax::{
+    api_constructor_call, macro_exprs, receiver_text, strip_wrappers, turbofish, type_name,
+    type_parameter, variable,
+};
+use super::{Analysis, Call, Unchecked};
+use crate::manifests::diagnostics::Location;
+use crate::project::names;
+
+/// The request methods of `Api<K>`: name -> (verbs, subresource).
+pub(crate) fn method_requests(
+    method: &str,
+) -> Option<(&'static [&'static str], Option<&'static str>)> {
+    Some(match method {
+        "get" | "get_opt" | "get_metadata" | "get_metadata_opt" => (&["get"], None),
+        "list" | "list_metadata" => (&["list"], None),
+        "watch" | "watch_metadata" => (&["watch"], None),
+        "create" => (&["create"], None),
+        "replace" => (&["update"], None),
+        "patch" | "patch_metadata" => (&["patch"], None),
+        "delete" => (&["delete"], None),
+        "delete_collection" => (&["deletecollection"], None),
+        "get_status" => (&["get"], Some("status")),
+        "patch_status" => (&["patch"], Some("status")),
+        "replace_status" => (&["update"], Some("status")),
+        "get_scale" => (&["get"], Some("scale")),
+        "patch_scale" => (&["patch"], Some("scale")),
+        "replace_scale" => (&["update"], Some("scale")),
+        "evict" => (&["create"], Some("eviction")),
+        "logs" | "log_stream" => (&["get"], Some("log")),
+        "exec" => (&["create"], Some("exec")),
+        "attach" => (&["create"], Some("attach")),
+        "portforward" => (&["create"], Some("portforward")),
+        // `Entry::commit` creates a missing object and replaces one found.
+        "entry" => (&["get", "create", "update"], None),
+        _ => return None,
+    })
+}
+
+/// The verbs of a watch: the initial list and the watch.
+pub(super) const WATCH: &[&str] = &["list", "watch"];
+
+/// The requests of a function body.
+pub(super) struct Requests<'w, 'a> {
+    pub(super) cx: &'w Typing<'a>,
+    pub(super) analysis: &'w mut Analysis,
+    /// Requests on the `Api` of a type parameter, waiting for its callers.
+    pub(super) deferred: &'w mut Vec<Deferred>,
+    pub(super) scope: &'w Scope,
+}
+
+impl<'ast> Visit<'ast> for Requests<'_, '_> {
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        for expr in macro_exprs(mac).iter().flatten() {
+            self.visit_expr(expr);
+        }
+    }
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let method = call.method.to_string();
+        let via = |receiver: &str| format!("{receiver}.{method}");
+        if let Some((verbs, sub)) = method_requests(&method)
+            && let Some(kind) = self.cx.kind_of(&call.receiver, self.scope)
+        {
+            let first = self.analysis.calls.len();
+            let remote = variable(&call.receiver)
+                .is_some_and(|v| self.scope.remote_apis.contains(&v))
+                || api_constructor_call(&call.receiver)
+                    .and_then(variable)
+                    .is_some_and(|c| self.scope.remote_clients.contains(&c));
+            let via = via(&receiver_text(&call.receiver));
+            self.push(&kind, verbs, sub, &call.method, via.clone());
+            // A server-side apply creates the object it does not find, which
+            // the API server then authorizes as a `create` too. (A
+            // subresource's apply never creates its object.)
+            if method == "patch" && applies(&call.args) {
+                let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
+                self.push(&kind, &["create"], None, &call.method, via);
+                for call in &mut self.analysis.calls[calls..] {
+                    call.optional = true;
+                }
+                for call in &mut self.deferred[deferred..] {
+                    call.optional = true;
+                }
+            }
+            if remote {
+                for call in &mut self.analysis.calls[first..] {
+                    call.remote = true;
+                }
+            }
+        } else if let Some(verb) = match method.as_str() {
+            "get_subresource" => Some("get"),
+            "create_subresource" => Some("create"),
+            "patch_subresource" => Some("patch"),
+            "replace_subresource" => Some("update"),
+            _ => None,
+        } && let Some(kind) = self.cx.kind_of(&call.receiver, self.scope)
+        {
+            let sub = match call.args.first() {
+                Some(syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                })) => Some(s.value()),
+                _ => None,
+            };
+            match sub {
+                Some(sub) => self.push(
+                    &kind,
+                    &[verb],
+                    Some(&sub),
+                    &call.method,
+                    via(&receiver_text(&call.receiver)),
+                ),
+                None => self.analysis.unchecked.push(Unchecked {
+                    location: self.cx.location(&call.method),
+                    function: self.cx.function.clone(),
+                    via: via(&receiver_text(&call.receiver)),
+                    gated: None,
+                }),
+            }
+        } else if matches!(method.as_str(), "owns" | "watches")
+            && let Some(api) = call.args.first()
+            && let Some(kind) = self.cx.kind_of(api, self.scope)
+        {
+            self.push(
+                &kind,
+                WATCH,
+                None,
+                &call.method,
+                format!("Controller::{method}"),
+            );
+        } else if let Some(runtime) = self.runtime_request(call) {
+            let (kind, verbs, sub, via) = runtime;
+            self.push(&kind, verbs, sub, &call.method, via.clone());
+            if method == "apply" {
+                // Server-side apply: a `create` too when the object is not there yet.
+                let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
+                self.push(&kind, &["create"], None, &call.method, via.clone());
+                for call in &mut self.analysis.calls[calls..] {
+                    call.optional = true;
+                }
+                for call in &mut self.deferred[deferred..] {
+                    call.optional = true;
+                }
+            }
+            if method == "write_status" {
+                // Each condition transition is announced with an event, in the object's namespace.
+                self.runtime_event(&call.method);
+            }
+        } else if method == "controller_owner_ref"
+            && let Some(name) = variable(&call.receiver)
+            && let Some(ty) = self.scope.values.get(&name)
+        {
+            // An owner reference with `blockOwnerDeletion` needs the right to
+            // update the owner's finalizers.
+            let owner = strip_wrappers(ty);
+            self.push(
+                &ApiKind::Known(Box::new(owner), None),
+                &["update"],
+                Some("finalizers"),
+                &call.method,
+                format!("{name}.controller_owner_ref"),
+            );
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*call.func
+            && let Some(last) = p.path.segments.last()
+        {
+            let name = last.ident.to_string();
+            let segments = p.path.segments.len();
+            let first = call.args.first();
+            match name.as_str() {
+                "watcher" | "metadata_watcher" => {
+                    if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
+                        self.push(&kind, WATCH, None, &last.ident, name.clone());
+                    }
+                }
+                "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Controller" => {
+                    if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
+                        self.push(&kind, WATCH, None, &last.ident, "Controller::new".into());
+                    }
+                }
+                "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Recorder" => {
+                    let location = self.cx.location(&last.ident);
+                    // A `Recorder::new` given the object's reference (kube-runtime
+                    // 0.95 and before) only creates events; one given none (0.98
+                    // on) patches an event that repeats into a series.
+                    let verbs: &[&str] = if call.args.len() >= 3 {
+                        &["create"]
+                    } else {
+                        &["create", "patch"]
+                    };
+                    for &verb in verbs {
+                        self.analysis.calls.push(Call {
+                            group: "events.k8s.io".into(),
+                            resource: "events".into(),
+                            verb,
+                            cluster: false,
+                            objects_namespace: true,
+                            location: location.clone(),
+                            function: self.cx.function.clone(),
+                            via: "Recorder::new".into(),
+                            optional: false,
+                            remote: false,
+                            site: None,
+                            gated: None,
+                            through: Vec::new(),
+                        });
+                    }
+                }
+                // kube-lease-manager reads, creates and patches its Lease
+                // (in its namespace), and deletes it when released.
+                "new"
+                    if segments >= 2
+                        && matches!(
+                            p.path.segments[segments - 2].ident.to_string().as_str(),
+                            "LeaseManagerBuilder" | "LeaseManager"
+                        ) =>
+                {
+                    let location = self.cx.location(&last.ident);
+                    for (verb, optional) in [
+                        ("get", false),
+                        ("create", false),
+                        ("patch", false),
+                        ("delete", true),
+                    ] {
+                        self.analysis.calls.push(Call {
+                            group: "coordination.k8s.io".into(),
+                            resource: "leases".into(),
+                            verb,
+                            cluster: false,
+                            objects_namespace: false,
+                            location: location.clone(),
+                            function: self.cx.function.clone(),
+                            via: "kube-lease-manager".into(),
+                            optional,
+                            remote: false,
+                            site: None,
+                            gated: None,
+                            through: Vec::new(),
+                        });
+                    }
+                }
+                // rsop-runtime's manager: leader election through a Lease in its namespace (the
+                // shard Leases' watch too, when it is sharded), and the metrics server's
+                // authentication and authorization of each scrape.
+                "new"
+                    if segments >= 2
+                        && p.path.segments[segments - 2].ident == "Manager"
+                        && self.cx.runtime =>
+                {
+                    for (group, resource, verb, cluster, optional) in RUNTIME_MANAGER_REQUESTS {
+                        self.fixed(
+                            group,
+                            resource,
+                            verb,
+                            *cluster,
+                            *optional,
+                            &last.ident,
+                            "rsop_runtime::Manager",
+                        );
+                    }
+                }
+                // rsop-runtime's check that a controller's kind can be listed.
+                "can_list" if self.cx.runtime => {
+                    if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
+                        self.push(&kind, &["list"], None, &last.ident, "can_list".into());
+                    }
+                }
+                "finalizer" => {
+                    if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
+                        self.push(&kind, &["patch"], None, &last.ident, "finalizer".into());
+                    }
+                }
+                _ => {}
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+}
+
+/// The requests rsop-runtime's `Manager` makes, whatever its controllers: `(group, resource, verb,
+/// across the cluster, optional)`. It gets, creates and updates its leader election Lease; with
+/// `--shards` it watches the shard Leases, which a project that never runs sharded need not
+/// grant. Its metrics server asks the API server who a scraper is and whether it may read.
+pub(super) const RUNTIME_MANAGER_REQUESTS: &[(&str, &str, &str, bool, bool)] = &[
+    ("coordination.k8s.io", "leases", "get", false, false),
+    ("coordination.k8s.io", "leases", "create", false, false),
+    ("coordination.k8s.io", "leases", "update", false, false),
+    ("coordination.k8s.io", "leases", "list", false, true),
+    ("coordination.k8s.io", "leases", "watch", false, true),
+    (
+        "authentication.k8s.io",
+        "tokenreviews",
+        "create",
+        true,
+        false,
+    ),
+    (
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "create",
+        true,
+        false,
+    ),
+];
+
+impl Requests<'_, '_> {
+    pub(super) fn push(
+        &mut self,
+        kind: &ApiKind,
+        verbs: &[&'static str],
+        subresource: Option<&str>,
+        at: &impl Spanned,
+        via: String,
+    ) {
+        let location = self.cx.location(at);
+        // A request on the `Api` of a type parameter waits for its callers.
+        if let ApiKind::Known(ty, _) = kind
+            && let Some(ident) = type_parameter(ty)
+            && self.cx.generics.iter().any(|g| ident == g)
+        {
+            self.deferred.push(Deferred {
+                function: self.cx.function.clone(),
+                generic: ident.to_string(),
+                owner: self.cx.owner_of(ident),
+                verbs: verbs.to_vec(),
+                subresource: subresource.map(str::to_string),
+                location,
+                via,
+                optional: false,
+                through: Vec::new(),
+            });
+            return;
+        }
+        let (target, cluster) = match kind {
+            ApiKind::Known(ty, cluster) => (self.cx.target(ty), *cluster),
+            ApiKind::Dynamic(group, kind, plural, cluster) => (
+                Some(Target {
+                    group: group.clone(),
+                    plural: plural
+                        .clone()
+                        .unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
+                    namespaced: true,
+                }),
+                Some(*cluster),
+            ),
+            ApiKind::Inferred(_) => (None, None),
+        };
+        let Some(target) = target else {
+            self.analysis.unchecked.push(Unchecked {
+                location,
+                function: self.cx.function.clone(),
+                via,
+                gated: None,
+            });
+            return;
+        };
+        for verb in verbs {
+            self.analysis.calls.push(Call {
+                group: target.group.clone(),
+                resource: match subresource {
+                    Some(sub) => format!("{}/{sub}", target.plural),
+                    None => target.plural.clone(),
+                },
+                verb,
+                cluster: !target.namespaced || cluster.unwrap_or(false),
+                objects_namespace: false,
+                location: location.clone(),
+                function: self.cx.function.clone(),
+                via: via.clone(),
+                optional: false,
+                remote: false,
+                site: None,
+                gated: None,
+                through: Vec::new(),
+            });
+        }
+    }
+
+    /// The requests of a method of rsop-runtime's a controller calls: the kind, verbs and
+    /// subresource, and what to call it in messages.
+    ///
+    /// - `reconciler.write_status(obj, ..)`: a `patch` of the kind's `status` (and an event);
+    /// - `reconciler.apply(owner, desired, ..)`: a server-side apply of `desired`'s kind;
+    /// - `manager.shard::<K>()`: the sharder lists, watches and labels the objects of `K`, and the
+    ///   replica that has one hands it over with a `patch`.
+    pub(super) fn runtime_request(
+        &self,
+        call: &syn::ExprMethodCall,
+    ) -> Option<(
+        ApiKind,
+        &'static [&'static str],
+        Option<&'static str>,
+        String,
+    )> {
+        if !self.cx.runtime {
+            return None;
+        }
+        let method = call.method.to_string();
+        let receiver = || self.cx.type_of(&call.receiver, self.scope);
+        // The `K` of a `Reconciler<K>` receiver.
+        let reconciled = || {
+            let (name, args) = type_name(&receiver()?)?;
+            (name == "Reconciler")
+                .then(|| args.first().cloned())
+                .flatten()
+        };
+        let via = format!("{}.{method}", receiver_text(&call.receiver));
+        match method.as_str() {
+            // The object written is of the kind; the receiver's type names it too, but a field
+            // type is known by its struct's name alone, which every controller's `State` shares.
+            "write_status" if call.args.len() == 3 => {
+                let kind = self
+                    .cx
+                    .type_of(call.args.first()?, self.scope)
+                    .or_else(reconciled)
+                    .map(|ty| strip_wrappers(&ty))?;
+                Some((
+                    ApiKind::Known(Box::new(kind), None),
+                    &["patch"],
+                    Some("status"),
+                    via,
+                ))
+            }
+            "apply" if call.args.len() == 3 && reconciled().is_some() => {
+                let desired = self.cx.type_of(&call.args[1], self.scope);
+                let kind = desired.map_or(ApiKind::Inferred(None), |ty| {
+                    ApiKind::Known(Box::new(strip_wrappers(&ty)), None)
+                });
+                Some((kind, &["patch"], None, via))
+            }
+            "shard" if call.args.is_empty() => {
+                let kind = turbofish(call.turbofish.as_ref())?;
+                Some((
+                    ApiKind::Known(Box::new(kind), None),
+                    &["list", "watch", "patch"],
+                    None,
+                    via,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// The event `Reconciler::write_status` publishes for a condition's transition.
+    pub(super) fn runtime_event(&mut self, at: &impl Spanned) {
+        let location = self.cx.location(at);
+        self.analysis.calls.push(Call {
+            group: "events.k8s.io".into(),
+            resource: "events".into(),
+            verb: "create",
+            cluster: false,
+            objects_namespace: true,
+            location,
+            function: self.cx.function.clone(),
+            via: "Reconciler::write_status".into(),
+            optional: false,
+            remote: false,
+            site: None,
+            gated: None,
+            through: Vec::new(),
+        });
+    }
+
+    /// A request of a fixed resource.
+    #[expect(clippy::too_many_arguments, reason = "one request, spelled out")]
+    pub(super) fn fixed(
+        &mut self,
+        group: &str,
+        resource: &str,
+        verb: &'static str,
+        cluster: bool,
+        optional: bool,
+        at: &impl Spanned,
+        via: &str,
+    ) {
+        let location = self.cx.location(at);
+        self.analysis.calls.push(Call {
+            group: group.into(),
+            resource: resource.into(),
+            verb,
+            cluster,
+            objects_namespace: false,
+            location,
+            function: self.cx.function.clone(),
+            via: via.into(),
+            optional,
+            remote: false,
+            site: None,
+            gated: None,
+            through: Vec::new(),
+        });
+    }
+}
+
+/// Whether a `patch` call's arguments make it a server-side apply
+/// (`Patch::Apply(..)`).
+pub(super) fn applies(args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>) -> bool {
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_path(&mut self, path: &'ast syn::Path) {
+            let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+            if segments.ends_with(&["Patch".to_string(), "Apply".to_string()]) {
+                self.0 = true;
+            }
+            syn::visit::visit_path(self, path);
+        }
+    }
+    let mut finder = Finder(false);
+    for arg in args {
+        finder.visit_expr(arg);
+    }
+    finder.0
+}
+
+/// A request of a generic function, on the `Api` of its type parameter
+/// `generic`, waiting for the kinds its callers give it.
+#[derive(Debug, Clone)]
+pub(super) struct Deferred {
+    pub(super) function: String,
+    pub(super) generic: String,
+    /// A type parameter of the `impl`, not of the function: the struct the
+    /// `impl` is for, and the parameter's place among its type arguments
+    /// (`Wrapper<K>`'s 0), read off each caller's receiver.
+    pub(super) owner: Option<(String, usize)>,
+    pub(super) verbs: Vec<&'static str>,
+    pub(super) subresource: Option<String>,
+    pub(super) location: Location,
+    pub(super) via: String,
+    pub(super) optional: bool,
+    /// The calls of generic callers it was passed up through.
+    pub(super) through: Vec<Location>,
+}

@@ -1,0 +1,158 @@
+//! The walk of each function of a file: it types the `Api` values in scope
+//! (`kinds`), then records the requests of each call (`requests`), those of
+//! a generic function waiting for its callers; a second walk gives them the
+//! kinds the callers pass (`instantiate`).
+
+use std::collections::{HashMap, HashSet};
+
+use syn::visit::Visit;
+
+use super::Analysis;
+use super::instantiate::Instantiations;
+use super::kinds::{ApiKind, Bindings, Scope, Settle, Typing};
+use super::reach::remote_locals;
+use super::requests::{Deferred, Requests};
+use super::syntax::{api_type, is_test};
+
+pub(super) struct FileWalker<'a> {
+    pub(super) cx: Typing<'a>,
+    pub(super) analysis: &'a mut Analysis,
+    /// Requests on an `Api<K>` whose `K` is a type parameter, found in the
+    /// first walk; the second walk gives them the kinds the crate calls
+    /// their functions with.
+    pub(super) deferred: &'a mut Vec<Deferred>,
+    /// In the second walk: the deferred requests by function.
+    pub(super) instantiate: Option<&'a HashMap<String, Vec<Deferred>>>,
+}
+
+/// How many generic functions deep a kind is passed down: `main` calls
+/// `run::<Widget>`, which runs `reconcile::<T>`, which calls `apply::<T>`.
+pub(super) const GENERIC_DEPTH: usize = 4;
+
+/// A place in a file: path, line, column.
+pub(super) type PathBufLine = (std::path::PathBuf, usize, usize);
+
+impl<'ast> Visit<'ast> for FileWalker<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_test(&f.attrs) {
+            self.function(&f.sig, &f.block);
+        }
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !is_test(&f.attrs) {
+            self.function(&f.sig, &f.block);
+        }
+    }
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        // A trait's provided method runs for every type that takes it.
+        if let Some(block) = &f.default
+            && !is_test(&f.attrs)
+        {
+            self.function(&f.sig, block);
+        }
+    }
+    fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+        if is_test(&item.attrs) {
+            return;
+        }
+        let outer = (
+            self.cx.self_type.take(),
+            std::mem::take(&mut self.cx.impl_generics),
+        );
+        self.cx.self_type = Some((*item.self_ty).clone());
+        self.cx.impl_generics = item
+            .generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        syn::visit::visit_item_impl(self, item);
+        (self.cx.self_type, self.cx.impl_generics) = outer;
+    }
+}
+
+impl FileWalker<'_> {
+    pub(super) fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+        self.cx.function = sig.ident.to_string();
+        self.cx.generics = self
+            .cx
+            .impl_generics
+            .iter()
+            .cloned()
+            .chain(sig.generics.type_params().map(|p| p.ident.to_string()))
+            .collect();
+        let mut scope = Scope::default();
+        if let Some(ty) = &self.cx.self_type {
+            scope.values.insert("self".into(), ty.clone());
+        }
+        let remote_params: HashSet<String> = sig
+            .inputs
+            .iter()
+            .filter(|arg| matches!(arg, syn::FnArg::Typed(_)))
+            .enumerate()
+            .filter_map(|(i, arg)| match arg {
+                syn::FnArg::Typed(t)
+                    if self
+                        .cx
+                        .index
+                        .remote_params
+                        .contains(&(self.cx.function.clone(), i)) =>
+                {
+                    match &*t.pat {
+                        syn::Pat::Ident(p) => Some(p.ident.to_string()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .collect();
+        scope.remote_clients = remote_locals(block, self.cx.index, remote_params);
+        for arg in &sig.inputs {
+            if let syn::FnArg::Typed(t) = arg
+                && let syn::Pat::Ident(name) = &*t.pat
+            {
+                if let Some(kind) = api_type(&t.ty) {
+                    scope
+                        .apis
+                        .insert(name.ident.to_string(), ApiKind::Known(Box::new(kind), None));
+                } else {
+                    scope.values.insert(name.ident.to_string(), (*t.ty).clone());
+                }
+            }
+        }
+        // Bindings first, then the uses that settle inferred kinds, then the
+        // requests.
+        let mut bindings = Bindings {
+            cx: &self.cx,
+            scope: &mut scope,
+        };
+        bindings.visit_block(block);
+        let mut settle = Settle {
+            index: self.cx.index,
+            scope: &mut scope,
+        };
+        settle.visit_block(block);
+        if let Some(deferred) = self.instantiate {
+            let mut calls = Instantiations {
+                cx: &self.cx,
+                analysis: self.analysis,
+                pending: self.deferred,
+                scope: &scope,
+                deferred,
+            };
+            calls.visit_block(block);
+        } else {
+            let mut requests = Requests {
+                cx: &self.cx,
+                analysis: self.analysis,
+                deferred: self.deferred,
+                scope: &scope,
+            };
+            requests.visit_block(block);
+        }
+    }
+}
