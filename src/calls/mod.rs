@@ -90,6 +90,42 @@ pub struct Unchecked {
     pub via: String,
     /// As [`Call::gated`].
     pub gated: Option<String>,
+    pub unknown: Unknown,
+}
+
+/// What the code does not show of a call that is not checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unknown {
+    /// The kind of its `Api`.
+    Kind,
+    /// The request an `Api` method rsop does not know sends.
+    Method,
+    /// The subresource, computed where `get_subresource(..)` names it.
+    Subresource,
+}
+
+impl Unknown {
+    /// What is not shown, as a clause.
+    pub fn clause(self) -> &'static str {
+        match self {
+            Unknown::Kind => "the code does not show the kind of its `Api`",
+            Unknown::Method => "rsop does not know the request this `Api` method sends",
+            Unknown::Subresource => "the code computes the subresource it names",
+        }
+    }
+
+    /// How to make it checked.
+    pub fn help(self) -> &'static str {
+        match self {
+            Unknown::Kind => {
+                "write the kind where the `Api` is made (`Api::<K>::namespaced(..)`) or in its type"
+            }
+            Unknown::Method => {
+                "grant what it needs by hand, and report the method to rsop so the check learns it"
+            }
+            Unknown::Subresource => "name the subresource with a string literal",
+        }
+    }
 }
 
 /// What the analysis found.
@@ -346,6 +382,7 @@ pub fn analyze_when(
                     function: d.function,
                     via: d.via,
                     gated: None,
+                    unknown: Unknown::Kind,
                 });
             }
         }

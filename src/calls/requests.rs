@@ -10,21 +10,30 @@ use super::syntax::{
     api_constructor_call, macro_exprs, receiver_text, strip_wrappers, turbofish, type_name,
     type_parameter, variable,
 };
-use super::{Analysis, Call, Unchecked};
+use super::{Analysis, Call, Unchecked, Unknown};
 use crate::manifests::diagnostics::Location;
 use crate::project::names;
 
-/// The request methods of `Api<K>`: name -> (verbs, subresource).
+/// The request methods of `Api<K>` in kube 0.70 to 5.0 (no release
+/// renamed or removed one): name -> (verbs, subresource).
 pub(crate) fn method_requests(
     method: &str,
 ) -> Option<(&'static [&'static str], Option<&'static str>)> {
     Some(match method {
-        "get" | "get_opt" | "get_metadata" | "get_metadata_opt" => (&["get"], None),
+        "get"
+        | "get_opt"
+        | "get_with"
+        | "get_metadata"
+        | "get_metadata_opt"
+        | "get_metadata_with"
+        | "get_metadata_opt_with" => (&["get"], None),
         "list" | "list_metadata" => (&["list"], None),
         "watch" | "watch_metadata" => (&["watch"], None),
         "create" => (&["create"], None),
         "replace" => (&["update"], None),
-        "patch" | "patch_metadata" => (&["patch"], None),
+        // `restart` patches a workload's pod template; `cordon` and
+        // `uncordon` a node's `spec.unschedulable`.
+        "patch" | "patch_metadata" | "restart" | "cordon" | "uncordon" => (&["patch"], None),
         "delete" => (&["delete"], None),
         "delete_collection" => (&["deletecollection"], None),
         "get_status" => (&["get"], Some("status")),
@@ -33,16 +42,44 @@ pub(crate) fn method_requests(
         "get_scale" => (&["get"], Some("scale")),
         "patch_scale" => (&["patch"], Some("scale")),
         "replace_scale" => (&["update"], Some("scale")),
+        "get_ephemeral_containers" => (&["get"], Some("ephemeralcontainers")),
+        "patch_ephemeral_containers" => (&["patch"], Some("ephemeralcontainers")),
+        "replace_ephemeral_containers" => (&["update"], Some("ephemeralcontainers")),
+        "get_resize" => (&["get"], Some("resize")),
+        "patch_resize" => (&["patch"], Some("resize")),
+        "replace_resize" => (&["update"], Some("resize")),
+        "create_token_request" => (&["create"], Some("token")),
+        "get_approval" => (&["get"], Some("approval")),
+        "patch_approval" => (&["patch"], Some("approval")),
         "evict" => (&["create"], Some("eviction")),
         "logs" | "log_stream" => (&["get"], Some("log")),
-        "exec" => (&["create"], Some("exec")),
-        "attach" => (&["create"], Some("attach")),
-        "portforward" => (&["create"], Some("portforward")),
+        // kube-rs opens these as a WebSocket `GET`, authorized as `get`, and
+        // from Kubernetes 1.35 as `create` too.
+        "exec" => (&["get", "create"], Some("exec")),
+        "attach" => (&["get", "create"], Some("attach")),
+        "portforward" => (&["get", "create"], Some("portforward")),
         // `Entry::commit` creates a missing object and replaces one found.
         "entry" => (&["get", "create", "update"], None),
         _ => return None,
     })
 }
+
+/// The methods of an `Api` value that send no request: its accessors, the
+/// 5.0 scope changes, and the traits it implements.
+const LOCAL_METHODS: &[&str] = &[
+    "as_ref",
+    "borrow",
+    "clone",
+    "constrain",
+    "constrain_default",
+    "fmt",
+    "into",
+    "into_client",
+    "namespace",
+    "resource_url",
+    "to_owned",
+    "unconstrain",
+];
 
 /// The verbs of a watch: the initial list and the watch.
 pub(super) const WATCH: &[&str] = &["list", "watch"];
@@ -122,6 +159,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     function: self.cx.function.clone(),
                     via: via(&receiver_text(&call.receiver)),
                     gated: None,
+                    unknown: Unknown::Subresource,
                 }),
             }
         } else if matches!(method.as_str(), "owns" | "watches")
@@ -167,6 +205,19 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 &call.method,
                 format!("{name}.controller_owner_ref"),
             );
+        } else if !LOCAL_METHODS.contains(&method.as_str())
+            && let Some(ApiKind::Known(..) | ApiKind::Dynamic(..)) =
+                self.cx.kind_of(&call.receiver, self.scope)
+        {
+            // A method of a kube release newer than this table, or of a
+            // trait the crate implements for `Api`: its request is not known.
+            self.analysis.unchecked.push(Unchecked {
+                location: self.cx.location(&call.method),
+                function: self.cx.function.clone(),
+                via: via(&receiver_text(&call.receiver)),
+                gated: None,
+                unknown: Unknown::Method,
+            });
         }
         syn::visit::visit_expr_method_call(self, call);
     }
@@ -362,6 +413,7 @@ impl Requests<'_, '_> {
                 function: self.cx.function.clone(),
                 via,
                 gated: None,
+                unknown: Unknown::Kind,
             });
             return;
         };

@@ -931,3 +931,46 @@ async fn remove<K: Resource>(client: &Client, obj: &K) -> Result<Action> {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn every_api_method_of_kube_sends_its_request_and_an_unknown_one_is_noted() {
+    let code = r#"
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Node, Pod, ServiceAccount};
+use kube::{Api, Client};
+
+async fn maintain(client: Client, request: &TokenRequest) {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), "ops");
+    accounts.create_token_request("runner", &Default::default(), request).await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "ops");
+    deployments.restart("web").await;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "ops");
+    pods.get_ephemeral_containers("web-0").await;
+    pods.patch_resize("web-0", &Default::default(), &patch).await;
+    pods.exec("web-0", ["true"], &Default::default()).await;
+    let nodes: Api<Node> = Api::all(client);
+    nodes.cordon("node-1").await;
+    let url = nodes.resource_url();
+    nodes.drain_gently("node-1").await;
+}
+"#;
+    let (calls, unchecked) = table(&[("src/ops.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "8 create core/serviceaccounts/token",
+            "10 patch apps/deployments",
+            "12 get core/pods/ephemeralcontainers",
+            "13 patch core/pods/resize",
+            "14 create core/pods/exec",
+            "14 get core/pods/exec",
+            "16 patch core/nodes",
+        ]
+    );
+    // A method no kube release has (a trait of the crate's, say) is not a
+    // request rsop can name, and not one it leaves out in silence.
+    assert_eq!(unchecked, ["18 nodes.drain_gently"]);
+    let files = [(Path::new("src/ops.rs"), code)];
+    let analysis = analyze(&files, &own());
+    assert_eq!(analysis.unchecked[0].unknown, Unknown::Method);
+}

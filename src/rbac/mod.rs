@@ -2,7 +2,7 @@
 //! code makes, in any kube-rs operator.
 //!
 //! The roles come from wherever the project keeps them ([`shipped`]); the
-//! requests from its sources, per binary and subcommand ([`program`]), with
+//! requests from its sources, per binary and mode ([`program`]), with
 //! no CRD derived. Each workload that runs one of the project's programs is
 //! checked against the roles bound to its service account: a request no
 //! bound rule grants is an error at the call, naming the role to change
@@ -21,7 +21,7 @@ use crate::Result;
 use crate::calls::{Call, Unchecked, method_requests};
 use crate::manifests::check::rbac_check;
 use crate::manifests::diagnostics::Location;
-use program::{Binary, Package};
+use program::{Binary, Package, Words};
 use shipped::{Role, Shipped, Workload};
 
 /// How serious a finding is.
@@ -84,18 +84,21 @@ pub fn check_project(root: &Path, helm: Option<&Path>) -> Result<Report> {
     Ok(report)
 }
 
-/// A program: a binary, and the subcommand it is run with.
+/// A program: a binary, and the words it is run with.
 struct Run<'p> {
     package: &'p Package,
     binary: &'p Binary,
-    subcommand: Option<String>,
+    words: Words,
+    /// The words that choose its modes (`serve`, `--mode=controller`).
+    modes: Vec<String>,
 }
 
 impl Run<'_> {
     fn name(&self) -> String {
-        match &self.subcommand {
-            Some(s) => format!("`{} {s}`", self.binary.name),
-            None => format!("`{}`", self.binary.name),
+        if self.modes.is_empty() {
+            format!("`{}`", self.binary.name)
+        } else {
+            format!("`{} {}`", self.binary.name, self.modes.join(" "))
         }
     }
 }
@@ -168,14 +171,13 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], roles: &[(&Role, bool)
         let Some((package, binary)) = found else {
             continue;
         };
-        let subcommand = words
-            .iter()
-            .find(|w| binary.subcommands.contains(*w))
-            .cloned();
+        let words = Words::new(container.command.iter().chain(&container.args));
+        let modes = words.choosing(&binary.modes);
         out.push(Run {
             package,
             binary,
-            subcommand,
+            words,
+            modes,
         });
     }
     out
@@ -357,7 +359,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         }
         tied_accounts.insert(&workload.account);
         for run in runs {
-            let (calls, unchecked) = run.package.requests(run.binary, run.subcommand.as_deref());
+            let (calls, unchecked) = run.package.requests(run.binary, Some(&run.words));
             report.checked.push(Checked {
                 program: run.name(),
                 workload: format!("{} `{}`", workload.kind, workload.name),
@@ -447,22 +449,20 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                     location: Some(u.location.clone()),
                     message: match &u.gated {
                         None => format!(
-                            "`{}` of {} is not checked: the code does not show the kind of its `Api`",
-                            u.via,
-                            run.name()
-                        ),
-                        Some(predicate) => format!(
-                            "`{}` of {} is not checked: the code does not show the kind of its `Api`, and only a build with `cfg({})` makes it",
+                            "`{}` of {} is not checked: {}",
                             u.via,
                             run.name(),
+                            u.unknown.clause()
+                        ),
+                        Some(predicate) => format!(
+                            "`{}` of {} is not checked: {}, and only a build with `cfg({})` makes it",
+                            u.via,
+                            run.name(),
+                            u.unknown.clause(),
                             predicate
                         ),
                     },
-                    help: Some(
-                        "write the kind where the `Api` is made (`Api::<K>::namespaced(..)`) or \
-                         in its type"
-                            .into(),
-                    ),
+                    help: Some(u.unknown.help().into()),
                     rule: "unchecked-call",
                 });
             }

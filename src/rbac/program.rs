@@ -4,9 +4,11 @@
 //! sibling crates it depends on ([`calls`]). Which of them a binary makes
 //! follows from what its `main` reaches: functions are followed by name,
 //! narrowed by the path a call writes (`bootstrap::run`, `Store::new`), over
-//! the files the binary compiles. A binary whose `main` dispatches on a
-//! clap `Subcommand` enum has a program per subcommand: the arms of the
-//! other subcommands are left out.
+//! the files the binary compiles. A binary run in modes has a program per
+//! mode, chosen by the words a workload passes: a clap `Subcommand`, a
+//! flag's value (a `ValueEnum`, a string compared in a `match` or an
+//! `if`), or a word `std::env::args()` is searched for. The branches of the
+//! modes a workload's words rule out are left out.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -36,8 +38,9 @@ pub struct Binary {
     pub name: String,
     /// Its root file, relative to the project root.
     pub root: PathBuf,
-    /// Its clap subcommands, by the name they are run with.
-    pub subcommands: BTreeSet<String>,
+    /// The words that choose its modes: subcommands (`serve`) and flag
+    /// values (`--mode=controller`).
+    pub modes: BTreeSet<String>,
     /// Its root file parses: its `main` is known.
     pub parsed: bool,
     /// The files it compiles (relative to the project root).
@@ -121,12 +124,12 @@ fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
             files.insert(shown(file.path.strip_prefix(&at).unwrap_or(&file.path)));
         }
         let root_file = shown(path.strip_prefix(&at).unwrap_or(&path));
-        let subcommands = graph.subcommands_of(&root_file, &files);
+        let modes = graph.modes_of(&root_file, &files);
         binaries.push(Binary {
             name,
             parsed: !graph.unparsed.iter().any(|(f, _)| *f == root_file),
             root: root_file,
-            subcommands,
+            modes,
             files,
         });
     }
@@ -144,14 +147,14 @@ impl Package {
         self.graph.unparsed.iter().map(|(_, why)| why.as_str())
     }
 
-    /// The requests `binary` makes when run with `subcommand` (every
-    /// subcommand's with `None`), and its calls whose kind is not shown.
+    /// The requests `binary` makes when run with `words` (every mode's
+    /// with `None`), and its calls whose kind is not shown.
     pub fn requests(
         &self,
         binary: &Binary,
-        subcommand: Option<&str>,
+        words: Option<&Words>,
     ) -> (Vec<&Call>, Vec<&Unchecked>) {
-        let reached = self.graph.reach(binary, subcommand);
+        let reached = self.graph.reach(binary, words);
         let made = |file: &Path, function: &str, line: usize| {
             reached
                 .functions
@@ -196,6 +199,111 @@ struct Refs {
     loose: HashSet<String>,
 }
 
+/// The words of a container's command line, as a mode is chosen by them:
+/// each word, a path's file name, `--flag value` also as `--flag=value`,
+/// and the value of each `--flag=value`.
+#[derive(Debug, Clone, Default)]
+pub struct Words(HashSet<String>);
+
+impl Words {
+    pub fn new<'w>(words: impl IntoIterator<Item = &'w String>) -> Words {
+        let words: Vec<&String> = words.into_iter().collect();
+        let mut out = HashSet::new();
+        for (i, word) in words.iter().enumerate() {
+            out.insert((*word).clone());
+            if !word.starts_with('-') {
+                out.insert(word.rsplit('/').next().unwrap_or(word).to_string());
+            }
+            if let Some((flag, value)) = word.split_once('=')
+                && flag.starts_with('-')
+            {
+                out.insert(value.to_string());
+            } else if word.starts_with("--")
+                && let Some(value) = words.get(i + 1).filter(|v| !v.starts_with('-'))
+            {
+                out.insert(format!("{word}={value}"));
+            }
+        }
+        Words(out)
+    }
+
+    pub fn has(&self, word: &str) -> bool {
+        self.0.contains(word)
+    }
+
+    /// The words that choose among `modes`: a mode's own, or another value
+    /// of a mode's flag (`--mode=agent` where `--mode=controller` is one).
+    pub fn choosing(&self, modes: &BTreeSet<String>) -> Vec<String> {
+        let flag = |w: &str| w.split_once('=').map(|(f, _)| f.to_string());
+        let flags: HashSet<String> = modes.iter().filter_map(|m| flag(m)).collect();
+        let mut chosen: Vec<String> = self
+            .0
+            .iter()
+            .filter(|w| modes.contains(*w) || flag(w).is_some_and(|f| flags.contains(&f)))
+            .cloned()
+            .collect();
+        chosen.sort();
+        // `agent` is shown once, as `--mode=agent`.
+        let values: HashSet<String> = chosen
+            .iter()
+            .filter_map(|w| w.split_once('=').map(|(_, v)| v.to_string()))
+            .collect();
+        chosen.retain(|w| w.contains('=') || !values.contains(w));
+        chosen
+    }
+
+    /// The words give `--flag=value`'s flag another value.
+    fn rule_out(&self, name: &str) -> bool {
+        let Some((flag, value)) = name.split_once('=').filter(|(f, _)| f.starts_with("--")) else {
+            return false;
+        };
+        self.0.iter().any(|w| {
+            w.split_once('=')
+                .is_some_and(|(f, v)| f == flag && v != value)
+        })
+    }
+}
+
+/// A branch of a function that runs in some modes only: an arm of a
+/// `match` on a subcommand or a flag's value, or a branch of an `if` on
+/// one.
+#[derive(Debug, Clone)]
+struct Arm {
+    /// The words that choose it (`serve`, `--mode=controller`).
+    names: Vec<String>,
+    /// The words of the other arms of its `match`, which rule it out.
+    rivals: Vec<String>,
+    /// The `else` of an `if` on `names`: taken unless one of them is passed.
+    otherwise: bool,
+    /// The words are read from `std::env::args()` itself, so a workload
+    /// that does not pass them does not run the branch (a clap field may
+    /// have a default, or be read from the environment).
+    definitive: bool,
+    /// The arm this one is nested in.
+    parent: Option<usize>,
+    /// Its first and last line.
+    lines: (usize, usize),
+    refs: Refs,
+}
+
+impl Arm {
+    /// Whether a program run with `words` may take this branch, its
+    /// enclosing ones aside.
+    fn taken(&self, words: Option<&Words>) -> bool {
+        let Some(words) = words else {
+            return true;
+        };
+        let passed = self.names.iter().any(|n| words.has(n));
+        if self.otherwise {
+            return !passed;
+        }
+        passed
+            || !(self.definitive
+                || self.rivals.iter().any(|r| words.has(r))
+                || self.names.iter().all(|n| words.rule_out(n)))
+    }
+}
+
 /// A function of the crate.
 #[derive(Debug)]
 struct Function {
@@ -204,18 +312,29 @@ struct Function {
     /// The type its `impl` is for.
     owner: Option<String>,
     refs: Refs,
-    /// Arms of a `match` on a clap subcommand: (subcommand, first line,
-    /// last line, what the arm refers to).
-    arms: Vec<(String, usize, usize, Refs)>,
+    /// Its branches that run in some modes only.
+    arms: Vec<Arm>,
 }
 
-/// The crate's functions and its clap subcommands.
+impl Function {
+    /// Whether arm `i` and those it is nested in are taken.
+    fn takes(&self, i: usize, words: Option<&Words>) -> bool {
+        let arm = &self.arms[i];
+        arm.taken(words) && arm.parent.is_none_or(|p| self.takes(p, words))
+    }
+}
+
+/// The crate's functions and how its programs choose their modes.
 #[derive(Debug, Default)]
 struct Graph {
     functions: Vec<Function>,
     by_name: HashMap<String, Vec<usize>>,
     /// Subcommand enum -> variant -> the name it is run with.
     subcommands: HashMap<String, HashMap<String, String>>,
+    /// `ValueEnum` enum -> variant -> the value that chooses it.
+    values: HashMap<String, HashMap<String, String>>,
+    /// Structs that clap parses a command line into.
+    parsers: HashSet<String>,
     /// Files that do not parse, with rustc's complaint: their requests are
     /// not known.
     unparsed: Vec<(PathBuf, String)>,
@@ -266,19 +385,26 @@ impl Graph {
         graph
     }
 
-    /// Enums that derive clap's `Subcommand`, with each variant's name on
-    /// the command line (kebab-case, or `#[command(name = "..")]`).
+    /// Enums that derive clap's `Subcommand` or `ValueEnum`, with each
+    /// variant's name on the command line (kebab-case, or
+    /// `#[command(name = "..")]`, `#[value(name = "..")]`), and the structs
+    /// clap parses.
     fn collect_subcommands(&mut self, file: &syn::File) {
-        struct Enums<'g>(&'g mut HashMap<String, HashMap<String, String>>);
-        impl<'ast> Visit<'ast> for Enums<'_> {
+        fn derives(attrs: &[syn::Attribute], names: &[&str]) -> bool {
+            attrs.iter().any(|a| {
+                a.path().is_ident("derive")
+                    && quote::ToTokens::to_token_stream(&a.meta)
+                        .to_string()
+                        .split(|c: char| !c.is_alphanumeric() && c != '_')
+                        .any(|w| names.contains(&w))
+            })
+        }
+        struct Items<'g>(&'g mut Graph);
+        impl<'ast> Visit<'ast> for Items<'_> {
             fn visit_item_enum(&mut self, item: &'ast syn::ItemEnum) {
-                let derives_subcommand = item.attrs.iter().any(|a| {
-                    a.path().is_ident("derive")
-                        && quote::ToTokens::to_token_stream(&a.meta)
-                            .to_string()
-                            .contains("Subcommand")
-                });
-                if derives_subcommand {
+                let subcommand = derives(&item.attrs, &["Subcommand", "StructOpt"]);
+                let value = derives(&item.attrs, &["ValueEnum", "ArgEnum"]);
+                if subcommand || value {
                     let variants = item
                         .variants
                         .iter()
@@ -289,12 +415,22 @@ impl Graph {
                             (v.ident.to_string(), name)
                         })
                         .collect();
-                    self.0.insert(item.ident.to_string(), variants);
+                    let map = if value {
+                        &mut self.0.values
+                    } else {
+                        &mut self.0.subcommands
+                    };
+                    map.insert(item.ident.to_string(), variants);
                 }
                 syn::visit::visit_item_enum(self, item);
             }
+            fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+                if derives(&item.attrs, &["Parser", "Args", "StructOpt"]) {
+                    self.0.parsers.insert(item.ident.to_string());
+                }
+            }
         }
-        Enums(&mut self.subcommands).visit_file(file);
+        Items(self).visit_file(file);
     }
 
     /// The renames of `use` items.
@@ -319,28 +455,26 @@ impl Graph {
         Uses(&mut self.aliases).visit_file(file);
     }
 
-    /// The subcommands a binary's `main` dispatches on.
-    fn subcommands_of(&self, root: &Path, files: &HashSet<PathBuf>) -> BTreeSet<String> {
+    /// The words that choose the modes a binary's `main` reaches.
+    fn modes_of(&self, root: &Path, files: &HashSet<PathBuf>) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         let reached = self.reach_from(root, files, None);
         for f in &self.functions {
             if reached.contains(&(f.file.clone(), f.name.clone())) {
-                out.extend(f.arms.iter().map(|(name, ..)| name.clone()));
+                out.extend(f.arms.iter().flat_map(|a| a.names.iter().cloned()));
             }
         }
         out
     }
 
-    fn reach(&self, binary: &Binary, subcommand: Option<&str>) -> Reached {
-        let functions = self.reach_from(&binary.root, &binary.files, subcommand);
+    fn reach(&self, binary: &Binary, words: Option<&Words>) -> Reached {
+        let functions = self.reach_from(&binary.root, &binary.files, words);
         let mut excluded = Vec::new();
-        if let Some(subcommand) = subcommand {
-            for f in &self.functions {
-                if functions.contains(&(f.file.clone(), f.name.clone())) {
-                    for (name, from, to, _) in &f.arms {
-                        if name != subcommand {
-                            excluded.push((f.file.clone(), *from, *to));
-                        }
+        for f in &self.functions {
+            if functions.contains(&(f.file.clone(), f.name.clone())) {
+                for (i, arm) in f.arms.iter().enumerate() {
+                    if !f.takes(i, words) {
+                        excluded.push((f.file.clone(), arm.lines.0, arm.lines.1));
                     }
                 }
             }
@@ -356,7 +490,7 @@ impl Graph {
         &self,
         root: &Path,
         files: &HashSet<PathBuf>,
-        subcommand: Option<&str>,
+        words: Option<&Words>,
     ) -> HashSet<(PathBuf, String)> {
         let mut seen: HashSet<usize> = HashSet::new();
         let mut queue: Vec<usize> = self
@@ -372,9 +506,9 @@ impl Graph {
             }
             let f = &self.functions[i];
             let mut refs = vec![&f.refs];
-            for (name, _, _, arm) in &f.arms {
-                if subcommand.is_none_or(|s| s == name) {
-                    refs.push(arm);
+            for (i, arm) in f.arms.iter().enumerate() {
+                if f.takes(i, words) {
+                    refs.push(&arm.refs);
                 }
             }
             for r in refs {
@@ -477,23 +611,14 @@ fn module_name(file: &Path) -> Option<&str> {
     }
 }
 
-/// `"x"` or `Some("x")`, as a pattern.
-fn literal_pattern(pat: &syn::Pat) -> Option<String> {
-    match pat {
-        syn::Pat::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        }) => Some(s.value()),
-        syn::Pat::TupleStruct(t) if t.elems.len() == 1 => literal_pattern(&t.elems[0]),
-        _ => None,
-    }
-}
-
-/// `#[command(name = "x")]` or `#[clap(name = "x")]`.
+/// `#[command(name = "x")]`, `#[clap(name = "x")]` or `#[value(name = "x")]`.
 fn command_name(attrs: &[syn::Attribute]) -> Option<String> {
     let mut found = None;
     for attr in attrs {
-        if attr.path().is_ident("command") || attr.path().is_ident("clap") {
+        if ["command", "clap", "value", "arg_enum"]
+            .iter()
+            .any(|name| attr.path().is_ident(name))
+        {
             let _ = attr.parse_nested_meta(|meta| {
                 if meta.path.is_ident("name") {
                     let value: syn::LitStr = meta.value()?.parse()?;
@@ -540,11 +665,7 @@ impl<'ast> Visit<'ast> for Collector<'_> {
 
 impl Collector<'_> {
     fn function(&mut self, sig: &syn::Signature, block: &syn::Block, owner: Option<String>) {
-        let mut refs = RefsVisitor {
-            refs: Refs::default(),
-            arms: Vec::new(),
-            subcommands: &self.graph.subcommands,
-        };
+        let mut refs = RefsVisitor::new(self.graph, sig);
         refs.visit_block(block);
         self.graph.functions.push(Function {
             file: self.file.to_path_buf(),
@@ -573,14 +694,62 @@ impl<'ast> Visit<'ast> for Nested<'_, '_> {
     }
 }
 
-/// The names a function body refers to.
-struct RefsVisitor<'s> {
-    refs: Refs,
-    arms: Vec<(String, usize, usize, Refs)>,
-    subcommands: &'s HashMap<String, HashMap<String, String>>,
+/// Where a value comes from on the command line.
+#[derive(Debug, Clone)]
+struct Source {
+    /// The flag it is the value of (`--mode`), if a clap field shows it.
+    flag: Option<String>,
+    /// Read from `std::env::args()` itself (see [`Arm::definitive`]).
+    definitive: bool,
 }
 
-impl RefsVisitor<'_> {
+/// The names a function body refers to, and its branches that run in some
+/// modes only.
+struct RefsVisitor<'g> {
+    refs: Refs,
+    arms: Vec<Arm>,
+    /// The arm being visited.
+    arm: Option<usize>,
+    graph: &'g Graph,
+    /// Local values read from the command line.
+    command_line: HashMap<String, Source>,
+}
+
+impl<'g> RefsVisitor<'g> {
+    fn new(graph: &'g Graph, sig: &syn::Signature) -> Self {
+        // A parameter of a type clap parses is the command line.
+        let command_line = sig
+            .inputs
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::FnArg::Typed(t) => Some(t),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .filter(|t| {
+                quote::ToTokens::to_token_stream(&t.ty)
+                    .into_iter()
+                    .any(|tree| matches!(tree, proc_macro2::TokenTree::Ident(i) if graph.parsers.contains(&i.to_string())))
+            })
+            .filter_map(|t| match &*t.pat {
+                syn::Pat::Ident(p) => Some((
+                    p.ident.to_string(),
+                    Source {
+                        flag: None,
+                        definitive: false,
+                    },
+                )),
+                _ => None,
+            })
+            .collect();
+        RefsVisitor {
+            refs: Refs::default(),
+            arms: Vec::new(),
+            arm: None,
+            graph,
+            command_line,
+        }
+    }
+
     fn path(&mut self, path: &syn::Path) {
         let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
         if let [.., last] = segments.as_slice() {
@@ -592,25 +761,229 @@ impl RefsVisitor<'_> {
         }
     }
 
-    /// The subcommand a `match` arm's pattern names, if it is a variant of
-    /// a `Subcommand` enum.
-    fn subcommand(&self, pat: &syn::Pat) -> Option<String> {
-        let path = match pat {
-            syn::Pat::Path(p) => &p.path,
-            syn::Pat::TupleStruct(p) => &p.path,
-            syn::Pat::Struct(p) => &p.path,
-            syn::Pat::Ident(p) => return p.subpat.as_ref().and_then(|(_, s)| self.subcommand(s)),
-            _ => return None,
-        };
+    /// The value of a variant of a `Subcommand` (`None`) or `ValueEnum`
+    /// (`Some(true)`) enum that `path` names.
+    fn variant(&self, path: &syn::Path) -> Option<(String, bool)> {
         let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        match segments.as_slice() {
-            [.., enum_name, variant] => self.subcommands.get(enum_name)?.get(variant).cloned(),
-            [variant] => self
-                .subcommands
+        let find = |maps: &HashMap<String, HashMap<String, String>>| match segments.as_slice() {
+            [.., enum_name, variant] => maps.get(enum_name)?.get(variant).cloned(),
+            [variant] => maps
                 .values()
                 .find_map(|variants| variants.get(variant).cloned()),
             [] => None,
+        };
+        find(&self.graph.subcommands)
+            .map(|name| (name, false))
+            .or_else(|| find(&self.graph.values).map(|value| (value, true)))
+    }
+
+    /// The words a pattern matches: a subcommand's name, a value enum's
+    /// value, or, where `source` reads the command line, string literals.
+    fn pattern_names(&self, pat: &syn::Pat, source: Option<&Source>) -> Vec<String> {
+        let word = |value: String, of_flag: bool| match source.and_then(|s| s.flag.as_ref()) {
+            Some(flag) if of_flag && !value.starts_with('-') => format!("{flag}={value}"),
+            _ => value,
+        };
+        match pat {
+            syn::Pat::Or(or) => or
+                .cases
+                .iter()
+                .flat_map(|p| self.pattern_names(p, source))
+                .collect(),
+            syn::Pat::Ident(p) => p
+                .subpat
+                .as_ref()
+                .map(|(_, s)| self.pattern_names(s, source))
+                .unwrap_or_default(),
+            syn::Pat::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) if source.is_some() => vec![word(s.value(), true)],
+            syn::Pat::TupleStruct(t) if t.path.is_ident("Some") && t.elems.len() == 1 => {
+                self.pattern_names(&t.elems[0], source)
+            }
+            syn::Pat::Path(syn::PatPath { path, .. })
+            | syn::Pat::TupleStruct(syn::PatTupleStruct { path, .. })
+            | syn::Pat::Struct(syn::PatStruct { path, .. }) => self
+                .variant(path)
+                .map(|(value, of_flag)| vec![word(value, of_flag)])
+                .unwrap_or_default(),
+            _ => Vec::new(),
         }
+    }
+
+    /// Where `expr` reads the command line: a value of `std::env::args()`,
+    /// of a struct clap parses, or a field of one (the flag's value).
+    fn source(&self, expr: &syn::Expr) -> Option<Source> {
+        let mut flag = None;
+        let mut at = expr;
+        loop {
+            at = match at {
+                syn::Expr::MethodCall(m) => &m.receiver,
+                syn::Expr::Field(f) => {
+                    if flag.is_none()
+                        && let syn::Member::Named(name) = &f.member
+                    {
+                        flag = Some(format!(
+                            "--{}",
+                            heck::ToKebabCase::to_kebab_case(name.to_string().as_str())
+                        ));
+                    }
+                    &f.base
+                }
+                syn::Expr::Reference(r) => &r.expr,
+                syn::Expr::Paren(p) => &p.expr,
+                syn::Expr::Try(t) => &t.expr,
+                syn::Expr::Index(i) => &i.expr,
+                syn::Expr::Path(p) => {
+                    let found = self.command_line.get(&p.path.get_ident()?.to_string())?;
+                    return Some(Source {
+                        flag: flag.or_else(|| found.flag.clone()),
+                        definitive: found.definitive,
+                    });
+                }
+                syn::Expr::Call(c) => {
+                    let syn::Expr::Path(func) = &*c.func else {
+                        return None;
+                    };
+                    let segments: Vec<String> = func
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    return match segments.as_slice() {
+                        [.., last] if last == "args" || last == "args_os" => Some(Source {
+                            flag: None,
+                            definitive: flag.is_none(),
+                        }),
+                        [.., parser, _] if self.graph.parsers.contains(parser) => Some(Source {
+                            flag,
+                            definitive: false,
+                        }),
+                        _ => None,
+                    };
+                }
+                _ => return None,
+            };
+        }
+    }
+
+    /// The words an `if` condition tests the command line for, and whether
+    /// it reads them from `std::env::args()` itself.
+    fn condition(&self, cond: &syn::Expr) -> Option<(Vec<String>, bool)> {
+        let word = |value: String, source: &Source| match &source.flag {
+            Some(flag) if !value.starts_with('-') => format!("{flag}={value}"),
+            _ => value,
+        };
+        match cond {
+            syn::Expr::Paren(p) => self.condition(&p.expr),
+            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Or(_)) => {
+                let (mut left, a) = self.condition(&b.left)?;
+                let (right, b) = self.condition(&b.right)?;
+                left.extend(right);
+                Some((left, a && b))
+            }
+            syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Eq(_)) => {
+                let (value, other) = match (compared(&b.left), compared(&b.right)) {
+                    (Some(v), None) => (v, &*b.right),
+                    (None, Some(v)) => (v, &*b.left),
+                    _ => return None,
+                };
+                let source = self.source(other)?;
+                let value = match value {
+                    Compared::Literal(s) => s,
+                    Compared::Path(path) => self.variant(&path)?.0,
+                };
+                Some((vec![word(value, &source)], source.definitive))
+            }
+            syn::Expr::Let(l) => {
+                let source = self.source(&l.expr)?;
+                let names = self.pattern_names(&l.pat, Some(&source));
+                (!names.is_empty()).then_some((names, source.definitive))
+            }
+            // `args.iter().any(|a| a == "--controller")`,
+            // `args.contains(&"--controller".to_string())`.
+            syn::Expr::MethodCall(m) => {
+                let source = self.source(&m.receiver)?;
+                let mut names = Vec::new();
+                match (m.method.to_string().as_str(), m.args.first()) {
+                    ("any", Some(syn::Expr::Closure(c))) => {
+                        struct Literals<'n>(&'n mut Vec<String>);
+                        impl<'ast> Visit<'ast> for Literals<'_> {
+                            fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+                                if matches!(b.op, syn::BinOp::Eq(_))
+                                    && let Some(Compared::Literal(s)) =
+                                        compared(&b.left).or_else(|| compared(&b.right))
+                                {
+                                    self.0.push(s);
+                                }
+                                syn::visit::visit_expr_binary(self, b);
+                            }
+                        }
+                        Literals(&mut names).visit_expr(&c.body);
+                    }
+                    ("contains", Some(arg)) => {
+                        if let Some(Compared::Literal(s)) = compared(arg) {
+                            names.push(s);
+                        }
+                    }
+                    _ => {}
+                }
+                let names: Vec<String> = names.into_iter().map(|n| word(n, &source)).collect();
+                (!names.is_empty()).then_some((names, source.definitive))
+            }
+            _ => None,
+        }
+    }
+
+    /// Visits `node` as a branch that runs in the modes `names` choose.
+    fn arm(
+        &mut self,
+        names: Vec<String>,
+        rivals: Vec<String>,
+        otherwise: bool,
+        definitive: bool,
+        span: proc_macro2::Span,
+        visit: impl FnOnce(&mut Self),
+    ) {
+        let index = self.arms.len();
+        self.arms.push(Arm {
+            names,
+            rivals,
+            otherwise,
+            definitive,
+            parent: self.arm,
+            lines: (span.start().line, span.end().line),
+            refs: Refs::default(),
+        });
+        let outer_refs = std::mem::take(&mut self.refs);
+        let outer_arm = self.arm.replace(index);
+        visit(self);
+        self.arm = outer_arm;
+        self.arms[index].refs = std::mem::replace(&mut self.refs, outer_refs);
+    }
+}
+
+/// A value a condition compares with: a string literal or a path.
+enum Compared {
+    Literal(String),
+    Path(syn::Path),
+}
+
+fn compared(expr: &syn::Expr) -> Option<Compared> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(Compared::Literal(s.value())),
+        syn::Expr::Path(p) if p.path.segments.len() > 1 => Some(Compared::Path(p.path.clone())),
+        syn::Expr::Reference(r) => compared(&r.expr),
+        syn::Expr::Paren(p) => compared(&p.expr),
+        // `"x".to_string()`, `String::from("x")`, `Some("x")`.
+        syn::Expr::MethodCall(m) if m.args.is_empty() => compared(&m.receiver),
+        syn::Expr::Call(c) if c.args.len() == 1 => compared(&c.args[0]),
+        _ => None,
     }
 }
 
@@ -637,36 +1010,85 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         }
         idents(mac.tokens.clone(), &mut self.refs.loose);
     }
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        // `let cli = Cli::parse();`, `let args: Vec<String> = env::args().collect();`,
+        // `let mode = cli.mode;`
+        let mut pat = &local.pat;
+        if let syn::Pat::Type(t) = pat {
+            pat = &t.pat;
+        }
+        if let syn::Pat::Ident(p) = pat
+            && let Some(init) = &local.init
+            && let Some(source) = self.source(&init.expr)
+        {
+            self.command_line.insert(p.ident.to_string(), source);
+        }
+        syn::visit::visit_local(self, local);
+    }
     fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
         // `match std::env::args().nth(1).as_deref() { Some("serve") => .. }`
-        // dispatches on a subcommand by hand.
-        let on_args = quote::ToTokens::to_token_stream(&m.expr)
-            .to_string()
-            .contains("args");
-        let names: Vec<Option<String>> = m
+        // dispatches on a subcommand by hand; `match cli.mode { Mode::Agent
+        // => .. }` on a flag's value. The older test, any scrutinee that
+        // names `args`, stays for values the bindings do not trace.
+        let source = self.source(&m.expr).or_else(|| {
+            quote::ToTokens::to_token_stream(&m.expr)
+                .to_string()
+                .contains("args")
+                .then_some(Source {
+                    flag: None,
+                    definitive: false,
+                })
+        });
+        let names: Vec<Vec<String>> = m
             .arms
             .iter()
-            .map(|a| {
-                self.subcommand(&a.pat)
-                    .or_else(|| on_args.then(|| literal_pattern(&a.pat)).flatten())
-            })
+            .map(|a| self.pattern_names(&a.pat, source.as_ref()))
             .collect();
-        if names.iter().all(Option::is_none) {
+        if names.iter().all(Vec::is_empty) {
             syn::visit::visit_expr_match(self, m);
             return;
         }
+        // Only a literal read from `std::env::args()` rules out an arm by
+        // its absence.
+        let definitive = source.as_ref().is_some_and(|s| s.definitive)
+            && m.arms.iter().all(|a| {
+                !matches!(&a.pat, syn::Pat::Path(_) | syn::Pat::Struct(_))
+                    && !matches!(&a.pat, syn::Pat::TupleStruct(t) if !t.path.is_ident("Some"))
+            });
         self.visit_expr(&m.expr);
-        for (arm, name) in m.arms.iter().zip(names) {
-            let Some(name) = name else {
+        let all: Vec<String> = names.iter().flatten().cloned().collect();
+        for (arm, names) in m.arms.iter().zip(names) {
+            if names.is_empty() {
                 syn::visit::visit_arm(self, arm);
                 continue;
-            };
-            let outer = std::mem::take(&mut self.refs);
-            syn::visit::visit_arm(self, arm);
-            let refs = std::mem::replace(&mut self.refs, outer);
-            let span = arm.span();
-            self.arms
-                .push((name, span.start().line, span.end().line, refs));
+            }
+            let rivals = all.iter().filter(|n| !names.contains(n)).cloned().collect();
+            self.arm(names, rivals, false, definitive, arm.span(), |v| {
+                syn::visit::visit_arm(v, arm);
+            });
+        }
+    }
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        let Some((names, definitive)) = self.condition(&e.cond) else {
+            syn::visit::visit_expr_if(self, e);
+            return;
+        };
+        self.visit_expr(&e.cond);
+        let then = &e.then_branch;
+        self.arm(
+            names.clone(),
+            Vec::new(),
+            false,
+            definitive,
+            then.span(),
+            |v| {
+                v.visit_block(then);
+            },
+        );
+        if let Some((_, otherwise)) = &e.else_branch {
+            self.arm(names, Vec::new(), true, definitive, otherwise.span(), |v| {
+                v.visit_expr(otherwise);
+            });
         }
     }
     fn visit_item_fn(&mut self, _: &'ast syn::ItemFn) {
@@ -679,13 +1101,15 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
 mod tests {
     use super::*;
 
-    /// The functions each subcommand of `main.rs` reaches.
-    fn reached(files: &[(&str, &str)], subcommand: &str) -> Vec<String> {
+    /// The functions `main.rs` reaches when run with `words`.
+    fn reached(files: &[(&str, &str)], words: &[&str]) -> Vec<String> {
+        let words: Vec<String> = words.iter().map(ToString::to_string).collect();
+        let words = Words::new(&words);
         let files: Vec<(&Path, &str)> = files.iter().map(|(p, t)| (Path::new(*p), *t)).collect();
         let graph = Graph::of(&files);
         let all: HashSet<PathBuf> = files.iter().map(|(p, _)| p.to_path_buf()).collect();
         let mut names: Vec<String> = graph
-            .reach_from(Path::new("src/main.rs"), &all, Some(subcommand))
+            .reach_from(Path::new("src/main.rs"), &all, Some(&words))
             .into_iter()
             .map(|(file, name)| format!("{}:{name}", file.display()))
             .collect();
@@ -718,7 +1142,7 @@ mod tests {
             ),
         ];
         assert_eq!(
-            reached(&files, "serve"),
+            reached(&files, &["serve"]),
             [
                 "src/main.rs:main",
                 "src/serve.rs:listen",
@@ -738,16 +1162,105 @@ mod tests {
         .replace('\'', "\"");
         let files = [("src/main.rs", clap.as_str()), files[1], files[2]];
         assert_eq!(
-            reached(&files, "mint"),
+            reached(&files, &["mint"]),
             ["src/main.rs:main", "src/mint.rs:issue", "src/mint.rs:run"]
         );
         assert_eq!(
-            reached(&files, "listen"),
+            reached(&files, &["listen"]),
             [
                 "src/main.rs:main",
                 "src/serve.rs:listen",
                 "src/serve.rs:run"
             ]
         );
+    }
+    #[test]
+    fn modes_chosen_by_a_flags_value_reach_their_own_code() {
+        let modules = [
+            (
+                "src/controller.rs",
+                "pub async fn run() { reconcile().await }\nasync fn reconcile() {}",
+            ),
+            (
+                "src/agent.rs",
+                "pub async fn run() { report().await }\nasync fn report() {}",
+            ),
+        ];
+        let controller = ["src/controller.rs:reconcile", "src/controller.rs:run"];
+        let agent = ["src/agent.rs:report", "src/agent.rs:run"];
+        let with_main = |main: &'static str| [("src/main.rs", main), modules[0], modules[1]];
+        let only = |names: &[&str]| {
+            let mut all: Vec<String> = std::iter::once("src/main.rs:main")
+                .chain(names.iter().copied())
+                .map(String::from)
+                .collect();
+            all.sort();
+            all
+        };
+        let both = only(&[agent, controller].concat());
+
+        // Read from `std::env::args()`: a workload that does not pass the
+        // word does not run the branch.
+        let by_hand = with_main(
+            r#"
+            async fn main() {
+                if std::env::args().any(|a| a == "--mode=controller") {
+                    controller::run().await
+                } else {
+                    agent::run().await
+                }
+            }"#,
+        );
+        assert_eq!(reached(&by_hand, &["--mode=controller"]), only(&controller));
+        assert_eq!(reached(&by_hand, &["--mode", "agent"]), only(&agent));
+        assert_eq!(reached(&by_hand, &[]), only(&agent));
+
+        // A clap `ValueEnum` field: `--mode node-agent` or `--mode=controller`;
+        // with no value passed, its default is not known.
+        let value_enum = with_main(
+            r#"
+            #[derive(Clone, clap::ValueEnum)]
+            enum Mode { Controller, #[value(name = "node-agent")] Agent }
+            #[derive(clap::Parser)]
+            struct Cli { #[arg(long, value_enum, default_value = "controller")] mode: Mode }
+            async fn main() {
+                let cli = Cli::parse();
+                match cli.mode {
+                    Mode::Controller => controller::run().await,
+                    Mode::Agent => agent::run().await,
+                }
+            }"#,
+        );
+        assert_eq!(
+            reached(&value_enum, &["--mode", "node-agent"]),
+            only(&agent)
+        );
+        assert_eq!(
+            reached(&value_enum, &["--mode=controller"]),
+            only(&controller)
+        );
+        assert_eq!(reached(&value_enum, &["--verbose"]), both);
+
+        // A string field compared in an `if`: another value of the flag rules
+        // the branch out.
+        let compared = with_main(
+            r#"
+            #[derive(clap::Parser)]
+            struct Args { #[arg(long, env = "MODE")] mode: String }
+            async fn main() {
+                let args = Args::parse();
+                if args.mode.as_str() == "agent" {
+                    agent::run().await;
+                } else {
+                    controller::run().await;
+                }
+            }"#,
+        );
+        assert_eq!(reached(&compared, &["--mode=agent"]), only(&agent));
+        assert_eq!(
+            reached(&compared, &["--mode=controller"]),
+            only(&controller)
+        );
+        assert_eq!(reached(&compared, &[]), both);
     }
 }

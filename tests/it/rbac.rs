@@ -301,3 +301,28 @@ fn a_scaffolded_project_grants_every_request_it_makes() {
     .success();
     clean(22);
 }
+
+/// One binary, two workloads (`tests/fixtures/rbac-modes`): the Deployment
+/// runs it with `--mode=controller`, the DaemonSet with `--mode=agent`, and
+/// `main` reads the flag from `std::env::args()`. Each workload is held to
+/// its own mode's requests: the agent's role lacks the eviction it sends,
+/// and no request of one mode is asked of the other's role.
+#[test]
+fn modes_chosen_by_a_flag_value_are_checked_apart() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-modes");
+    let run = rsop_with_env(&fixture, &["rbac"], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        [
+            "error src/agent.rs:14:18: `pods.evict` sends `create` on `pods/eviction` across the cluster | add the rule `{apiGroups: [\"\"], resources: [\"pods/eviction\"], verbs: [\"create\"]}` to the ClusterRole `fleet-agent` at deploy/rbac.yaml:23:1"
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.lines().last().unwrap(),
+        "rbac: `fleet --mode=controller` as Deployment `fleet-controller` (2 requests checked, 0 not checked); \
+         `fleet --mode=agent` as DaemonSet `fleet-agent` (3 requests checked, 0 not checked); 1 error, 0 warnings"
+    );
+}

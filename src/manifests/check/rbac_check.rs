@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::calls::{Analysis, Call};
+use crate::calls::{Analysis, Call, Unknown};
 use crate::manifests::diagnostics::{Diagnostic, Location};
 use crate::manifests::emit::rbac::RbacRule;
 
@@ -214,7 +214,10 @@ pub fn check(
             .unchecked
             .iter()
             .take(5)
-            .map(|u| format!("`{}` at {}", u.via, u.location))
+            .map(|u| match u.unknown {
+                Unknown::Kind => format!("`{}` at {}", u.via, u.location),
+                other => format!("`{}` at {} ({})", u.via, u.location, other.clause()),
+            })
             .collect();
         let rest = analysis.unchecked.len().saturating_sub(places.len());
         findings.unchecked = Some(format!(
