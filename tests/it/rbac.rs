@@ -303,7 +303,7 @@ fn a_scaffolded_project_grants_every_request_it_makes() {
 }
 
 /// One binary, two workloads (`tests/fixtures/rbac-modes`): the Deployment
-/// runs it with `--mode=controller`, the DaemonSet with `--mode=agent`, and
+/// runs it with `--mode=controller`, the `DaemonSet` with `--mode=agent`, and
 /// `main` reads the flag from `std::env::args()`. Each workload is held to
 /// its own mode's requests: the agent's role lacks the eviction it sends,
 /// and no request of one mode is asked of the other's role.
