@@ -133,6 +133,9 @@ impl Unknown {
 pub struct Analysis {
     pub calls: Vec<Call>,
     pub unchecked: Vec<Unchecked>,
+    /// The kinds the crate declares (its own, and those it types for other
+    /// projects' APIs): group and plural.
+    pub kinds: Vec<(String, String)>,
 }
 
 /// A kind of the crate's own, from the CRD derivation.
@@ -297,7 +300,13 @@ pub fn analyze_when(
         }
     }
     let own = own.as_slice();
-    let mut analysis = Analysis::default();
+    let mut analysis = Analysis {
+        kinds: own
+            .iter()
+            .map(|k| (k.group.clone(), k.plural.clone()))
+            .collect(),
+        ..Analysis::default()
+    };
     let mut deferred = Vec::new();
     for (path, file) in &parsed {
         let imports = imports(file);

@@ -10,8 +10,10 @@
 //! is a warning at the rule (least privilege); a call whose kind the code
 //! does not show is listed as not checked, every one of them.
 
+pub mod images;
 pub mod program;
 pub mod report;
+pub mod served;
 pub mod shipped;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -22,7 +24,8 @@ use crate::calls::{Call, Unchecked, method_requests};
 use crate::manifests::check::rbac_check;
 use crate::manifests::diagnostics::Location;
 use program::{Binary, Package, Words};
-use shipped::{Role, Shipped, Workload};
+use served::Served;
+use shipped::{Container, Role, Shipped, Workload};
 
 /// How serious a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -103,17 +106,54 @@ impl Run<'_> {
     }
 }
 
-/// The program a workload's containers run, if one of them runs one of the
-/// project's binaries: by the command's file name, an argument, or the
-/// image's name; in a project with one binary that makes requests, any
-/// workload whose account is given a role runs it.
-fn runs<'p>(workload: &Workload, packages: &'p [Package], roles: &[(&Role, bool)]) -> Vec<Run<'p>> {
+/// What a workload's containers run.
+struct Tied<'p, 'w> {
+    runs: Vec<Run<'p>>,
+    /// Containers of the project's images whose binary is not known.
+    unknown: Vec<&'w Container>,
+    /// Containers of other projects' images.
+    foreign: Vec<&'w Container>,
+}
+
+/// The programs a workload's containers run. A container runs one of the
+/// project's binaries named by its command or arguments, or by its image's
+/// name (`5-spot` for `5spot`, `uniskai-agent` for `agent`). An image the
+/// project builds (named for it, its packages, charts or Dockerfiles, or
+/// tagged in its build files) runs the binary its Dockerfile runs, or the
+/// one binary that makes requests. Whether its roles grant anything never
+/// decides it.
+fn runs<'p, 'w>(
+    workload: &'w Workload,
+    packages: &'p [Package],
+    shipped: &Shipped,
+) -> Tied<'p, 'w> {
     let all: Vec<(&Package, &Binary)> = packages
         .iter()
         .flat_map(|p| p.binaries.iter().map(move |b| (p, b)))
         .collect();
+    let binary = |name: &str| all.iter().find(|(_, b)| b.name == name).copied();
     let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
-    let mut out = Vec::new();
+    // The one binary that makes requests (a crdgen or a docs tool makes
+    // none; a kubectl plugin runs with its user's credentials). A binary
+    // whose `main` does not parse may make any.
+    let requesting = || {
+        if all.iter().any(|(_, b)| !b.parsed) {
+            return None;
+        }
+        let mut requesting = all.iter().filter(|(p, b)| {
+            let (calls, unchecked) = p.requests(b, None);
+            !b.name.starts_with("kubectl-") && (!calls.is_empty() || !unchecked.is_empty())
+        });
+        match (requesting.next(), requesting.next()) {
+            (Some(only), None) => Some(*only),
+            _ => None,
+        }
+    };
+    let mut tied = Tied {
+        runs: Vec::new(),
+        unknown: Vec::new(),
+        foreign: Vec::new(),
+    };
     for container in &workload.containers {
         let words: Vec<String> = container
             .command
@@ -121,78 +161,84 @@ fn runs<'p>(workload: &Workload, packages: &'p [Package], roles: &[(&Role, bool)
             .chain(&container.args)
             .map(|w| base(w))
             .collect();
-        let image = base(container.image.split(['@']).next().unwrap_or_default());
-        let image = image.split(':').next().unwrap_or_default().to_string();
-        // `5-spot` is the image of the binary `5spot`.
-        let letters = |s: &str| {
-            s.chars()
-                .filter(char::is_ascii_alphanumeric)
-                .collect::<String>()
-                .to_ascii_lowercase()
-        };
-        // An image named for the project around the binary
-        // (`uniskai-agent` for `agent`) runs it when no other binary's name
-        // fits and its roles grant that binary's own requests.
-        let around = || {
-            let mut fits = all.iter().filter(|(_, b)| {
-                image.ends_with(&format!("-{}", b.name))
-                    || image.starts_with(&format!("{}-", b.name))
-            });
-            match (fits.next(), fits.next()) {
-                (Some(only), None) if grants_its_own(only.0, only.1, roles) => Some(only),
-                _ => None,
-            }
-        };
-        let found = all
+        let image = images::base_name(&container.image);
+        let named = |name: &str| images::same_or_around(image, name);
+        let by_name = all
             .iter()
             .find(|(_, b)| words.contains(&b.name))
             .or_else(|| {
                 all.iter()
-                    .find(|(_, b)| letters(&image) == letters(&b.name))
+                    .find(|(_, b)| images::letters(image) == images::letters(&b.name))
             })
-            .or_else(around)
             .or_else(|| {
-                // Binaries that make no request (a crdgen, a docs tool) run
-                // under no role.
-                // A binary whose `main` does not parse may make any; a
-                // kubectl plugin runs with its user's credentials.
-                if all.iter().any(|(_, b)| !b.parsed) {
-                    return None;
-                }
-                let mut requesting = all.iter().filter(|(p, b)| {
-                    let (calls, unchecked) = p.requests(b, None);
-                    !b.name.starts_with("kubectl-") && (!calls.is_empty() || !unchecked.is_empty())
-                });
-                match (requesting.next(), requesting.next()) {
-                    (Some(only), None) if grants_its_own(only.0, only.1, roles) => Some(only),
+                let mut around = all.iter().filter(|(_, b)| named(&b.name));
+                match (around.next(), around.next()) {
+                    (Some(only), None) => Some(only),
                     _ => None,
                 }
-            });
+            })
+            .copied();
+        let built = !image.is_empty()
+            && (shipped.names.iter().any(|n| named(n))
+                || shipped
+                    .dockerfiles
+                    .iter()
+                    .any(|d| d.name.as_deref().is_some_and(named))
+                || mentions(&shipped.build_text, images::repository(&container.image))
+                || mentions(&shipped.build_text, image));
+        let found = by_name.or_else(|| {
+            if !built {
+                return None;
+            }
+            // The Dockerfile built for this image, or the one binary the
+            // repository's Dockerfiles run.
+            let of = |d: &images::Dockerfile| d.binary(|b| binary(b).is_some());
+            let own: BTreeSet<String> = shipped
+                .dockerfiles
+                .iter()
+                .filter(|d| d.name.as_deref().is_some_and(named))
+                .filter_map(of)
+                .collect();
+            let any: BTreeSet<String> = shipped.dockerfiles.iter().filter_map(of).collect();
+            let chosen = if own.is_empty() { any } else { own };
+            match chosen.iter().collect::<Vec<_>>().as_slice() {
+                [only] => binary(only),
+                _ => requesting(),
+            }
+        });
         let Some((package, binary)) = found else {
+            if built {
+                tied.unknown.push(container);
+            } else {
+                tied.foreign.push(container);
+            }
             continue;
         };
         let words = Words::new(container.command.iter().chain(&container.args));
         let modes = words.choosing(&binary.modes);
-        out.push(Run {
+        tied.runs.push(Run {
             package,
             binary,
             words,
             modes,
         });
     }
-    out
+    tied
 }
 
-/// Whether `roles` grant `binary` some request on a kind of a custom API
-/// group (the project's own, or another project's it works with), or,
-/// when it makes none, any request: a role made for the program, not for
-/// another operator a repository happens to deploy beside it.
-fn grants_its_own(package: &Package, binary: &Binary, roles: &[(&Role, bool)]) -> bool {
-    let (calls, _) = package.requests(binary, None);
-    let custom = |c: &&Call| c.group.contains('.') && !c.group.ends_with(".k8s.io");
-    let own: Vec<&Call> = calls.iter().copied().filter(custom).collect();
-    let wanted = if own.is_empty() { calls } else { own };
-    wanted.iter().any(|c| granted(c, roles))
+/// Whether `text` names `name` whole (not inside a longer name).
+fn mentions(text: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/');
+    text.match_indices(name).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(part)
+            && !text[at + name.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| part(c) && c != '.' && c != '/')
+    })
 }
 
 /// How close two places are: the folders they share.
@@ -281,10 +327,34 @@ fn rule_yaml(call: &Call) -> String {
 /// The fix for an ungranted call: the verb added to a rule of the bound
 /// roles that names the resource already, else a rule added to the role
 /// that should hold it.
-fn help_for(call: &Call, roles: &[(&Role, bool)], workload: &Workload) -> String {
+fn help_for(call: &Call, roles: &[(&Role, bool)], workload: &Workload, served: &Served) -> String {
     for (role, cluster_wide) in roles {
         if call.cluster && !cluster_wide {
             continue;
+        }
+        // A rule that meant this resource and named one nothing serves.
+        let meant = format!("`{}`", call.resource);
+        for rule in role
+            .rules
+            .iter()
+            .filter(|r| r.rule.groups.contains(&call.group))
+        {
+            for resource in &rule.rule.resources {
+                let Some((_, Some(guess))) = served.unserved_resource(&call.group, resource) else {
+                    continue;
+                };
+                if guess == meant {
+                    let verb = if rule.rule.verbs.iter().any(|v| v == call.verb || v == "*") {
+                        String::new()
+                    } else {
+                        format!(", and add `{}` to its verbs", call.verb)
+                    };
+                    return format!(
+                        "write `{}` for `{resource}` in the rule at {}{verb}",
+                        call.resource, rule.location
+                    );
+                }
+            }
         }
         if let Some(rule) = role.rules.iter().find(|r| {
             r.rule.groups.contains(&call.group) && r.rule.resources.contains(&call.resource)
@@ -337,6 +407,18 @@ type Needs = (Vec<Call>, HashSet<&'static str>);
 /// Checks every workload that runs a program of `packages` against its
 /// roles.
 pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
+    // What the API serves, to hold the rules against.
+    let served = Served::new(
+        shipped
+            .crds
+            .iter()
+            .chain(packages.iter().flat_map(|p| &p.analysis.kinds))
+            .map(|(g, p)| (g.as_str(), p.as_str())),
+        packages
+            .iter()
+            .flat_map(|p| &p.analysis.calls)
+            .map(|c| (c.group.as_str(), c.resource.as_str())),
+    );
     let mut report = Report::default();
     let mut findings: BTreeSet<Finding> = BTreeSet::new();
     // Per role (by its place): the calls of the programs bound to it, and
@@ -345,11 +427,24 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     let mut untied: Vec<String> = Vec::new();
     let mut checked_roles: Vec<&Role> = Vec::new();
     let mut tied_accounts: HashSet<&str> = HashSet::new();
+    // Containers of other projects' images in workloads given a role, and
+    // their accounts, whose rules they may need.
+    let mut foreign: Vec<String> = Vec::new();
+    let mut foreign_accounts: HashSet<&str> = HashSet::new();
     for workload in &shipped.workloads {
         let roles = bound_roles(workload, shipped);
-        let runs = runs(workload, packages, &roles);
-        if runs.is_empty() {
-            if !roles.is_empty() {
+        let tied = runs(workload, packages, shipped);
+        if !roles.is_empty() {
+            for container in &tied.foreign {
+                foreign.push(format!(
+                    "container `{}` ({}) of {} `{}`",
+                    container.name, container.image, workload.kind, workload.name
+                ));
+                foreign_accounts.insert(&workload.account);
+            }
+        }
+        if tied.runs.is_empty() {
+            if !roles.is_empty() && !tied.unknown.is_empty() {
                 untied.push(format!(
                     "{} `{}` ({})",
                     workload.kind, workload.name, workload.location
@@ -358,7 +453,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
             continue;
         }
         tied_accounts.insert(&workload.account);
-        for run in runs {
+        for run in tied.runs {
             let (calls, unchecked) = run.package.requests(run.binary, Some(&run.words));
             report.checked.push(Checked {
                 program: run.name(),
@@ -439,7 +534,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                             ""
                         },
                     ),
-                    help: Some(help_for(call, &roles, workload)),
+                    help: Some(help_for(call, &roles, workload, &served)),
                     rule: "ungranted-request",
                 });
             }
@@ -486,14 +581,15 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         }
     }
     // A rule no program bound to the role needs; a role also bound to an
-    // account no checked program runs under is left alone.
+    // account no checked program runs under, or one a container of another
+    // image runs under too, is left alone.
     for role in checked_roles {
         let shared = shipped.bindings.iter().any(|b| {
             b.role == role.name
                 && b.role_cluster == role.cluster
-                && b.accounts
-                    .iter()
-                    .any(|a| !tied_accounts.contains(a.as_str()))
+                && b.accounts.iter().any(|a| {
+                    !tied_accounts.contains(a.as_str()) || foreign_accounts.contains(a.as_str())
+                })
         });
         if shared {
             continue;
@@ -529,6 +625,27 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
             });
         }
     }
+    // Rules that name nothing the API serves grant nothing.
+    for role in &shipped.roles {
+        for rule in &role.rules {
+            for (what, meant) in served.unserved(rule) {
+                findings.insert(Finding {
+                    severity: Severity::Error,
+                    location: Some(rule.location.clone()),
+                    message: format!(
+                        "this rule of the {} `{}` names {what}, so it grants nothing",
+                        if role.cluster { "ClusterRole" } else { "Role" },
+                        role.name,
+                    ),
+                    help: Some(match meant {
+                        Some(meant) => format!("did you mean {meant}?"),
+                        None => "name a resource the API server serves (`kubectl api-resources` lists them)".into(),
+                    }),
+                    rule: "unserved-resource",
+                });
+            }
+        }
+    }
     for package in packages {
         for why in package.unparsed() {
             findings.insert(Finding {
@@ -547,13 +664,25 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
             severity: Severity::Note,
             location: None,
             message: format!(
-                "not checked: {} run{} none of the crate's binaries by its command, arguments or image: {}",
+                "not checked: {} run{} an image of the project, but neither its command, arguments, image name nor Dockerfile names one of the crate's binaries: {}",
                 untied.len(),
                 if untied.len() == 1 { "s" } else { "" },
                 untied.join(", ")
             ),
             help: None,
             rule: "untied-workload",
+        });
+    }
+    if !foreign.is_empty() {
+        findings.insert(Finding {
+            severity: Severity::Note,
+            location: None,
+            message: format!(
+                "not ours: {}: images of other projects, not checked; rules they may need are not reported unused",
+                foreign.join(", ")
+            ),
+            help: None,
+            rule: "foreign-container",
         });
     }
     report.findings = findings.into_iter().collect();

@@ -7,12 +7,13 @@
 //! service accounts, and the workloads that run a program under an account,
 //! each with the file and line it is at.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
+use super::images::{self, Dockerfile};
 use crate::manifests::diagnostics::Location;
 use crate::manifests::emit::rbac::RbacRule;
 use crate::{Error, Result};
@@ -75,6 +76,16 @@ pub struct Shipped {
     pub workloads: Vec<Workload>,
     /// How each chart was read, and what could not be.
     pub notes: Vec<String>,
+    /// The CRDs it ships: group and plural.
+    pub crds: Vec<(String, String)>,
+    /// The Dockerfiles the repository builds its images from.
+    pub dockerfiles: Vec<Dockerfile>,
+    /// The text of its build files (Makefile, CI workflows), which tag
+    /// the images it builds.
+    pub build_text: String,
+    /// The names the project goes by: its folder, its packages and
+    /// repository, its charts.
+    pub names: BTreeSet<String>,
 }
 
 /// Directories never searched: build output, dependencies, and the
@@ -104,6 +115,7 @@ const READ: &[&str] = &[
     "Job",
     "CronJob",
     "Pod",
+    "CustomResourceDefinition",
 ];
 
 /// Finds what the project under `root` ships. `helm` renders charts when
@@ -123,12 +135,66 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
         });
     for entry in walk.filter_map(std::result::Result::ok) {
         let path = entry.path();
+        let name = entry.file_name().to_string_lossy();
+        if entry.file_type().is_file() && Dockerfile::named(&name) {
+            let shown = path.strip_prefix(root).unwrap_or(path);
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            match Dockerfile::read(&text, shown) {
+                Ok(dockerfile) => shipped.dockerfiles.push(dockerfile),
+                Err(complaint) => shipped.notes.push(complaint),
+            }
+            continue;
+        }
+        if entry.file_type().is_file() && images::is_build_file(path) {
+            shipped
+                .build_text
+                .push_str(&std::fs::read_to_string(path).unwrap_or_default());
+        }
+        if entry.file_type().is_file() && entry.file_name() == "Cargo.toml" {
+            let manifest = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok());
+            let package = manifest.as_ref().and_then(|m| m.get("package"));
+            for key in ["name", "repository"] {
+                if let Some(value) = package.and_then(|p| p.get(key)).and_then(|v| v.as_str()) {
+                    let last = value.trim_end_matches(['/', '.']).trim_end_matches(".git");
+                    shipped
+                        .names
+                        .insert(last.rsplit('/').next().unwrap_or(last).to_string());
+                }
+            }
+        }
         if entry.file_type().is_file() && entry.file_name() == "Chart.yaml" {
             charts.push(path.parent().unwrap_or(root).to_path_buf());
         } else if entry.file_type().is_file()
             && path.extension().is_some_and(|e| e == "yaml" || e == "yml")
         {
             files.push(path.to_path_buf());
+        }
+    }
+    // The workflows that build and push the images, in a folder the walk
+    // above passes over.
+    for dir in [".github/workflows", ".gitlab"] {
+        for entry in walkdir::WalkDir::new(root.join(dir))
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(std::result::Result::ok)
+            .filter(|e| e.file_type().is_file() && images::is_build_file(e.path()))
+        {
+            shipped
+                .build_text
+                .push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+    }
+    if let Some(folder) = std::fs::canonicalize(root)
+        .ok()
+        .and_then(|r| r.file_name().map(|n| n.to_string_lossy().to_string()))
+    {
+        shipped.names.insert(folder);
+    }
+    for chart in &charts {
+        if let Some(name) = chart.file_name() {
+            shipped.names.insert(name.to_string_lossy().to_string());
         }
     }
     // A chart's files are the chart's to render.
@@ -420,6 +486,14 @@ fn read_object(
                 location,
                 origin: origin.to_path_buf(),
             });
+        }
+        "CustomResourceDefinition" => {
+            if let (Some(group), Some(plural)) = (
+                str_at(value, &["spec", "group"]),
+                str_at(value, &["spec", "names", "plural"]),
+            ) {
+                shipped.crds.push((restore(group), restore(plural)));
+            }
         }
         "RoleBinding" | "ClusterRoleBinding" => {
             let accounts = value

@@ -326,3 +326,43 @@ fn modes_chosen_by_a_flag_value_are_checked_apart() {
          `fleet --mode=agent` as DaemonSet `fleet-agent` (3 requests checked, 0 not checked); 1 error, 0 warnings"
     );
 }
+
+/// A workload tied by the image the repository builds
+/// (`tests/fixtures/rbac-image`): its image is named for no binary, the
+/// Makefile tags it and the Dockerfile's last stage runs `keeper` under
+/// another name, beside a second binary that also makes requests. Its role
+/// names every resource in the singular, so it grants nothing: each rule
+/// is an error with the plural it meant, and each request one too, never
+/// "nothing was checked". The metrics proxy beside it is another project's
+/// image, and a Dockerfile that runs nothing is named.
+#[test]
+fn a_workload_is_tied_by_the_image_it_runs_whatever_its_roles_grant() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-image");
+    let run = rsop_with_env(&fixture, &["rbac"], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "note: docker/debug/Dockerfile names no ENTRYPOINT or CMD in its last stage: the program its image runs is not known\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    let (_, rest) = run.stdout.split_once('\n').unwrap();
+    assert_eq!(
+        findings(rest),
+        [
+            "error deploy/keeper.yaml:13:1: this rule of the Role `keeper` names `configmap`: the core group (\"\") serves no `configmap`, so it grants nothing | did you mean `configmaps`?",
+            "error deploy/keeper.yaml:16:1: this rule of the Role `keeper` names `secret`: the core group (\"\") serves no `secret`, so it grants nothing | did you mean `secrets`?",
+            "error src/main.rs:11:21: `maps.list` sends `list` on `configmaps` | write `configmaps` for `configmap` in the rule at deploy/keeper.yaml:13:1",
+            "error src/main.rs:13:20: `secrets.get_opt` sends `get` on `secrets` | write `secrets` for `secret` in the rule at deploy/keeper.yaml:16:1",
+            "error src/main.rs:18:21: `secrets.create` sends `create` on `secrets` | write `secrets` for `secret` in the rule at deploy/keeper.yaml:16:1",
+            "note : not ours: container `metrics-proxy` (quay.io/brancz/kube-rbac-proxy:v0.18.0) of Deployment `keeper`: images of other projects, not checked; rules they may need are not reported unused | ",
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.lines().last().unwrap(),
+        "rbac: `keeper` as Deployment `keeper` (3 requests checked, 0 not checked); 5 errors, 0 warnings"
+    );
+}

@@ -446,6 +446,7 @@ mod tests {
                 call("", "pods", "list", 14),
             ],
             unchecked: Vec::new(),
+            kinds: Vec::new(),
         };
         let marked = vec![Marked {
             location: Location::new("src/controller.rs", 3, 4),
@@ -484,6 +485,7 @@ mod tests {
         let analysis = Analysis {
             calls: vec![nodes.clone(), pods],
             unchecked: Vec::new(),
+            kinds: Vec::new(),
         };
         let marker = |namespace: Option<&str>| Marked {
             location: Location::new("src/controller.rs", 3, 4),

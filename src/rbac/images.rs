@@ -1,0 +1,328 @@
+//! The images a repository builds, and so which containers are its own:
+//! what each Dockerfile's last stage runs, and the names the project goes
+//! by (its folder, packages, repository, charts, Dockerfiles) and tags its
+//! images with in its build files.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// A Dockerfile's last stage: what its image runs.
+#[derive(Debug, Clone, Default)]
+pub struct Dockerfile {
+    /// Relative to the project root.
+    pub path: PathBuf,
+    /// The words of its `ENTRYPOINT` and then its `CMD`, as file names.
+    pub runs: Vec<String>,
+    /// What it copies: (the source's file name, the destination).
+    pub copies: Vec<(String, String)>,
+    /// The name it is built for: its folder (`docker/agent/Dockerfile`),
+    /// or its suffix (`Dockerfile.agent`, `agent.Dockerfile`).
+    pub name: Option<String>,
+}
+
+impl Dockerfile {
+    /// Whether `name` is the file name of a Dockerfile.
+    pub fn named(name: &str) -> bool {
+        let lower = name.to_ascii_lowercase();
+        matches!(lower.as_str(), "dockerfile" | "containerfile")
+            || lower.starts_with("dockerfile.")
+            || lower.ends_with(".dockerfile")
+    }
+
+    /// Reads the Dockerfile at `path` (shown as `shown`); a complaint when
+    /// its last stage names no program to run.
+    pub fn read(text: &str, shown: &Path) -> Result<Dockerfile, String> {
+        let mut stages: Vec<(Option<String>, Dockerfile)> = Vec::new();
+        for line in instructions(text) {
+            let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((&line, ""));
+            let rest = rest.trim();
+            match word.to_ascii_uppercase().as_str() {
+                "FROM" => {
+                    let words: Vec<&str> = rest.split_whitespace().collect();
+                    let base = words.iter().find(|w| !w.starts_with("--")).copied();
+                    let alias = words
+                        .iter()
+                        .position(|w| w.eq_ignore_ascii_case("as"))
+                        .and_then(|i| words.get(i + 1))
+                        .map(|a| a.to_ascii_lowercase());
+                    // A stage built on an earlier one runs what it ran.
+                    let inherited = base
+                        .and_then(|b| {
+                            stages
+                                .iter()
+                                .rev()
+                                .find(|(a, _)| a.as_deref() == Some(&b.to_ascii_lowercase()))
+                        })
+                        .map(|(_, stage)| stage.clone())
+                        .unwrap_or_default();
+                    stages.push((alias, inherited));
+                }
+                "ENTRYPOINT" | "CMD" => {
+                    let Some((_, stage)) = stages.last_mut() else {
+                        continue;
+                    };
+                    let words = command_words(rest);
+                    if word.eq_ignore_ascii_case("ENTRYPOINT") {
+                        stage.runs = words;
+                    } else {
+                        stage.runs.extend(words);
+                    }
+                }
+                "COPY" | "ADD" => {
+                    let Some((_, stage)) = stages.last_mut() else {
+                        continue;
+                    };
+                    let words: Vec<String> = command_words(rest)
+                        .into_iter()
+                        .filter(|w| !w.starts_with("--"))
+                        .collect();
+                    if let [sources @ .., dest] = words.as_slice() {
+                        for source in sources {
+                            stage.copies.push((file_name(source), dest.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some((_, mut last)) = stages.pop() else {
+            return Err(format!("{} has no FROM", shown.display()));
+        };
+        if last.runs.is_empty() {
+            return Err(format!(
+                "{} names no ENTRYPOINT or CMD in its last stage: the program its image runs is not known",
+                shown.display()
+            ));
+        }
+        last.path = shown.to_path_buf();
+        let file = shown
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        last.name = file
+            .strip_prefix("dockerfile.")
+            .or_else(|| file.strip_suffix(".dockerfile"))
+            .map(str::to_string)
+            .or_else(|| {
+                shown
+                    .parent()
+                    .and_then(Path::file_name)
+                    .map(|d| d.to_string_lossy().to_string())
+                    .filter(|d| !matches!(d.as_str(), "docker" | "build" | "images" | "."))
+            });
+        Ok(last)
+    }
+
+    /// The binary, of those `is_binary` accepts, its image runs: a word
+    /// of its command, or the file it copied under the name the command
+    /// runs (`COPY target/release/operator /app/run`), or, where the command
+    /// is a script, the one binary it copies.
+    pub fn binary(&self, is_binary: impl Fn(&str) -> bool) -> Option<String> {
+        for word in &self.runs {
+            if is_binary(word) {
+                return Some(word.clone());
+            }
+            let copied = self
+                .copies
+                .iter()
+                .find(|(source, dest)| file_name(dest) == *word && is_binary(source));
+            if let Some((source, _)) = copied {
+                return Some(source.clone());
+            }
+        }
+        let copied: BTreeSet<&String> = self
+            .copies
+            .iter()
+            .map(|(source, _)| source)
+            .filter(|s| is_binary(s))
+            .collect();
+        match copied.into_iter().collect::<Vec<_>>().as_slice() {
+            [only] => Some((*only).clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The instructions of a Dockerfile, continuation lines joined, comments
+/// and parser directives left out.
+fn instructions(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if current.is_empty() && (trimmed.is_empty() || trimmed.starts_with('#')) {
+            continue;
+        }
+        if let Some(head) = trimmed.strip_suffix('\\') {
+            current.push_str(head);
+            current.push(' ');
+        } else {
+            current.push_str(trimmed);
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// The words of an instruction's exec form (`["/app", "run"]`) or shell
+/// form, as file names for the command (`/usr/local/bin/operator` is
+/// `operator`).
+fn command_words(rest: &str) -> Vec<String> {
+    let words: Vec<String> = match serde_json::from_str::<Vec<String>>(rest) {
+        Ok(words) => words,
+        Err(_) => rest.split_whitespace().map(str::to_string).collect(),
+    };
+    words
+        .into_iter()
+        .map(|w| {
+            if w.starts_with('-') || w.ends_with('/') {
+                w
+            } else {
+                file_name(&w)
+            }
+        })
+        .collect()
+}
+
+fn file_name(path: &str) -> String {
+    path.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(path)
+        .to_string()
+}
+
+/// An image reference's repository path, without registry tag or digest:
+/// `ghcr.io/acme/widget:v1` is `ghcr.io/acme/widget`.
+pub fn repository(image: &str) -> &str {
+    let image = image.split('@').next().unwrap_or(image);
+    match image.rsplit_once(':') {
+        Some((head, tag)) if !tag.contains('/') => head,
+        _ => image,
+    }
+}
+
+/// The last segment of an image's repository: `widget` of
+/// `ghcr.io/acme/widget:v1`.
+pub fn base_name(image: &str) -> &str {
+    let repository = repository(image);
+    repository.rsplit('/').next().unwrap_or(repository)
+}
+
+/// Letters and digits only, lower case: `5-spot` and `5spot` are one name.
+pub fn letters(s: &str) -> String {
+    s.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// Whether two names are one, or one is the other with words around it
+/// (`widget-operator` and `widget`, `acme-widget` and `widget`).
+pub fn same_or_around(a: &str, b: &str) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+    letters(&a) == letters(&b)
+        || [(&a, &b), (&b, &a)].iter().any(|(long, short)| {
+            long.starts_with(&format!("{short}-"))
+                || long.ends_with(&format!("-{short}"))
+                || long.starts_with(&format!("{short}_"))
+                || long.ends_with(&format!("_{short}"))
+        })
+}
+
+/// The files whose text names the images a repository builds and pushes.
+pub fn is_build_file(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let extension = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let in_workflows = path
+        .components()
+        .any(|c| c.as_os_str() == ".github" || c.as_os_str() == ".gitlab");
+    matches!(
+        name.as_str(),
+        "makefile" | "justfile" | "tiltfile" | "earthfile" | "docker-bake.hcl" | ".gitlab-ci.yml"
+    ) || extension == "mk"
+        || name.starts_with("skaffold")
+        || name.starts_with(".goreleaser")
+        || (in_workflows && (extension == "yml" || extension == "yaml"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_stage_runs_the_binary_it_copies_under_any_name() {
+        let text = r#"
+# syntax=docker/dockerfile:1
+FROM rust:1.80 AS builder
+WORKDIR /src
+COPY . .
+RUN cargo build --release --bin fleet-operator \
+    --locked
+ENTRYPOINT ["/bin/false"]
+
+FROM gcr.io/distroless/cc AS runtime
+COPY --from=builder /src/target/release/fleet-operator /app/manager
+USER 65532
+ENTRYPOINT ["/app/manager"]
+CMD ["--leader-elect"]
+"#;
+        let image = Dockerfile::read(text, Path::new("Dockerfile")).unwrap();
+        assert_eq!(image.runs, ["manager", "--leader-elect"]);
+        assert_eq!(
+            image.binary(|b| b == "fleet-operator"),
+            Some("fleet-operator".into())
+        );
+        assert_eq!(image.name, None);
+
+        // A shell form under an init, in a stage built on another.
+        let text = "FROM debian AS base\nCOPY target/release/agent /usr/local/bin/\n\
+                    ENTRYPOINT /usr/bin/tini -- agent\nFROM base\nLABEL x=y\n";
+        let image = Dockerfile::read(text, Path::new("docker/agent/Dockerfile")).unwrap();
+        assert_eq!(image.binary(|b| b == "agent"), Some("agent".into()));
+        assert_eq!(image.name.as_deref(), Some("agent"));
+
+        // A script that runs the one binary the image has.
+        let text =
+            "FROM alpine\nCOPY target/release/agent /bin/agent\nCOPY run.sh /\nCMD [\"/run.sh\"]\n";
+        let image = Dockerfile::read(text, Path::new("Dockerfile.node")).unwrap();
+        assert_eq!(
+            image.binary(|b| b == "agent" || b == "ctl"),
+            Some("agent".into())
+        );
+        assert_eq!(image.name.as_deref(), Some("node"));
+    }
+
+    #[test]
+    fn a_dockerfile_that_runs_nothing_says_so() {
+        let complaint =
+            Dockerfile::read("FROM alpine\nRUN true\n", Path::new("build/Dockerfile")).unwrap_err();
+        assert_eq!(
+            complaint,
+            "build/Dockerfile names no ENTRYPOINT or CMD in its last stage: the program its image runs is not known"
+        );
+        assert!(Dockerfile::read("# nothing\n", Path::new("Dockerfile")).is_err());
+    }
+
+    #[test]
+    fn image_names() {
+        assert_eq!(repository("ghcr.io/acme/widget:v1"), "ghcr.io/acme/widget");
+        assert_eq!(repository("localhost:5000/widget"), "localhost:5000/widget");
+        assert_eq!(base_name("ghcr.io/acme/widget@sha256:00"), "widget");
+        assert!(same_or_around("widget-operator", "widget"));
+        assert!(same_or_around("5spot", "5-spot"));
+        assert!(!same_or_around("widgetry", "widget"));
+    }
+}
