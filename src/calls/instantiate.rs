@@ -8,7 +8,7 @@ use syn::visit::Visit;
 
 use super::kinds::{ApiKind, Scope, Target, Typing};
 use super::requests::Deferred;
-use super::syntax::{macro_exprs, type_name, type_parameter};
+use super::syntax::{macro_exprs, strip_wrappers, type_name, type_parameter};
 use super::{Analysis, Call};
 use crate::manifests::diagnostics::Location;
 
@@ -80,11 +80,9 @@ impl Instantiations<'_, '_> {
                 }
             }
         }
-        for (arg, generic) in args.iter().zip(values) {
-            if let Some(generic) = generic
-                && let Some(ty) = self.cx.type_of(arg, self.scope)
-            {
-                kinds.push((generic.clone(), ty));
+        for (arg, param) in args.iter().zip(values) {
+            if let Some(ty) = self.cx.type_of(arg, self.scope) {
+                bind_generics(param, &ty, generics, &mut kinds);
             }
         }
         for (generic, ty) in kinds {
@@ -115,7 +113,10 @@ impl Instantiations<'_, '_> {
         ) else {
             return;
         };
-        let Some(Some(generic)) = values.first() else {
+        let Some(generic) = values.first().and_then(|object| {
+            let object = strip_wrappers(object);
+            type_parameter(&object).map(ToString::to_string)
+        }) else {
             return;
         };
         // Down the builder chain to `Controller::new(api, ..)`.
@@ -256,6 +257,34 @@ impl Instantiations<'_, '_> {
     }
 }
 
+/// The type parameters of `generics` that `param`, a parameter's declared
+/// type, takes from `arg`, the type of the value passed: `Option<&K>` given
+/// an `Option<Service>` binds `K` to `Service`. References and smart
+/// pointers are looked through on both sides.
+fn bind_generics(
+    param: &syn::Type,
+    arg: &syn::Type,
+    generics: &[String],
+    out: &mut Vec<(String, syn::Type)>,
+) {
+    let (param, arg) = (strip_wrappers(param), strip_wrappers(arg));
+    if let Some(ident) = type_parameter(&param)
+        && generics.iter().any(|g| ident == g)
+    {
+        out.push((ident.to_string(), arg));
+        return;
+    }
+    let (Some((name, params)), Some((arg_name, args))) = (type_name(&param), type_name(&arg))
+    else {
+        return;
+    };
+    if name == arg_name && params.len() == args.len() {
+        for (p, a) in params.iter().zip(&args) {
+            bind_generics(p, a, generics, out);
+        }
+    }
+}
+
 impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         for expr in macro_exprs(mac).iter().flatten() {
@@ -273,8 +302,29 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
                 _ => None,
             };
             self.instantiate_values(&callee, turbofish, &call.args, &last.ident);
+            // The function's own path is not a value passed: its turbofish
+            // is read above.
+            for arg in &call.args {
+                self.visit_expr(arg);
+            }
+            return;
         }
         syn::visit::visit_expr_call(self, call);
+    }
+    /// A generic function passed as a value with its kind
+    /// (`run(client, reconcile::<Secret>)`).
+    fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+        if let Some(last) = path.path.segments.last()
+            && let syn::PathArguments::AngleBracketed(turbofish) = &last.arguments
+        {
+            let callee = last.ident.to_string();
+            self.instantiate_values(
+                &callee,
+                Some(turbofish),
+                &syn::punctuated::Punctuated::new(),
+                &last.ident,
+            );
+        }
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let callee = call.method.to_string();

@@ -45,10 +45,10 @@ pub(super) struct Index {
     /// Function name -> the `K` of each parameter typed `Api<K>`, by position
     /// (a method's `self` left out).
     pub(super) params: HashMap<String, Vec<Option<syn::Type>>>,
-    /// Generic function -> its type parameters in order, and for each of
-    /// its parameters the type parameter it is a value of (`obj: &T`,
-    /// `obj: Arc<T>`), for the kinds its callers' values have.
-    pub(super) generic_values: HashMap<String, (Vec<String>, Vec<Option<String>>)>,
+    /// Generic function -> its type parameters in order, and the types of
+    /// its parameters (`obj: Arc<T>`, `keep: Option<&T>`), matched with
+    /// the types of the values its callers pass.
+    pub(super) generic_values: HashMap<String, (Vec<String>, Vec<syn::Type>)>,
     /// Field name -> each struct with a field of that name typed `Api<K>`,
     /// and its `K`: the struct an expression's value is decides which.
     pub(super) fields: HashMap<String, Vec<(String, syn::Type)>>,
@@ -169,18 +169,11 @@ impl Index {
             .map(|p| p.ident.to_string())
             .collect();
         if !generics.is_empty() {
-            let values: Vec<Option<String>> = sig
+            let values: Vec<syn::Type> = sig
                 .inputs
                 .iter()
                 .filter_map(|arg| match arg {
-                    syn::FnArg::Typed(t) => Some(match strip_wrappers(&t.ty) {
-                        syn::Type::Path(p) => p
-                            .path
-                            .get_ident()
-                            .map(ToString::to_string)
-                            .filter(|i| generics.contains(i)),
-                        _ => None,
-                    }),
+                    syn::FnArg::Typed(t) => Some((*t.ty).clone()),
                     syn::FnArg::Receiver(_) => None,
                 })
                 .collect();
@@ -555,13 +548,12 @@ pub(super) fn called_names<'f>(files: impl Iterator<Item = &'f syn::File>) -> Ha
                 syn::visit::visit_item_fn(self, f);
             }
         }
-        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
-            if let syn::Expr::Path(p) = &*call.func
-                && let Some(last) = p.path.segments.last()
-            {
+        // A function called, or passed as a value (`run(reconcile::<K>)`).
+        fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+            if let Some(last) = path.path.segments.last() {
                 self.0.insert(last.ident.to_string());
             }
-            syn::visit::visit_expr_call(self, call);
+            syn::visit::visit_expr_path(self, path);
         }
         fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
             self.0.insert(call.method.to_string());

@@ -974,3 +974,39 @@ async fn maintain(client: Client, request: &TokenRequest) {
     let analysis = analyze(&files, &own());
     assert_eq!(analysis.unchecked[0].unknown, Unknown::Method);
 }
+
+#[test]
+fn a_generic_functions_kind_comes_from_its_arguments_and_from_function_values() {
+    let code = r#"
+use k8s_openapi::api::core::v1::{Secret, Service};
+use kube::{Api, Client, Resource};
+
+async fn prune<K>(client: Client, keep: Option<&K>)
+where
+    K: Resource<Scope = NamespaceResourceScope> + Clone + DeserializeOwned + Debug,
+{
+    let api: Api<K> = Api::namespaced(client, "apps");
+    api.delete_collection(&Default::default(), &Default::default()).await;
+}
+
+async fn reconcile<K: Resource>(object: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), "apps");
+    api.get_status("x").await;
+    Ok(Action::await_change())
+}
+
+async fn run(client: Client, svc: Option<Service>) {
+    prune(client.clone(), svc.as_ref()).await;
+    serve(client, reconcile::<Secret>).await;
+}
+"#;
+    let (calls, unchecked) = table(&[("src/prune.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "10 deletecollection core/services",
+            "15 get core/secrets/status",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

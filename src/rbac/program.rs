@@ -197,6 +197,8 @@ struct Refs {
     /// Names in macro bodies, which are not parsed: any function of that
     /// name.
     loose: HashSet<String>,
+    /// The types whose values it builds: `T { .. }`, `T(..)`, `T::new(..)`.
+    types: HashSet<String>,
 }
 
 /// The words of a container's command line, as a mode is chosen by them:
@@ -311,6 +313,10 @@ struct Function {
     name: String,
     /// The type its `impl` is for.
     owner: Option<String>,
+    /// A method of a trait's `impl`: code of another crate may call it
+    /// (a server's handler, a tonic service), once the crate builds a
+    /// value of its type.
+    implements: bool,
     refs: Refs,
     /// Its branches that run in some modes only.
     arms: Vec<Arm>,
@@ -329,6 +335,8 @@ impl Function {
 struct Graph {
     functions: Vec<Function>,
     by_name: HashMap<String, Vec<usize>>,
+    /// The functions of each type's `impl`s.
+    by_owner: HashMap<String, Vec<usize>>,
     /// Subcommand enum -> variant -> the name it is run with.
     subcommands: HashMap<String, HashMap<String, String>>,
     /// `ValueEnum` enum -> variant -> the value that chooses it.
@@ -376,11 +384,15 @@ impl Graph {
                 graph: &mut graph,
                 file: path,
                 owner: None,
+                implements: false,
             };
             collector.visit_file(file);
         }
         for (i, f) in graph.functions.iter().enumerate() {
             graph.by_name.entry(f.name.clone()).or_default().push(i);
+            if let Some(owner) = &f.owner {
+                graph.by_owner.entry(owner.clone()).or_default().push(i);
+            }
         }
         graph
     }
@@ -517,6 +529,17 @@ impl Graph {
                         queue.push(target);
                     }
                 }
+                // The trait methods of the values it builds, which another
+                // crate's code may call.
+                for ty in &r.types {
+                    queue.extend(self.by_owner.get(ty).into_iter().flatten().copied().filter(
+                        |&t| {
+                            self.functions[t].implements
+                                && files.contains(&self.functions[t].file)
+                                && !seen.contains(&t)
+                        },
+                    ));
+                }
             }
         }
         seen.into_iter()
@@ -638,16 +661,19 @@ struct Collector<'g> {
     graph: &'g mut Graph,
     file: &'g Path,
     owner: Option<String>,
+    /// The `impl` being read is of a trait.
+    implements: bool,
 }
 
 impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
-        let outer = self.owner.take();
+        let outer = (self.owner.take(), self.implements);
         if let syn::Type::Path(p) = &*item.self_ty {
             self.owner = p.path.segments.last().map(|s| s.ident.to_string());
         }
+        self.implements = item.trait_.is_some();
         syn::visit::visit_item_impl(self, item);
-        self.owner = outer;
+        (self.owner, self.implements) = outer;
     }
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         self.function(&f.sig, &f.block, None);
@@ -670,6 +696,7 @@ impl Collector<'_> {
         self.graph.functions.push(Function {
             file: self.file.to_path_buf(),
             name: sig.ident.to_string(),
+            implements: self.implements && owner.is_some(),
             owner,
             refs: refs.refs,
             arms: refs.arms,
@@ -757,7 +784,19 @@ impl<'g> RefsVisitor<'g> {
                 .len()
                 .checked_sub(2)
                 .map(|i| segments[i].ident.to_string());
-            self.refs.paths.insert((qualifier, last.ident.to_string()));
+            // `T::new(..)`, a unit struct `T`, a tuple struct's `T(..)`.
+            let upper = |s: &str| s.starts_with(|c: char| c.is_ascii_uppercase());
+            let name = last.ident.to_string();
+            match &qualifier {
+                Some(q) if upper(q) && q != "Self" => {
+                    self.refs.types.insert(q.clone());
+                }
+                _ if upper(&name) => {
+                    self.refs.types.insert(name.clone());
+                }
+                _ => {}
+            }
+            self.refs.paths.insert((qualifier, name));
         }
     }
 
@@ -991,6 +1030,14 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
     fn visit_expr_path(&mut self, e: &'ast syn::ExprPath) {
         self.path(&e.path);
         syn::visit::visit_expr_path(self, e);
+    }
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        if let Some(last) = e.path.segments.last()
+            && last.ident != "Self"
+        {
+            self.refs.types.insert(last.ident.to_string());
+        }
+        syn::visit::visit_expr_struct(self, e);
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         self.refs.methods.insert(call.method.to_string());
@@ -1262,5 +1309,41 @@ mod tests {
             only(&controller)
         );
         assert_eq!(reached(&compared, &[]), both);
+    }
+    #[test]
+    fn trait_methods_of_a_value_the_program_builds_are_reached() {
+        // A tonic service: generated code of another crate calls `rotate`.
+        let main = r"
+            mod service;
+            #[tokio::main]
+            async fn main() {
+                let keeper = service::Keeper { client: Client::try_default().await.unwrap() };
+                Server::builder().add_service(KeeperServer::new(keeper)).serve(addr).await;
+            }";
+        let service = r"
+            pub struct Keeper { pub client: Client }
+            #[tonic::async_trait]
+            impl keeper_server::Keeper for Keeper {
+                async fn rotate(&self, request: Request<Rotate>) -> Result<Response<Done>, Status> {
+                    self.drop_old().await
+                }
+            }
+            impl Keeper {
+                async fn drop_old(&self) {}
+                async fn never(&self) {}
+            }
+            pub struct Unbuilt;
+            impl std::fmt::Display for Unbuilt {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { Ok(()) }
+            }";
+        let files = [("src/main.rs", main), ("src/service.rs", service)];
+        assert_eq!(
+            reached(&files, &[]),
+            [
+                "src/main.rs:main",
+                "src/service.rs:drop_old",
+                "src/service.rs:rotate"
+            ]
+        );
     }
 }
