@@ -1010,3 +1010,23 @@ async fn run(client: Client, svc: Option<Service>) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_generic_function_passed_without_its_kind_is_noted() {
+    let code = r#"
+use kube::{Api, Client, Resource};
+
+async fn reconcile<K: Resource>(object: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), "apps");
+    api.get_status("x").await;
+    Ok(Action::await_change())
+}
+
+async fn run(client: Client) {
+    serve(client, reconcile).await;
+}
+"#;
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert_eq!(unchecked, ["6 api.get_status"]);
+}
