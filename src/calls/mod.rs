@@ -23,6 +23,7 @@ use crate::manifests::read::modules::BuildConfig;
 mod instantiate;
 mod kinds;
 mod literals;
+pub(crate) mod macros;
 mod reach;
 mod requests;
 mod syntax;
@@ -187,6 +188,18 @@ pub fn analyze_when(
     fn parse<'p>(path: &'p Path, text: &str) -> Option<(&'p Path, syn::File)> {
         without_tests(text).map(|f| (path, f))
     }
+    // The crate's `macro_rules!` bodies are read where they are invoked.
+    let defining: Vec<syn::File> = files
+        .iter()
+        .filter(|(_, text, _)| text.contains("macro_rules!"))
+        .filter_map(|(path, text, _)| parse(path, text).map(|(_, file)| file))
+        .collect();
+    let macros = macros::collect(&defining);
+    let parse = |path, text| {
+        let (path, mut file) = parse(path, text)?;
+        macros::expand(&macros, &mut file);
+        Some((path, file))
+    };
     let mut parsed: Vec<(&Path, syn::File)> = files
         .iter()
         .filter(|(_, text, _)| mentions_kube(text))
@@ -212,6 +225,7 @@ pub fn analyze_when(
         .filter_map(|(path, text, _)| parse(path, text))
         .collect();
     parsed.extend(more);
+
     spread_remote_fns(&mut index);
     index.consts = string_consts(
         files

@@ -1030,3 +1030,29 @@ async fn run(client: Client) {
     assert!(calls.is_empty(), "{calls:?}");
     assert_eq!(unchecked, ["6 api.get_status"]);
 }
+
+#[test]
+fn a_macros_requests_are_made_where_it_is_invoked() {
+    let macros = r"
+macro_rules! ensure {
+    ($api:expr, $name:expr) => {
+        if $api.get_opt($name).await?.is_none() {
+            $api.create(&PostParams::default(), &fresh($name)).await?;
+        }
+    };
+}
+";
+    let code = r#"
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, Client};
+
+async fn run(client: Client) -> anyhow::Result<()> {
+    let secrets: Api<Secret> = Api::default_namespaced(client);
+    ensure!(secrets, "token");
+    Ok(())
+}
+"#;
+    let (calls, unchecked) = table(&[("src/macros.rs", macros), ("src/run.rs", code)]);
+    assert_eq!(calls, ["7 create core/secrets", "7 get core/secrets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

@@ -375,6 +375,11 @@ impl Graph {
                 }
             }
         }
+        // The crate's `macro_rules!` bodies are read where they are invoked.
+        let macros = calls::macros::collect(parsed.iter().map(|(_, f)| f));
+        for (_, file) in &mut parsed {
+            calls::macros::expand(&macros, file);
+        }
         for (_, file) in &parsed {
             graph.collect_subcommands(file);
             graph.collect_aliases(file);

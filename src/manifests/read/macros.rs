@@ -76,6 +76,12 @@ impl Macros {
         self.rules.is_empty()
     }
 
+    /// The tokens an invocation of the macro `name` with `input` expands
+    /// to, if it is one of these and an arm matches.
+    pub fn expansion(&self, name: &str, input: &TokenStream) -> Option<TokenStream> {
+        expand_tokens(self.rules.get(name)?, input).ok()
+    }
+
     /// Replaces each item-position invocation of a known macro by its
     /// expansion (recursively, to a depth of 16); invocations it cannot
     /// expand are left as they are and reported when their macro's body
@@ -230,14 +236,18 @@ fn repetition_tail(rest: &[TokenTree]) -> Option<(Option<TokenTree>, char, usize
 
 /// The items of the first arm that matches `input`.
 fn expand_call(rules: &[Rule], input: &TokenStream) -> Result<Vec<syn::Item>, String> {
+    syn::parse2::<syn::File>(expand_tokens(rules, input)?)
+        .map(|f| f.items)
+        .map_err(|e| format!("its expansion is not a list of items ({e})"))
+}
+
+/// The tokens the first arm that matches `input` expands to.
+fn expand_tokens(rules: &[Rule], input: &TokenStream) -> Result<TokenStream, String> {
     let input: Vec<TokenTree> = input.clone().into_iter().collect();
     for rule in rules {
         let mut bindings = HashMap::new();
         if match_all(&rule.matcher, &input, &mut bindings) {
-            let tokens = transcribe(&rule.transcriber, &bindings)?;
-            return syn::parse2::<syn::File>(tokens)
-                .map(|f| f.items)
-                .map_err(|e| format!("its expansion is not a list of items ({e})"));
+            return transcribe(&rule.transcriber, &bindings);
         }
     }
     Err("no arm of the macro matches this invocation as rsop reads it".into())
