@@ -380,10 +380,13 @@ impl Graph {
         for (_, file) in &mut parsed {
             calls::macros::expand(&macros, file);
         }
-        for (_, file) in &parsed {
+        let mut argh = Argh::default();
+        for (path, file) in &parsed {
             graph.collect_subcommands(file);
+            argh.collect(path, file);
             graph.collect_aliases(file);
         }
+        argh.resolve(&mut graph.subcommands);
         for (path, file) in &parsed {
             let mut collector = Collector {
                 graph: &mut graph,
@@ -626,6 +629,115 @@ impl Graph {
             }
         }
         out
+    }
+}
+
+/// argh's subcommands: an enum that derives `FromArgs` with
+/// `#[argh(subcommand)]`, each variant wrapping a struct named on the
+/// command line by its own `#[argh(subcommand, name = "..")]`.
+#[derive(Default)]
+struct Argh {
+    /// (module, struct) -> the name it is run with.
+    names: HashMap<(String, String), String>,
+    /// Each enum, its variants, and the enum's own module.
+    enums: Vec<(String, Vec<Variant>, String)>,
+}
+
+/// A variant of an argh subcommand enum: its name, and the module (if its
+/// path names one) and name of the struct it wraps.
+type Variant = (String, Option<String>, String);
+
+impl Argh {
+    fn collect(&mut self, path: &Path, file: &syn::File) {
+        fn argh(attrs: &[syn::Attribute]) -> Option<(bool, Option<String>)> {
+            let mut found = None;
+            for attr in attrs.iter().filter(|a| a.path().is_ident("argh")) {
+                let mut subcommand = false;
+                let mut name = None;
+                let _ = attr.parse_nested_meta(|meta| {
+                    if meta.path.is_ident("subcommand") {
+                        subcommand = true;
+                    } else if meta.path.is_ident("name") {
+                        name = Some(meta.value()?.parse::<syn::LitStr>()?.value());
+                    } else if meta.input.peek(syn::Token![=]) {
+                        let _: syn::Expr = meta.value()?.parse()?;
+                    }
+                    Ok(())
+                });
+                if subcommand {
+                    found = Some((true, name.or(found.and_then(|(_, n)| n))));
+                }
+            }
+            found
+        }
+        struct Items<'a> {
+            argh: &'a mut Argh,
+            module: String,
+        }
+        impl<'ast> Visit<'ast> for Items<'_> {
+            fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+                if let Some((_, Some(name))) = argh(&item.attrs) {
+                    self.argh
+                        .names
+                        .insert((self.module.clone(), item.ident.to_string()), name);
+                }
+            }
+            fn visit_item_enum(&mut self, item: &'ast syn::ItemEnum) {
+                if argh(&item.attrs).is_none() {
+                    return;
+                }
+                let variants = item
+                    .variants
+                    .iter()
+                    .filter_map(|v| {
+                        let syn::Fields::Unnamed(fields) = &v.fields else {
+                            return None;
+                        };
+                        let syn::Type::Path(ty) = &fields.unnamed.first()?.ty else {
+                            return None;
+                        };
+                        let segments: Vec<String> = ty
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        let (name, module) = match segments.as_slice() {
+                            [.., module, name] => (name.clone(), Some(module.clone())),
+                            [name] => (name.clone(), None),
+                            [] => return None,
+                        };
+                        Some((v.ident.to_string(), module, name))
+                    })
+                    .collect();
+                self.argh
+                    .enums
+                    .push((item.ident.to_string(), variants, self.module.clone()));
+            }
+        }
+        let module = module_name(path).unwrap_or_default().to_string();
+        Items { argh: self, module }.visit_file(file);
+    }
+
+    /// The enums' variants by the names they are run with.
+    fn resolve(self, subcommands: &mut HashMap<String, HashMap<String, String>>) {
+        for (name, variants, module) in self.enums {
+            let resolved = variants
+                .into_iter()
+                .filter_map(|(variant, of, ty)| {
+                    let of = of.unwrap_or_else(|| module.clone());
+                    let named = self.names.get(&(of, ty.clone())).or_else(|| {
+                        let mut same = self.names.iter().filter(|((_, t), _)| *t == ty);
+                        match (same.next(), same.next()) {
+                            (Some((_, only)), None) => Some(only),
+                            _ => None,
+                        }
+                    })?;
+                    Some((variant, named.clone()))
+                })
+                .collect();
+            subcommands.insert(name, resolved);
+        }
     }
 }
 
@@ -1349,6 +1461,38 @@ mod tests {
                 "src/service.rs:drop_old",
                 "src/service.rs:rotate"
             ]
+        );
+    }
+    #[test]
+    fn argh_subcommands_reach_their_own_code() {
+        let main = r"
+            mod mint; mod serve;
+            #[derive(FromArgs)]
+            struct Top { #[argh(subcommand)] command: Command }
+            #[derive(FromArgs)]
+            #[argh(subcommand)]
+            enum Command { Mint(mint::Args), Serve(serve::Args) }
+            fn main() {
+                let top: Top = argh::from_env();
+                match top.command {
+                    Command::Mint(args) => mint::run(args),
+                    Command::Serve(args) => serve::run(args),
+                }
+            }";
+        let files = [
+            ("src/main.rs", main),
+            (
+                "src/mint.rs",
+                "#[derive(FromArgs)]\n#[argh(subcommand, name = \"mint-token\")]\npub struct Args {}\npub fn run(a: Args) { issue() }\nfn issue() {}",
+            ),
+            (
+                "src/serve.rs",
+                "#[derive(FromArgs)]\n#[argh(subcommand, name = \"serve\")]\npub struct Args {}\npub fn run(a: Args) { listen() }\nfn listen() {}",
+            ),
+        ];
+        assert_eq!(
+            reached(&files, &["mint-token"]),
+            ["src/main.rs:main", "src/mint.rs:issue", "src/mint.rs:run"]
         );
     }
 }

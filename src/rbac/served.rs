@@ -110,20 +110,32 @@ impl Served {
     }
 
     /// What a rule names that nothing serves, each with the name it likely
-    /// meant.
+    /// meant: a resource none of its groups serves. (A rule of several
+    /// groups and resources grants each pair; those that exist are enough.)
     pub fn unserved(&self, rule: &Rule) -> Vec<(String, Option<String>)> {
         let mut out = Vec::new();
-        if !rule.rule.urls.is_empty() {
+        if !rule.rule.urls.is_empty() || rule.rule.groups.iter().any(|g| g == "*") {
             return out;
         }
-        for group in &rule.rule.groups {
-            if group == "*" {
+        for resource in &rule.rule.resources {
+            let problems: Vec<Option<(String, Option<String>)>> = rule
+                .rule
+                .groups
+                .iter()
+                .map(|group| self.unserved_resource(group, resource))
+                .collect();
+            if problems.iter().any(Option::is_none) {
                 continue;
             }
-            for resource in &rule.rule.resources {
-                if let Some(problem) = self.unserved_resource(group, resource) {
-                    out.push(problem);
-                }
+            // The problem that knows what was meant, else the first.
+            let mut problems = problems.into_iter().flatten();
+            let first = problems.next();
+            if let Some(problem) = problems
+                .find(|(_, meant)| meant.is_some())
+                .filter(|_| first.as_ref().is_some_and(|(_, m)| m.is_none()))
+                .or(first)
+            {
+                out.push(problem);
             }
         }
         out.sort();
@@ -265,7 +277,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            problems(&["core", "app"], &["pods"]),
+            problems(&["core"], &["pods"]),
             ["`pods` of the group `core`: no API serves that group | apiGroups: [\"\"]"]
         );
         assert_eq!(
@@ -288,5 +300,14 @@ mod tests {
         assert!(problems(&["cert-manager.io"], &["issuers", "certificates"]).is_empty());
         assert!(problems(&["monitoring.coreos.com"], &["servicemonitors"]).is_empty());
         assert!(problems(&["*"], &["anything"]).is_empty());
+        // Each pair of a rule of several groups is granted; one that exists
+        // is enough.
+        assert!(problems(&["", "apps"], &["pods", "deployments", "pods/log"]).is_empty());
+        assert_eq!(
+            problems(&["", "app"], &["pods", "deployments"]),
+            [
+                "`deployments`: the core group (\"\") serves no `deployments` | apiGroups: [\"apps\"]"
+            ]
+        );
     }
 }

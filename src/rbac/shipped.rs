@@ -332,6 +332,15 @@ fn read_stream(
                         "fix the YAML (kubectl refuses it too); rsop checks nothing until it parses",
                     ));
                 }
+                // A template read without helm: what it holds is not checked,
+                // and says so.
+                if source == Source::Template && mentions_read_kind(&document) {
+                    let line = e.location().map_or(start, |l| start + l.line() - 1);
+                    shipped.notes.push(format!(
+                        "{}:{line}: rsop cannot read this template without helm ({e}), so the roles and workloads in it are not checked; put helm on PATH",
+                        file.display()
+                    ));
+                }
                 continue;
             }
         };
@@ -688,7 +697,8 @@ fn detemplate(text: &str, values: &Value) -> String {
             }
             rest = &rest[open + close + 2..];
         }
-        if !rest.trim().is_empty() {
+        // A YAML comment after the actions is no content.
+        if !rest.trim().is_empty() && !rest.trim_start().starts_with('#') {
             only_actions = false;
         }
         kept.push_str(rest);
@@ -793,6 +803,39 @@ mod tests {
         assert_eq!(
             restore(value["metadata"]["name"].as_str().unwrap()),
             "{{ include \"op.fullname\" . }}-manager"
+        );
+    }
+
+    #[test]
+    fn an_action_line_with_a_comment_goes_too() {
+        let text = "args:\n  - run\n  {{- if .Values.debug }} # deprecated: use env\n  - --debug\n  {{- end }}\n";
+        let plain = detemplate(text, &Value::Null);
+        let value: Value = serde_yaml_ng::from_str(&plain).unwrap();
+        assert_eq!(value["args"], serde_json::json!(["run", "--debug"]));
+    }
+
+    #[test]
+    fn a_template_that_cannot_be_read_without_helm_says_so() {
+        let mut shipped = Shipped::default();
+        let text = "kind: Deployment\nspec:\n  template: [a\n";
+        read_stream(
+            text,
+            Path::new("charts/op/templates/deployment.yaml"),
+            Path::new("charts/op"),
+            Source::Template,
+            &mut shipped,
+            &mut Counter::default(),
+        )
+        .unwrap();
+        assert_eq!(shipped.notes.len(), 1, "{:?}", shipped.notes);
+        assert!(
+            shipped.notes[0].starts_with("charts/op/templates/deployment.yaml:"),
+            "{}",
+            shipped.notes[0]
+        );
+        assert!(
+            shipped.notes[0]
+                .ends_with("so the roles and workloads in it are not checked; put helm on PATH")
         );
     }
 
