@@ -198,11 +198,17 @@ impl Instantiations<'_, '_> {
         let Some(requests) = self.deferred.get(callee) else {
             return;
         };
+        // The receiver's type, or, for an `Api` value, `Api<K>` (a generic
+        // method the crate adds to `Api<T>`).
         let Some((name, args)) = self
             .cx
             .type_of(receiver, self.scope)
             .as_ref()
             .and_then(type_name)
+            .or_else(|| match self.cx.kind_of(receiver, self.scope)? {
+                ApiKind::Known(kind, _) => Some(("Api".to_string(), vec![*kind])),
+                _ => None,
+            })
         else {
             return;
         };

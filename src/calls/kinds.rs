@@ -453,7 +453,7 @@ pub(super) const CLUSTER_KINDS: &[&str] = &[
 /// values by their written type (for `obj.controller_owner_ref(..)`).
 #[derive(Debug, Default)]
 pub(super) struct Scope {
-    pub(super) apis: HashMap<String, ApiKind>,
+    pub(super) apis: Bound<ApiKind>,
     pub(super) values: HashMap<String, syn::Type>,
     /// Variables that hold a literal `GroupVersionKind` or `ApiResource`.
     pub(super) literals: HashMap<String, Literal>,
@@ -461,6 +461,59 @@ pub(super) struct Scope {
     /// with one.
     pub(super) remote_clients: HashSet<String>,
     pub(super) remote_apis: HashSet<String>,
+}
+
+/// Values bound to names in a function, each from where it is bound: a
+/// name reads the last binding before it, so a `let` that shadows another,
+/// or one in a sibling `match` arm, does not change what an earlier use
+/// reads.
+#[derive(Debug)]
+pub(super) struct Bound<T>(HashMap<String, Vec<(Place, T)>>);
+
+/// A line and column.
+pub(super) type Place = (usize, usize);
+
+impl<T> Default for Bound<T> {
+    fn default() -> Self {
+        Bound(HashMap::new())
+    }
+}
+
+impl<T> Bound<T> {
+    /// Binds `name` from `at` (line, column) on.
+    pub(super) fn insert(&mut self, name: String, at: Place, value: T) {
+        let bindings = self.0.entry(name).or_default();
+        match bindings.binary_search_by_key(&at, |(place, _)| *place) {
+            Ok(i) => bindings[i].1 = value,
+            Err(i) => bindings.insert(i, (at, value)),
+        }
+    }
+
+    /// What `name` is bound to at `at`.
+    pub(super) fn get(&self, name: &str, at: Place) -> Option<&T> {
+        self.0
+            .get(name)?
+            .iter()
+            .rev()
+            .find(|(place, _)| *place <= at)
+            .map(|(_, value)| value)
+    }
+
+    /// The binding `name` reads at `at`, to settle it.
+    pub(super) fn get_mut(&mut self, name: &str, at: Place) -> Option<&mut T> {
+        self.0
+            .get_mut(name)?
+            .iter_mut()
+            .rev()
+            .find(|(place, _)| *place <= at)
+            .map(|(_, value)| value)
+    }
+}
+
+/// Where a node starts: line and column.
+pub(super) fn start(node: &impl Spanned) -> Place {
+    let at = node.span().start();
+    (at.line, at.column)
 }
 
 /// `let` bindings of `Api` values.
@@ -515,7 +568,8 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 self.scope.remote_apis.insert(name.clone());
             }
             if let Some(kind) = kind {
-                self.scope.apis.insert(name, kind);
+                let end = local.span().end();
+                self.scope.apis.insert(name, (end.line, end.column), kind);
             } else if literal != Literal::default() {
                 self.scope.literals.insert(name, literal);
             } else if let syn::Pat::Type(t) = &local.pat {
@@ -539,7 +593,7 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 Some(kind) => {
                     self.scope
                         .apis
-                        .insert(name, ApiKind::Known(Box::new(kind), None));
+                        .insert(name, start(t), ApiKind::Known(Box::new(kind), None));
                 }
                 // `|obj: Arc<T>, ctx| reconcile(obj, ctx)`. The function's
                 // scope is flat: a variable of the same name outside the
@@ -576,11 +630,10 @@ impl Settle<'_> {
             let (Some(param), Some(name)) = (param, variable(arg)) else {
                 continue;
             };
-            if let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&name) {
-                let cluster = *cluster;
-                self.scope
-                    .apis
-                    .insert(name, ApiKind::Known(Box::new(param.clone()), cluster));
+            if let Some(bound) = self.scope.apis.get_mut(&name, start(arg))
+                && let ApiKind::Inferred(cluster) = bound
+            {
+                *bound = ApiKind::Known(Box::new(param.clone()), *cluster);
             }
         }
     }
@@ -593,11 +646,11 @@ impl<'ast> Visit<'ast> for Settle<'_> {
         if let syn::Pat::Type(t) = &local.pat
             && let Some(init) = &local.init
             && let Some((api, method)) = answered_call(&init.expr)
-            && let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&api)
+            && let Some(bound) = self.scope.apis.get_mut(&api, start(&init.expr))
+            && let ApiKind::Inferred(cluster) = bound
             && let Some(kind) = answer_kind(&t.ty, &method)
         {
-            let kind = ApiKind::Known(Box::new(kind), *cluster);
-            self.scope.apis.insert(api, kind);
+            *bound = ApiKind::Known(Box::new(kind), *cluster);
         }
         syn::visit::visit_local(self, local);
     }
@@ -617,11 +670,11 @@ impl<'ast> Visit<'ast> for Settle<'_> {
                     call.args.first().and_then(variable),
                     call.args.iter().nth(2).and_then(variable),
                 )
-                && let Some(ApiKind::Inferred(cluster)) = self.scope.apis.get(&api)
-                && let Some(ty) = self.scope.values.get(&obj)
+                && let Some(ty) = self.scope.values.get(&obj).map(strip_wrappers)
+                && let Some(bound) = self.scope.apis.get_mut(&api, start(call))
+                && let ApiKind::Inferred(cluster) = bound
             {
-                let kind = ApiKind::Known(Box::new(strip_wrappers(ty)), *cluster);
-                self.scope.apis.insert(api, kind);
+                *bound = ApiKind::Known(Box::new(ty), *cluster);
             }
         }
         syn::visit::visit_expr_call(self, call);
@@ -738,7 +791,7 @@ impl Typing<'_> {
             syn::Expr::Path(p) => p
                 .path
                 .get_ident()
-                .and_then(|i| scope.apis.get(&i.to_string()).cloned()),
+                .and_then(|i| scope.apis.get(&i.to_string(), start(p)).cloned()),
             syn::Expr::Reference(r) => self.kind_of(&r.expr, scope),
             syn::Expr::Paren(p) => self.kind_of(&p.expr, scope),
             syn::Expr::Try(t) => self.kind_of(&t.expr, scope),

@@ -39,6 +39,8 @@ pub(super) fn mentions_kube(text: &str) -> bool {
 /// functions' parameters typed `Api<K>`, and struct fields typed `Api<K>`.
 #[derive(Debug, Default)]
 pub(super) struct Index {
+    /// The names of the crate's functions and methods.
+    pub(super) functions: HashSet<String>,
     /// Function name -> the `K` it returns an `Api` of (`None`: generic, read
     /// from the call's turbofish), and whether it is made with `Api::all`.
     pub(super) returns: HashMap<String, (Option<syn::Type>, Option<bool>)>,
@@ -163,6 +165,7 @@ impl Index {
         impl_generics: &[syn::Ident],
     ) {
         let name = sig.ident.to_string();
+        self.functions.insert(name.clone());
         let generics: Vec<String> = sig
             .generics
             .type_params()

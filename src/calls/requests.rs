@@ -206,11 +206,13 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 format!("{name}.controller_owner_ref"),
             );
         } else if !LOCAL_METHODS.contains(&method.as_str())
+            && !self.cx.index.functions.contains(&method)
             && let Some(ApiKind::Known(..) | ApiKind::Dynamic(..)) =
                 self.cx.kind_of(&call.receiver, self.scope)
         {
             // A method of a kube release newer than this table, or of a
-            // trait the crate implements for `Api`: its request is not known.
+            // trait of another crate's for `Api`: its request is not known.
+            // (The crate's own are walked where they are written.)
             self.analysis.unchecked.push(Unchecked {
                 location: self.cx.location(&call.method),
                 function: self.cx.function.clone(),

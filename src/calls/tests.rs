@@ -1056,3 +1056,93 @@ async fn run(client: Client) -> anyhow::Result<()> {
     assert_eq!(calls, ["7 create core/secrets", "7 get core/secrets"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_name_reads_the_binding_before_it() {
+    let code = r"
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kube::{Api, Client};
+
+async fn cleanup(client: Client) {
+    let hooks: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    hooks.delete(NAME, &Default::default()).await;
+    let hooks: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    hooks.delete(NAME, &Default::default()).await;
+    match kind {
+        Kind::Pods => {
+            let api: Api<Pod> = Api::all(client.clone());
+            api.list(&Default::default()).await;
+        }
+        Kind::Nodes => {
+            let api: Api<Node> = Api::all(client.clone());
+            api.list(&Default::default()).await;
+        }
+    }
+}
+";
+    let (calls, unchecked) = table(&[("src/cleanup.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "9 delete admissionregistration.k8s.io/mutatingwebhookconfigurations",
+            "11 delete admissionregistration.k8s.io/validatingwebhookconfigurations",
+            "15 list core/pods",
+            "19 list core/nodes",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn a_method_the_crate_adds_to_api_makes_its_requests_with_the_callers_kind() {
+    let code = r"
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::{Api, Client};
+
+pub trait Upscale {
+    async fn upscale(&self, name: &str);
+}
+
+impl Upscale for Api<HorizontalPodAutoscaler> {
+    async fn upscale(&self, name: &str) {
+        self.patch(name, &Default::default(), &patch).await;
+    }
+}
+
+async fn run(client: Client) {
+    let hpas: Api<HorizontalPodAutoscaler> = Api::all(client);
+    hpas.upscale(NAME).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/upscale.rs", code)]);
+    assert_eq!(calls, ["11 patch autoscaling/horizontalpodautoscalers"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn a_generic_method_the_crate_adds_to_api_takes_the_kind_of_its_receiver() {
+    let code = r"
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, Client};
+
+pub trait DeleteOpt<T> {
+    async fn delete_opt(&self, name: &str);
+}
+
+impl<T: Resource> DeleteOpt<T> for Api<T> {
+    async fn delete_opt(&self, name: &str) {
+        self.delete(name, &Default::default()).await;
+    }
+}
+
+async fn run(client: Client) {
+    let secrets: Api<Secret> = Api::default_namespaced(client);
+    secrets.delete_opt(NAME).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/delete.rs", code)]);
+    assert_eq!(calls, ["11 delete core/secrets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

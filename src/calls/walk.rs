@@ -88,6 +88,12 @@ impl FileWalker<'_> {
         let mut scope = Scope::default();
         if let Some(ty) = &self.cx.self_type {
             scope.values.insert("self".into(), ty.clone());
+            // A method the crate adds to `Api<K>` (an extension trait's).
+            if let Some(kind) = api_type(ty) {
+                scope
+                    .apis
+                    .insert("self".into(), (0, 0), ApiKind::Known(Box::new(kind), None));
+            }
         }
         let remote_params: HashSet<String> = sig
             .inputs
@@ -116,9 +122,11 @@ impl FileWalker<'_> {
                 && let syn::Pat::Ident(name) = &*t.pat
             {
                 if let Some(kind) = api_type(&t.ty) {
-                    scope
-                        .apis
-                        .insert(name.ident.to_string(), ApiKind::Known(Box::new(kind), None));
+                    scope.apis.insert(
+                        name.ident.to_string(),
+                        (0, 0),
+                        ApiKind::Known(Box::new(kind), None),
+                    );
                 } else {
                     scope.values.insert(name.ident.to_string(), (*t.ty).clone());
                 }
