@@ -161,7 +161,13 @@ fn runs<'p, 'w>(
             .chain(&container.args)
             .map(|w| base(w))
             .collect();
-        let image = images::base_name(&container.image);
+        // The image kustomize deploys in place of a placeholder.
+        let deployed = shipped
+            .renamed
+            .iter()
+            .find(|(from, _)| from == images::repository(&container.image))
+            .map_or(container.image.as_str(), |(_, to)| to.as_str());
+        let image = images::base_name(deployed);
         let named = |name: &str| images::same_or_around(image, name);
         let by_name = all
             .iter()
@@ -184,7 +190,7 @@ fn runs<'p, 'w>(
                     .dockerfiles
                     .iter()
                     .any(|d| d.name.as_deref().is_some_and(named))
-                || mentions(&shipped.build_text, images::repository(&container.image))
+                || mentions(&shipped.build_text, images::repository(deployed))
                 || mentions(&shipped.build_text, image));
         let found = by_name.or_else(|| {
             if !built {
@@ -425,6 +431,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     // the verbs of their unchecked calls.
     let mut role_calls: BTreeMap<(PathBuf, usize), Needs> = BTreeMap::new();
     let mut untied: Vec<String> = Vec::new();
+    let mut unresolved: Vec<String> = Vec::new();
     let mut checked_roles: Vec<&Role> = Vec::new();
     let mut tied_accounts: HashSet<&str> = HashSet::new();
     // Containers of other projects' images in workloads given a role, and
@@ -434,6 +441,22 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     for workload in &shipped.workloads {
         let roles = bound_roles(workload, shipped);
         let tied = runs(workload, packages, shipped);
+        // A chart read without helm may name the account in its bindings
+        // with a helper rsop cannot expand: which roles it is given is not
+        // known, and nothing is asked of them.
+        if roles.is_empty()
+            && !tied.runs.is_empty()
+            && shipped
+                .bindings
+                .iter()
+                .any(|b| b.origin == workload.origin && b.accounts.iter().any(|a| a.contains("{{")))
+        {
+            unresolved.push(format!(
+                "{} `{}` ({})",
+                workload.kind, workload.name, workload.location
+            ));
+            continue;
+        }
         if !roles.is_empty() {
             for container in &tied.foreign {
                 foreign.push(format!(
@@ -668,6 +691,18 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 untied.len(),
                 if untied.len() == 1 { "s" } else { "" },
                 untied.join(", ")
+            ),
+            help: None,
+            rule: "untied-workload",
+        });
+    }
+    if !unresolved.is_empty() {
+        findings.insert(Finding {
+            severity: Severity::Note,
+            location: None,
+            message: format!(
+                "not checked: the chart binds roles to a ServiceAccount named by a template helper rsop cannot expand without helm, so the roles of {} are not known; put helm on PATH",
+                unresolved.join(", ")
             ),
             help: None,
             rule: "untied-workload",

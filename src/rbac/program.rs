@@ -48,23 +48,72 @@ pub struct Binary {
 }
 
 /// The packages under `root` that build binaries: the package there, or
-/// the members of the workspace there.
+/// the members of the workspace there; in a repository whose Rust code sits
+/// in a folder of its own (`ctrl/`, `operator/`) beside its charts and
+/// Dockerfile, those of the folders nearest the root that hold one.
 pub fn packages(root: &Path) -> Result<Vec<Package>> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if root.join("Cargo.toml").is_file() {
+        roots.push(PathBuf::new());
+    } else {
+        let walk = walkdir::WalkDir::new(root)
+            .max_depth(3)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                let name = e.file_name().to_string_lossy();
+                e.depth() == 0
+                    || !(e.file_type().is_dir()
+                        && (name.starts_with('.')
+                            || matches!(name.as_ref(), "target" | "node_modules" | "vendor")))
+            });
+        for entry in walk.filter_map(std::result::Result::ok) {
+            if entry.file_name() == "Cargo.toml"
+                && let Ok(dir) = entry.path().parent().unwrap_or(root).strip_prefix(root)
+                && !roots.iter().any(|r| dir.starts_with(r))
+            {
+                roots.push(dir.to_path_buf());
+            }
+        }
+    }
+    if roots.is_empty() {
+        return Err(crate::Error::user_with_help(
+            format!(
+                "`{}` has no Cargo.toml, nor a folder under it",
+                root.display()
+            ),
+            "run `rsop rbac` at the root of the operator's repository, or pass it with `--dir`",
+        ));
+    }
+    let mut packages = Vec::new();
+    for crate_root in roots {
+        packages.extend(packages_at(root, &crate_root)?);
+    }
+    Ok(packages)
+}
+
+/// The packages of the Cargo project in `at` (relative to `root`): its
+/// package and its workspace's members.
+fn packages_at(root: &Path, at: &Path) -> Result<Vec<Package>> {
     let mut dirs = Vec::new();
-    let manifest: Option<toml_edit::DocumentMut> = std::fs::read_to_string(root.join("Cargo.toml"))
-        .ok()
-        .and_then(|t| t.parse().ok());
+    let manifest: Option<toml_edit::DocumentMut> =
+        std::fs::read_to_string(root.join(at).join("Cargo.toml"))
+            .ok()
+            .and_then(|t| t.parse().ok());
     let Some(manifest) = manifest else {
         return Err(crate::Error::user_with_help(
-            format!("`{}` has no Cargo.toml", root.display()),
-            "run `rsop rbac` at the root of the operator's repository, or pass it with `--dir`",
+            format!(
+                "`{}` is not a Cargo manifest rsop can read",
+                root.join(at).join("Cargo.toml").display()
+            ),
+            "fix its TOML (cargo refuses it too)",
         ));
     };
     if manifest.get("package").is_some() {
-        dirs.push(PathBuf::new());
+        dirs.push(at.to_path_buf());
     }
     dirs.extend(
-        source::workspace_members(root, &manifest)
+        source::workspace_members(&root.join(at), &manifest)
             .into_iter()
             .filter_map(|dir| dir.strip_prefix(root).ok().map(Path::to_path_buf)),
     );

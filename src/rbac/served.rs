@@ -57,6 +57,9 @@ pub struct Served {
     /// Groups only partly known (another project's, named by the code):
     /// a resource of theirs not seen is not judged.
     partial: BTreeSet<String>,
+    /// Kubernetes' own groups, whose subresources are known; another API's
+    /// may serve any (`routes/custom-host` of `OpenShift`).
+    kubernetes: BTreeSet<String>,
     /// Kubernetes' lower-case kind names, by group: `configmap` ->
     /// `configmaps`.
     singular: BTreeMap<(String, String), String>,
@@ -82,6 +85,7 @@ impl Served {
                 .map(|(_, subs)| subs.iter().map(|s| (*s).to_string()).collect())
                 .unwrap_or_default();
             served.add(group, plural, subresources);
+            served.kubernetes.insert((*group).to_string());
             served.singular.insert(
                 ((*group).to_string(), kind.to_ascii_lowercase()),
                 (*plural).to_string(),
@@ -215,7 +219,7 @@ impl Served {
             ));
         }
         let sub = sub?;
-        if sub == "*" || ANY.contains(&sub) {
+        if sub == "*" || ANY.contains(&sub) || !self.kubernetes.contains(group) {
             return None;
         }
         let known: BTreeSet<&str> = if base == "*" {
@@ -298,6 +302,7 @@ mod tests {
         );
         assert!(problems(&["apps"], &["deployments/scale", "*/scale", "*/status"]).is_empty());
         assert!(problems(&["cert-manager.io"], &["issuers", "certificates"]).is_empty());
+        assert!(problems(&["route.openshift.io"], &["routes/custom-host"]).is_empty());
         assert!(problems(&["monitoring.coreos.com"], &["servicemonitors"]).is_empty());
         assert!(problems(&["*"], &["anything"]).is_empty());
         // Each pair of a rule of several groups is granted; one that exists

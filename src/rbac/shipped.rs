@@ -86,6 +86,9 @@ pub struct Shipped {
     /// The names the project goes by: its folder, its packages and
     /// repository, its charts.
     pub names: BTreeSet<String>,
+    /// Kustomize's image rewrites (`images: [{name, newName}]`): the image
+    /// a placeholder like `controller` is deployed as.
+    pub renamed: Vec<(String, String)>,
 }
 
 /// Directories never searched: build output, dependencies, and the
@@ -149,6 +152,29 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
             shipped
                 .build_text
                 .push_str(&std::fs::read_to_string(path).unwrap_or_default());
+        }
+        if entry.file_type().is_file()
+            && matches!(
+                name.as_ref(),
+                "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+            )
+        {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            if let Ok(kustomization) = serde_yaml_ng::from_str::<Value>(&text) {
+                for image in kustomization
+                    .get("images")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if let (Some(from), Some(to)) = (
+                        image.get("name").and_then(Value::as_str),
+                        image.get("newName").and_then(Value::as_str),
+                    ) {
+                        shipped.renamed.push((from.to_string(), to.to_string()));
+                    }
+                }
+            }
         }
         if entry.file_type().is_file() && entry.file_name() == "Cargo.toml" {
             let manifest = std::fs::read_to_string(path)

@@ -366,3 +366,43 @@ fn a_workload_is_tied_by_the_image_it_runs_whatever_its_roles_grant() {
         "rbac: `keeper` as Deployment `keeper` (3 requests checked, 0 not checked); 5 errors, 0 warnings"
     );
 }
+
+/// The operator of `tests/fixtures/rbac-modes` as some repositories lay it
+/// out: the crate in a folder of its own, its manifests beside it at the
+/// root, and the image a kustomize placeholder (`controller:latest`) that
+/// the kustomization renames. Run at the root, `rsop rbac` finds the crate
+/// and ties the workloads through the rename.
+#[test]
+fn a_crate_in_a_folder_and_a_kustomize_image_rename_are_followed() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-modes");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture.join("src"), &repo.path().join("fleet/src"), None);
+    std::fs::copy(
+        fixture.join("Cargo.toml"),
+        repo.path().join("fleet/Cargo.toml"),
+    )
+    .unwrap();
+    copy_tree(&fixture.join("deploy"), &repo.path().join("deploy"), None);
+    let manifests = repo.path().join("deploy/fleet.yaml");
+    let text = std::fs::read_to_string(&manifests).unwrap();
+    std::fs::write(
+        &manifests,
+        text.replace("example.com/fleet:v1", "controller:latest"),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("deploy/kustomization.yaml"),
+        "resources: [fleet.yaml, rbac.yaml]\nimages:\n  - name: controller\n    newName: example.com/fleet\n    newTag: v1\n",
+    )
+    .unwrap();
+    let run = rsop_with_env(repo.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        [
+            "error fleet/src/agent.rs:14:18: `pods.evict` sends `create` on `pods/eviction` across the cluster | add the rule `{apiGroups: [\"\"], resources: [\"pods/eviction\"], verbs: [\"create\"]}` to the ClusterRole `fleet-agent` at deploy/rbac.yaml:23:1"
+        ],
+        "{}",
+        run.stdout
+    );
+}
