@@ -510,6 +510,37 @@ impl<T> Bound<T> {
     }
 }
 
+/// The expression a block ends with.
+fn tail(block: &syn::Block) -> Option<&syn::Expr> {
+    match block.stmts.last()? {
+        syn::Stmt::Expr(expr, None) => Some(expr),
+        _ => None,
+    }
+}
+
+/// The kind all of `kinds` are, the `Api::all` or `namespaced` they agree
+/// on kept.
+fn agree(kinds: impl IntoIterator<Item = Option<ApiKind>>) -> Option<ApiKind> {
+    let mut kinds = kinds.into_iter();
+    let Some(ApiKind::Known(first, mut cluster)) = kinds.next()? else {
+        return None;
+    };
+    for kind in kinds {
+        let Some(ApiKind::Known(ty, other)) = kind else {
+            return None;
+        };
+        if quote::ToTokens::to_token_stream(&ty).to_string()
+            != quote::ToTokens::to_token_stream(&first).to_string()
+        {
+            return None;
+        }
+        if other != cluster {
+            cluster = None;
+        }
+    }
+    Some(ApiKind::Known(first, cluster))
+}
+
 /// Where a node starts: line and column.
 pub(super) fn start(node: &impl Spanned) -> Place {
     let at = node.span().start();
@@ -818,6 +849,17 @@ impl Typing<'_> {
                     _ => Some(ApiKind::Inferred(None)),
                 }
             }
+            // `if let Some(ns) = ns { Api::namespaced(..) } else { Api::all(..) }`:
+            // the kind every branch agrees on.
+            syn::Expr::Block(b) => self.kind_of(tail(&b.block)?, scope),
+            syn::Expr::If(i) => {
+                let (_, otherwise) = i.else_branch.as_ref()?;
+                agree([
+                    self.kind_of(tail(&i.then_branch)?, scope),
+                    self.kind_of(otherwise, scope),
+                ])
+            }
+            syn::Expr::Match(m) => agree(m.arms.iter().map(|arm| self.kind_of(&arm.body, scope))),
             syn::Expr::MethodCall(m) => {
                 let method = m.method.to_string();
                 if matches!(method.as_str(), "clone" | "to_owned" | "as_ref") {
@@ -992,6 +1034,13 @@ impl Typing<'_> {
         };
         let last = p.path.segments.last()?;
         let name = last.ident.to_string();
+        // `Api::<Self>` in an inherent `impl` of a kind.
+        if p.path.is_ident("Self")
+            && let Some(own) = &self.self_type
+            && !matches!(own, syn::Type::Path(o) if o.path.is_ident("Self"))
+        {
+            return self.target(&own.clone());
+        }
         // Metadata-only objects, and objects that may fail to deserialize,
         // are requests on the kind they wrap.
         if matches!(name.as_str(), "PartialObjectMeta" | "DeserializeGuard")

@@ -103,6 +103,8 @@ pub enum Unknown {
     Method,
     /// The subresource, computed where `get_subresource(..)` names it.
     Subresource,
+    /// The requests of another crate's function the `Api` is given to.
+    Function,
 }
 
 impl Unknown {
@@ -112,6 +114,9 @@ impl Unknown {
             Unknown::Kind => "the code does not show the kind of its `Api`",
             Unknown::Method => "rsop does not know the request this `Api` method sends",
             Unknown::Subresource => "the code computes the subresource it names",
+            Unknown::Function => {
+                "it is a function of another crate given an `Api`, whose requests rsop does not read"
+            }
         }
     }
 
@@ -125,6 +130,9 @@ impl Unknown {
                 "grant what it needs by hand, and report the method to rsop so the check learns it"
             }
             Unknown::Subresource => "name the subresource with a string literal",
+            Unknown::Function => {
+                "grant what the function needs by hand (its documentation names the requests)"
+            }
         }
     }
 }

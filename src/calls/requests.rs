@@ -64,6 +64,24 @@ pub(crate) fn method_requests(
     })
 }
 
+/// Functions of kube and the standard library that take an `Api` and send
+/// no request of their own (`Arc::new(api)`, `Some(api)`), or whose
+/// requests are read above.
+const KNOWN_FUNCTIONS: &[&str] = &[
+    "new",
+    "Some",
+    "Ok",
+    "Box",
+    "from",
+    "clone",
+    "drop",
+    "identity",
+    "spawn",
+    "reflector",
+    "stream",
+    "into",
+];
+
 /// The methods of an `Api` value that send no request: its accessors, the
 /// 5.0 scope changes, and the traits it implements.
 const LOCAL_METHODS: &[&str] = &[
@@ -232,7 +250,8 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             let segments = p.path.segments.len();
             let first = call.args.first();
             match name.as_str() {
-                "watcher" | "metadata_watcher" => {
+                // `await_condition` watches the one object.
+                "watcher" | "metadata_watcher" | "await_condition" => {
                     if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
                         self.push(&kind, WATCH, None, &last.ident, name.clone());
                     }
@@ -332,6 +351,31 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 "finalizer" => {
                     if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
                         self.push(&kind, &["patch"], None, &last.ident, "finalizer".into());
+                    }
+                }
+                // A function of another crate given an `Api` (a helper
+                // library's `create_or_update(&api, ..)`) sends requests
+                // rsop cannot read: noted, not left out.
+                _ if !self.cx.index.functions.contains(&name)
+                    && !KNOWN_FUNCTIONS.contains(&name.as_str())
+                    && !name.starts_with(|c: char| c.is_ascii_uppercase()) =>
+                {
+                    let given = call.args.iter().any(|arg| {
+                        matches!(
+                            self.cx.kind_of(arg, self.scope),
+                            Some(ApiKind::Known(..) | ApiKind::Dynamic(..))
+                        )
+                    });
+                    if given {
+                        self.analysis.unchecked.push(Unchecked {
+                            location: self.cx.location(&last.ident),
+                            function: self.cx.function.clone(),
+                            via: quote::ToTokens::to_token_stream(&p.path)
+                                .to_string()
+                                .replace(' ', ""),
+                            gated: None,
+                            unknown: Unknown::Function,
+                        });
                     }
                 }
                 _ => {}

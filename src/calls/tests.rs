@@ -1146,3 +1146,60 @@ async fn run(client: Client) {
     assert_eq!(calls, ["11 delete core/secrets"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn an_api_made_in_each_branch_has_the_kind_they_agree_on() {
+    let code = r"
+use kube::{Api, Client};
+use crate::api::Widget;
+
+async fn list(client: Client, namespace: Option<String>) {
+    let widgets = if let Some(ns) = namespace {
+        Api::<Widget>::namespaced(client, &ns)
+    } else {
+        Api::<Widget>::all(client)
+    };
+    widgets.list(&Default::default()).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/list.rs", code)]);
+    assert_eq!(calls, ["11 list example.com/widgets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn an_api_given_to_another_crates_function_is_noted() {
+    let code = r"
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{Api, Client};
+use operator_framework::install::create_or_update;
+
+async fn install(client: Client) {
+    let maps: Api<ConfigMap> = Api::default_namespaced(client);
+    create_or_update(&maps, Some(NS), NAME, |map| map).await;
+    let held = Arc::new(maps.clone());
+    let wrapped = Holder(maps);
+}
+";
+    let (calls, unchecked) = table(&[("src/install.rs", code)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert_eq!(unchecked, ["8 create_or_update"]);
+}
+
+#[test]
+fn api_of_self_in_a_kinds_impl_is_of_that_kind() {
+    let code = r"
+use kube::{Api, Client};
+use crate::api::Widget;
+
+impl Widget {
+    async fn refresh(&self, client: Client) {
+        let api = Api::<Self>::default_namespaced(client);
+        api.get_status(NAME).await;
+    }
+}
+";
+    let (calls, unchecked) = table(&[("src/widget.rs", code)]);
+    assert_eq!(calls, ["8 get example.com/widgets/status"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

@@ -366,6 +366,9 @@ struct Function {
     /// (a server's handler, a tonic service), once the crate builds a
     /// value of its type.
     implements: bool,
+    /// A method a trait provides to the types that implement it, called
+    /// as `Type::method(..)`.
+    provided: bool,
     refs: Refs,
     /// Its branches that run in some modes only.
     arms: Vec<Arm>,
@@ -442,6 +445,7 @@ impl Graph {
                 file: path,
                 owner: None,
                 implements: false,
+                in_trait: false,
             };
             collector.visit_file(file);
         }
@@ -647,7 +651,13 @@ impl Graph {
                     if !by_qualifier.is_empty() {
                         by_qualifier
                     } else if q.starts_with(|c: char| c.is_ascii_uppercase()) {
-                        Vec::new()
+                        // `Job::controller(..)`: a method a trait of the
+                        // crate provides to the type.
+                        candidates
+                            .iter()
+                            .copied()
+                            .filter(|&i| self.functions[i].provided)
+                            .collect()
                     } else {
                         candidates
                     }
@@ -829,6 +839,9 @@ struct Collector<'g> {
     owner: Option<String>,
     /// The `impl` being read is of a trait.
     implements: bool,
+    /// A trait's body is being read: its methods with a body are provided
+    /// to every type that implements it.
+    in_trait: bool,
 }
 
 impl<'ast> Visit<'ast> for Collector<'_> {
@@ -848,6 +861,11 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let owner = self.owner.clone();
         self.function(&f.sig, &f.block, owner);
     }
+    fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
+        let outer = std::mem::replace(&mut self.in_trait, true);
+        syn::visit::visit_item_trait(self, item);
+        self.in_trait = outer;
+    }
     fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
         if let Some(block) = &f.default {
             self.function(&f.sig, block, None);
@@ -863,6 +881,7 @@ impl Collector<'_> {
             file: self.file.to_path_buf(),
             name: sig.ident.to_string(),
             implements: self.implements && owner.is_some(),
+            provided: self.in_trait && owner.is_none(),
             owner,
             refs: refs.refs,
             arms: refs.arms,
@@ -1542,6 +1561,30 @@ mod tests {
         assert_eq!(
             reached(&files, &["mint-token"]),
             ["src/main.rs:main", "src/mint.rs:issue", "src/mint.rs:run"]
+        );
+    }
+    #[test]
+    fn a_method_a_trait_provides_is_reached_through_the_type() {
+        let main = "mod job;\nfn main() { job::Job::controller(ctx) }";
+        let job = r"
+            pub trait Remote {
+                fn controller(ctx: Ctx) { Self::reconcile_all() }
+                fn reconcile_all() { sync() }
+            }
+            pub struct Job;
+            impl Remote for Job {}
+            fn sync() {}
+            fn unused() {}
+        ";
+        let files = [("src/main.rs", main), ("src/job.rs", job)];
+        assert_eq!(
+            reached(&files, &[]),
+            [
+                "src/job.rs:controller",
+                "src/job.rs:reconcile_all",
+                "src/job.rs:sync",
+                "src/main.rs:main"
+            ]
         );
     }
 }
