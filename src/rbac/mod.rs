@@ -457,6 +457,21 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
             ));
             continue;
         }
+        if let Some((role, _)) = roles.iter().find(|(r, _)| r.unknown)
+            && !tied.runs.is_empty()
+        {
+            findings.insert(Finding {
+                severity: Severity::Note,
+                location: Some(role.location.clone()),
+                message: format!(
+                    "not checked: the ClusterRole `{}` aggregates cluster roles by labels no shipped one carries, so what it grants {} `{}` is not known",
+                    role.name, workload.kind, workload.name
+                ),
+                help: Some("label the roles it aggregates as its selectors say (with helm on PATH, a chart's helpers are expanded)".into()),
+                rule: "untied-workload",
+            });
+            continue;
+        }
         if !roles.is_empty() {
             for container in &tied.foreign {
                 foreign.push(format!(

@@ -85,10 +85,12 @@ fn text(report: &Report, notes: &[String], out: &mut dyn Write) -> std::io::Resu
     };
     let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
     if report.checked.is_empty() {
-        writeln!(
-            out,
-            "rbac: no workload the project ships runs one of its binaries: nothing was checked"
-        )?;
+        let why = if report.findings.iter().any(|f| f.rule == "untied-workload") {
+            "no workload could be checked (the notes above say why)"
+        } else {
+            "no workload the project ships runs one of its binaries"
+        };
+        writeln!(out, "rbac: {why}: nothing was checked")?;
         return Ok(());
     }
     let programs: Vec<String> = report

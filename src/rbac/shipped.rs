@@ -7,7 +7,7 @@
 //! service accounts, and the workloads that run a program under an account,
 //! each with the file and line it is at.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -27,6 +27,14 @@ pub struct Role {
     pub location: Location,
     /// Where the role was found: the chart, or the file.
     pub origin: PathBuf,
+    pub labels: BTreeMap<String, String>,
+    /// An aggregated cluster role's `clusterRoleSelectors`: its rules are
+    /// those of the cluster roles whose labels match one.
+    pub selectors: Vec<BTreeMap<String, String>>,
+    /// It aggregates roles by labels no shipped cluster role carries (a
+    /// chart's helper rsop cannot expand without helm): what it grants is
+    /// not known.
+    pub unknown: bool,
 }
 
 /// One rule of a role, where it is written.
@@ -224,6 +232,7 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
         }
     }
     // A chart's files are the chart's to render.
+    // (Aggregation is resolved once every role is read, at the end.)
     files.retain(|f| !charts.iter().any(|c| f.starts_with(c)));
     let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
     for path in files {
@@ -261,7 +270,32 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
             None => read_chart_templates(&chart, &shown, &mut shipped)?,
         }
     }
+    aggregate(&mut shipped.roles);
     Ok(shipped)
+}
+
+/// Gives each aggregated cluster role the rules of the cluster roles its
+/// selectors match, as the API server's controller does; one whose
+/// selectors match none grants what is not known.
+fn aggregate(roles: &mut [Role]) {
+    let matches = |selector: &BTreeMap<String, String>, role: &Role| {
+        !selector.is_empty() && selector.iter().all(|(k, v)| role.labels.get(k) == Some(v))
+    };
+    for i in 0..roles.len() {
+        if roles[i].selectors.is_empty() {
+            continue;
+        }
+        let gathered: Vec<Rule> = roles
+            .iter()
+            .enumerate()
+            .filter(|(j, r)| {
+                *j != i && r.cluster && roles[i].selectors.iter().any(|s| matches(s, r))
+            })
+            .flat_map(|(_, r)| r.rules.clone())
+            .collect();
+        roles[i].unknown = gathered.is_empty();
+        roles[i].rules.extend(gathered);
+    }
 }
 
 /// Whether a file may hold a document of a kind that is read.
@@ -514,12 +548,34 @@ fn read_object(
                         .collect()
                 })
                 .unwrap_or_default();
+            let labels = |v: Option<&Value>| -> BTreeMap<String, String> {
+                v.and_then(Value::as_object)
+                    .map(|m| {
+                        m.iter()
+                            .map(|(k, v)| (restore(k), restore(v.as_str().unwrap_or_default())))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let selectors = value
+                .pointer("/aggregationRule/clusterRoleSelectors")
+                .and_then(Value::as_array)
+                .map(|selectors| {
+                    selectors
+                        .iter()
+                        .map(|s| labels(s.get("matchLabels")))
+                        .collect()
+                })
+                .unwrap_or_default();
             shipped.roles.push(Role {
                 name,
                 cluster: kind == "ClusterRole",
                 rules,
                 location,
                 origin: origin.to_path_buf(),
+                labels: labels(value.pointer("/metadata/labels")),
+                selectors,
+                unknown: false,
             });
         }
         "CustomResourceDefinition" => {
@@ -863,6 +919,45 @@ mod tests {
             shipped.notes[0]
                 .ends_with("so the roles and workloads in it are not checked; put helm on PATH")
         );
+    }
+
+    #[test]
+    fn an_aggregated_cluster_role_grants_the_rules_of_those_it_selects() {
+        let text = r#"
+kind: ClusterRole
+metadata: {name: op}
+aggregationRule:
+  clusterRoleSelectors:
+    - matchLabels: {example.com/aggregate-to-op: "true"}
+---
+kind: ClusterRole
+metadata: {name: op-widgets, labels: {example.com/aggregate-to-op: "true"}}
+rules:
+  - {apiGroups: [example.com], resources: [widgets], verbs: [list, watch]}
+---
+kind: ClusterRole
+metadata: {name: viewer}
+aggregationRule:
+  clusterRoleSelectors:
+    - matchLabels: {example.com/aggregate-to-viewer: "true"}
+"#;
+        let mut shipped = Shipped::default();
+        read_stream(
+            text,
+            Path::new("rbac.yaml"),
+            Path::new("rbac.yaml"),
+            Source::Strict,
+            &mut shipped,
+            &mut Counter::default(),
+        )
+        .unwrap();
+        aggregate(&mut shipped.roles);
+        let op = &shipped.roles[0];
+        assert_eq!(op.rules.len(), 1);
+        assert_eq!(op.rules[0].rule.resources, ["widgets"]);
+        assert!(!op.unknown);
+        // Selectors no shipped role matches: its grants are not known.
+        assert!(shipped.roles[2].rules.is_empty() && shipped.roles[2].unknown);
     }
 
     #[test]
