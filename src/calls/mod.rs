@@ -92,6 +92,9 @@ pub struct Unchecked {
     /// As [`Call::gated`].
     pub gated: Option<String>,
     pub unknown: Unknown,
+    /// The group and resource it is on, when the kind is known and its
+    /// verbs are not.
+    pub resource: Option<(String, String)>,
 }
 
 /// What the code does not show of a call that is not checked.
@@ -145,6 +148,10 @@ pub struct Analysis {
     /// The kinds the crate declares (its own, and those it types for other
     /// projects' APIs): group and plural.
     pub kinds: Vec<(String, String)>,
+    /// The code writes owner references that may block their owner's
+    /// deletion, on owners whose kind it does not show (`OwnerReference {
+    /// .. }` by hand, `controller_owner_ref` on an inferred value).
+    pub owner_references: bool,
 }
 
 /// A kind of the crate's own, from the CRD derivation.
@@ -414,6 +421,7 @@ pub fn analyze_when(
                     via: d.via,
                     gated: None,
                     unknown: Unknown::Kind,
+                    resource: None,
                 });
             }
         }

@@ -178,6 +178,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     via: via(&receiver_text(&call.receiver)),
                     gated: None,
                     unknown: Unknown::Subresource,
+                    resource: None,
                 }),
             }
         } else if matches!(method.as_str(), "owns" | "watches")
@@ -210,6 +211,11 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 self.runtime_event(&call.method);
             }
         } else if method == "controller_owner_ref"
+            && variable(&call.receiver).is_none_or(|name| !self.scope.values.contains_key(&name))
+        {
+            // On a value whose kind the code does not show.
+            self.analysis.owner_references = true;
+        } else if method == "controller_owner_ref"
             && let Some(name) = variable(&call.receiver)
             && let Some(ty) = self.scope.values.get(&name)
         {
@@ -225,7 +231,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             );
         } else if !LOCAL_METHODS.contains(&method.as_str())
             && !self.cx.index.functions.contains(&method)
-            && let Some(ApiKind::Known(..) | ApiKind::Dynamic(..)) =
+            && let Some(kind @ (ApiKind::Known(..) | ApiKind::Dynamic(..))) =
                 self.cx.kind_of(&call.receiver, self.scope)
         {
             // A method of a kube release newer than this table, or of a
@@ -237,11 +243,27 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 via: via(&receiver_text(&call.receiver)),
                 gated: None,
                 unknown: Unknown::Method,
+                resource: self.resource_of(&kind),
             });
         }
         syn::visit::visit_expr_method_call(self, call);
     }
 
+    /// `OwnerReference { block_owner_deletion: Some(true), .. }` written by
+    /// hand: its owner's kind is a value the code computes.
+    fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
+        if e.path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "OwnerReference")
+            && e.fields
+                .iter()
+                .any(|f| matches!(&f.member, syn::Member::Named(n) if n == "block_owner_deletion"))
+        {
+            self.analysis.owner_references = true;
+        }
+        syn::visit::visit_expr_struct(self, e);
+    }
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let syn::Expr::Path(p) = &*call.func
             && let Some(last) = p.path.segments.last()
@@ -360,13 +382,12 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     && !KNOWN_FUNCTIONS.contains(&name.as_str())
                     && !name.starts_with(|c: char| c.is_ascii_uppercase()) =>
                 {
-                    let given = call.args.iter().any(|arg| {
-                        matches!(
-                            self.cx.kind_of(arg, self.scope),
-                            Some(ApiKind::Known(..) | ApiKind::Dynamic(..))
-                        )
+                    let given = call.args.iter().find_map(|arg| {
+                        self.cx
+                            .kind_of(arg, self.scope)
+                            .filter(|k| matches!(k, ApiKind::Known(..) | ApiKind::Dynamic(..)))
                     });
-                    if given {
+                    if let Some(kind) = given {
                         self.analysis.unchecked.push(Unchecked {
                             location: self.cx.location(&last.ident),
                             function: self.cx.function.clone(),
@@ -375,6 +396,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                                 .replace(' ', ""),
                             gated: None,
                             unknown: Unknown::Function,
+                            resource: self.resource_of(&kind),
                         });
                     }
                 }
@@ -412,6 +434,20 @@ pub(super) const RUNTIME_MANAGER_REQUESTS: &[(&str, &str, &str, bool, bool)] = &
 ];
 
 impl Requests<'_, '_> {
+    /// The group and resource of an `Api` of `kind`, if the code shows it.
+    fn resource_of(&self, kind: &ApiKind) -> Option<(String, String)> {
+        match kind {
+            ApiKind::Known(ty, _) => self.cx.target(ty).map(|t| (t.group, t.plural)),
+            ApiKind::Dynamic(group, kind, plural, _) => Some((
+                group.clone(),
+                plural
+                    .clone()
+                    .unwrap_or_else(|| names::to_plural(&kind.to_ascii_lowercase())),
+            )),
+            ApiKind::Inferred(_) => None,
+        }
+    }
+
     pub(super) fn push(
         &mut self,
         kind: &ApiKind,
@@ -460,6 +496,7 @@ impl Requests<'_, '_> {
                 via,
                 gated: None,
                 unknown: Unknown::Kind,
+                resource: None,
             });
             return;
         };

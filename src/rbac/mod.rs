@@ -402,13 +402,56 @@ fn help_for(call: &Call, roles: &[(&Role, bool)], workload: &Workload, served: &
 /// The verbs a call whose kind is not shown would send (`api.patch`:
 /// `patch`).
 fn verbs_of(unchecked: &Unchecked) -> &'static [&'static str] {
-    let method = unchecked.via.rsplit('.').next().unwrap_or_default();
-    method_requests(method).map_or(&[], |(verbs, _)| verbs)
+    const WATCH: &[&str] = &["list", "watch"];
+    match unchecked.via.as_str() {
+        "Controller::new"
+        | "Controller::owns"
+        | "Controller::watches"
+        | "watcher"
+        | "metadata_watcher"
+        | "await_condition"
+        | "reflector" => WATCH,
+        via => {
+            let method = via.rsplit('.').next().unwrap_or_default();
+            method_requests(method).map_or(&[], |(verbs, _)| verbs)
+        }
+    }
 }
 
-/// What the programs bound to a role need: their calls, and the verbs of
-/// their calls whose kind is not shown.
-type Needs = (Vec<Call>, HashSet<&'static str>);
+/// What the programs bound to a role need.
+#[derive(Default)]
+struct Needs {
+    calls: Vec<Call>,
+    /// The verbs of calls whose kind is not shown: on any resource.
+    verbs: HashSet<&'static str>,
+    /// The resources of calls whose verbs are not known (an `Api` method
+    /// or another crate's function): any verb on them.
+    resources: HashSet<(String, String)>,
+    /// Owner references on owners whose kind is not shown: `update` on any
+    /// `finalizers`.
+    finalizers: bool,
+    /// The programs write roles or bindings: the API server lets them
+    /// grant only what they hold (or `escalate`, `bind`), so any rule may be
+    /// needed.
+    escalates: bool,
+    /// The programs start pods or Jobs, which may run the crate's other
+    /// programs under the same account.
+    spawns: bool,
+}
+
+impl Needs {
+    /// Whether an unused `verb` on `resource` of `group` may be needed all
+    /// the same.
+    fn shields(&self, group: &str, resource: &str, verb: &str) -> bool {
+        self.escalates
+            || self.verbs.contains(verb)
+            || self.resources.contains(&(
+                group.to_string(),
+                resource.split('/').next().unwrap_or(resource).to_string(),
+            ))
+            || (self.finalizers && verb == "update" && resource.ends_with("/finalizers"))
+    }
+}
 
 /// Checks every workload that runs a program of `packages` against its
 /// roles.
@@ -432,6 +475,8 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     let mut role_calls: BTreeMap<(PathBuf, usize), Needs> = BTreeMap::new();
     let mut untied: Vec<String> = Vec::new();
     let mut unresolved: Vec<String> = Vec::new();
+    // The binaries workloads run, with the modes they choose.
+    let mut ran: BTreeMap<(PathBuf, String), BTreeSet<String>> = BTreeMap::new();
     let mut checked_roles: Vec<&Role> = Vec::new();
     let mut tied_accounts: HashSet<&str> = HashSet::new();
     // Containers of other projects' images in workloads given a role, and
@@ -492,6 +537,9 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         }
         tied_accounts.insert(&workload.account);
         for run in tied.runs {
+            ran.entry((run.package.dir.clone(), run.binary.name.clone()))
+                .or_default()
+                .extend(run.modes.iter().cloned());
             let (calls, unchecked) = run.package.requests(run.binary, Some(&run.words));
             report.checked.push(Checked {
                 program: run.name(),
@@ -607,15 +655,64 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                     .entry((role.location.file.clone(), role.location.line))
                     .or_default();
                 entry
-                    .0
+                    .calls
                     .extend(calls.iter().filter(|c| !c.remote).map(|c| (*c).clone()));
-                entry
-                    .1
-                    .extend(unchecked.iter().flat_map(|u| verbs_of(u).iter().copied()));
+                for u in &unchecked {
+                    match &u.resource {
+                        Some(resource) => {
+                            entry.resources.insert(resource.clone());
+                        }
+                        None => entry.verbs.extend(verbs_of(u).iter().copied()),
+                    }
+                }
+                entry.finalizers |= run.package.analysis.owner_references;
+                let writes = |resources: &[&str]| {
+                    calls.iter().any(|c| {
+                        matches!(c.verb, "create" | "update" | "patch")
+                            && resources.contains(&c.resource.as_str())
+                    })
+                };
+                entry.escalates |= calls.iter().any(|c| c.group == "rbac.authorization.k8s.io")
+                    && writes(&[
+                        "roles",
+                        "clusterroles",
+                        "rolebindings",
+                        "clusterrolebindings",
+                    ]);
+                entry.spawns |= writes(&["pods", "jobs", "cronjobs"]);
+
                 if !checked_roles.iter().any(|r| std::ptr::eq(*r, *role)) {
                     checked_roles.push(role);
                 }
             }
+        }
+    }
+    // A program that starts pods or Jobs may run the crate's programs no
+    // shipped workload runs (a second binary, a `helper` mode) under its
+    // own account: what they request is not unused.
+    if role_calls.values().any(|n| n.spawns) {
+        let mut unrun: Vec<Call> = Vec::new();
+        for package in packages {
+            for binary in &package.binaries {
+                match ran.get(&(package.dir.clone(), binary.name.clone())) {
+                    None => unrun.extend(package.requests(binary, None).0.into_iter().cloned()),
+                    Some(chosen) => {
+                        for mode in binary.modes.iter().filter(|m| !chosen.contains(*m)) {
+                            let words = Words::new([mode]);
+                            unrun.extend(
+                                package
+                                    .requests(binary, Some(&words))
+                                    .0
+                                    .into_iter()
+                                    .cloned(),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        for needs in role_calls.values_mut().filter(|n| n.spawns) {
+            needs.calls.extend(unrun.iter().cloned());
         }
     }
     // A rule no program bound to the role needs; a role also bound to an
@@ -632,20 +729,14 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         if shared {
             continue;
         }
-        let Some((calls, unchecked_verbs)) =
-            role_calls.get(&(role.location.file.clone(), role.location.line))
-        else {
+        let Some(needs) = role_calls.get(&(role.location.file.clone(), role.location.line)) else {
             continue;
         };
         for rule in &role.rules {
-            let unneeded: Vec<String> = rbac_check::unneeded(&rule.rule, calls)
-                .into_iter()
-                .filter(|item| {
-                    !unchecked_verbs
-                        .iter()
-                        .any(|v| item.starts_with(&format!("`{v}` ")))
-                })
-                .collect();
+            let unneeded: Vec<String> =
+                rbac_check::unneeded_unless(&rule.rule, &needs.calls, |group, resource, verb| {
+                    needs.shields(group, resource, verb)
+                });
             if unneeded.is_empty() {
                 continue;
             }

@@ -406,3 +406,25 @@ fn a_crate_in_a_folder_and_a_kustomize_image_rename_are_followed() {
         run.stdout
     );
 }
+
+/// Rules no call of the code names but the programs need all the same
+/// (`tests/fixtures/rbac-unused`): `update` on the finalizers of an owner
+/// the code writes an owner reference to by hand, `get` on the Secrets a
+/// second binary reads when the warden runs it in Jobs under its own
+/// account, and, for a program that writes role bindings, what the API
+/// server asks it to hold to grant (`bind`, and the role's own rules). The
+/// one rule nothing needs is still found.
+#[test]
+fn rules_the_programs_need_without_naming_them_are_not_unused() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-unused");
+    let run = rsop_with_env(&fixture, &["rbac"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        [
+            "warning deploy/warden.yaml:13:1: this rule of the Role `warden` grants `delete` on `configmaps` that no request of the programs bound to it needs | remove what no call needs (least privilege)"
+        ],
+        "{}",
+        run.stdout
+    );
+}

@@ -242,6 +242,16 @@ pub fn check(
 /// What a rule grants that no call needs, as `verb resource` items; a rule
 /// with a wildcard or resource names is taken as meant.
 pub(crate) fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
+    unneeded_unless(rule, calls, |_, _, _| false)
+}
+
+/// As [`unneeded`], leaving out what `needed` says may be needed all the
+/// same (group, resource, verb).
+pub(crate) fn unneeded_unless(
+    rule: &RbacRule,
+    calls: &[Call],
+    needed: impl Fn(&str, &str, &str) -> bool,
+) -> Vec<String> {
     let wild = |list: &[String]| list.iter().any(|v| v == "*" || v.ends_with("/*"));
     if !rule.urls.is_empty()
         || !rule.resource_names.is_empty()
@@ -255,9 +265,10 @@ pub(crate) fn unneeded(rule: &RbacRule, calls: &[Call]) -> Vec<String> {
     for group in &rule.groups {
         for resource in &rule.resources {
             for verb in &rule.verbs {
-                let needed = calls
-                    .iter()
-                    .any(|c| &c.group == group && &c.resource == resource && c.verb == verb);
+                let needed = needed(group, resource, verb)
+                    || calls
+                        .iter()
+                        .any(|c| &c.group == group && &c.resource == resource && c.verb == verb);
                 // A rule over several groups says which one it means.
                 let of_group = match group.as_str() {
                     _ if rule.groups.len() < 2 => String::new(),
@@ -447,6 +458,7 @@ mod tests {
             ],
             unchecked: Vec::new(),
             kinds: Vec::new(),
+            owner_references: false,
         };
         let marked = vec![Marked {
             location: Location::new("src/controller.rs", 3, 4),
@@ -486,6 +498,7 @@ mod tests {
             calls: vec![nodes.clone(), pods],
             unchecked: Vec::new(),
             kinds: Vec::new(),
+            owner_references: false,
         };
         let marker = |namespace: Option<&str>| Marked {
             location: Location::new("src/controller.rs", 3, 4),
