@@ -12,13 +12,28 @@ pub(crate) use crate::manifests::read::macros::Macros;
 /// How deep macros that invoke macros are expanded.
 const DEPTH: usize = 8;
 
-/// The macros `files` define at item position.
+/// The macros `files` define, in modules and in function bodies alike.
 pub(crate) fn collect<'f>(files: impl IntoIterator<Item = &'f syn::File>) -> Macros {
-    let mut macros = Macros::default();
-    for file in files {
-        macros.collect(&file.items);
+    struct Definitions(Macros);
+    impl<'ast> syn::visit::Visit<'ast> for Definitions {
+        fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
+            self.0.collect(std::slice::from_ref(&syn::Item::Macro(item.clone())));
+        }
+        fn visit_stmt_macro(&mut self, stmt: &'ast syn::StmtMacro) {
+            // `macro_rules! patch { .. }` written in a function's body.
+            if stmt.mac.path.is_ident("macro_rules") {
+                let tokens = quote::ToTokens::to_token_stream(stmt);
+                if let Ok(item) = syn::parse2::<syn::ItemMacro>(tokens) {
+                    self.visit_item_macro(&item);
+                }
+            }
+        }
     }
-    macros
+    let mut definitions = Definitions(Macros::default());
+    for file in files {
+        syn::visit::Visit::visit_file(&mut definitions, file);
+    }
+    definitions.0
 }
 
 /// Replaces each invocation of one of `macros` in the bodies of `file`
@@ -109,6 +124,18 @@ mod tests {
         let macros = collect([&file]);
         expand(&macros, &mut file);
         quote::ToTokens::to_token_stream(&file.items[1]).to_string()
+    }
+
+    #[test]
+    fn a_macro_defined_in_a_body_is_expanded_there() {
+        let source = r"
+            use kube::Api;
+            async fn reconcile(hooks: Api<MutatingWebhookConfiguration>) {
+                macro_rules! apply { ($api:expr) => { $api.patch(NAME, &pp, &Patch::Apply(&hook)).await? }; }
+                apply!(hooks);
+            }
+        ";
+        assert!(expanded(source).contains("{ hooks . patch"), "{}", expanded(source));
     }
 
     #[test]

@@ -25,6 +25,11 @@ pub(super) fn mentions_kube(text: &str) -> bool {
         "Recorder::new",
         "finalizer(",
         "controller_owner_ref(",
+        "OwnerReference {",
+        "await_condition(",
+        // Leader election crates' locks.
+        "LeaseManager",
+        "LeaseLock::new",
         // A function that returns the `ApiResource` a dynamic `Api` is of.
         "-> ApiResource",
         "-> GroupVersionKind",

@@ -99,6 +99,21 @@ const LOCAL_METHODS: &[&str] = &[
     "unconstrain",
 ];
 
+/// The one kind that has `method` (`create_token_request` is
+/// `Api<ServiceAccount>`'s alone).
+fn only_kind(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "create_token_request" => "ServiceAccount",
+        "evict" | "logs" | "log_stream" | "exec" | "attach" | "portforward"
+        | "get_ephemeral_containers" | "patch_ephemeral_containers"
+        | "replace_ephemeral_containers" | "get_resize" | "patch_resize" | "replace_resize" => {
+            "Pod"
+        }
+        "cordon" | "uncordon" => "Node",
+        _ => return None,
+    })
+}
+
 /// The verbs of a watch: the initial list and the watch.
 pub(super) const WATCH: &[&str] = &["list", "watch"];
 
@@ -123,6 +138,17 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         if let Some((verbs, sub)) = method_requests(&method)
             && let Some(kind) = self.cx.kind_of(&call.receiver, self.scope)
         {
+            // A method only one kind has tells an inferred `Api`'s kind.
+            let kind = match (kind, only_kind(&method)) {
+                (ApiKind::Inferred(cluster), Some(only)) => ApiKind::Known(
+                    Box::new(syn::Type::Path(syn::TypePath {
+                        qself: None,
+                        path: syn::Ident::new(only, proc_macro2::Span::call_site()).into(),
+                    })),
+                    cluster,
+                ),
+                (kind, _) => kind,
+            };
             let first = self.analysis.calls.len();
             let remote = variable(&call.receiver)
                 .is_some_and(|v| self.scope.remote_apis.contains(&v))
@@ -312,21 +338,29 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     }
                 }
                 // kube-lease-manager reads, creates and patches its Lease
-                // (in its namespace), and deletes it when released.
+                // (in its namespace), and deletes it when released;
+                // kube-leader-election's `LeaseLock` reads, creates and
+                // patches it.
                 "new"
                     if segments >= 2
                         && matches!(
                             p.path.segments[segments - 2].ident.to_string().as_str(),
-                            "LeaseManagerBuilder" | "LeaseManager"
+                            "LeaseManagerBuilder" | "LeaseManager" | "LeaseLock"
                         ) =>
                 {
                     let location = self.cx.location(&last.ident);
-                    for (verb, optional) in [
-                        ("get", false),
-                        ("create", false),
-                        ("patch", false),
-                        ("delete", true),
-                    ] {
+                    let lock = p.path.segments[segments - 2].ident == "LeaseLock";
+                    let verbs: &[(&str, bool)] = if lock {
+                        &[("get", false), ("create", false), ("patch", false)]
+                    } else {
+                        &[
+                            ("get", false),
+                            ("create", false),
+                            ("patch", false),
+                            ("delete", true),
+                        ]
+                    };
+                    for &(verb, optional) in verbs {
                         self.analysis.calls.push(Call {
                             group: "coordination.k8s.io".into(),
                             resource: "leases".into(),
@@ -335,7 +369,11 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             objects_namespace: false,
                             location: location.clone(),
                             function: self.cx.function.clone(),
-                            via: "kube-lease-manager".into(),
+                            via: if lock {
+                                "kube-leader-election".into()
+                            } else {
+                                "kube-lease-manager".into()
+                            },
                             optional,
                             remote: false,
                             site: None,

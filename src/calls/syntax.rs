@@ -184,7 +184,28 @@ pub(super) fn imports(file: &syn::File) -> HashMap<String, Vec<String>> {
     }
     let mut uses = Uses(HashMap::new());
     uses.visit_file(file);
-    uses.0
+    // `use k8s_openapi::...::apiextensions::v1 as apiexts;` then
+    // `use apiexts::CustomResourceDefinition;`: a path that starts with a
+    // name another `use` brings in starts where that one does.
+    let mut imports = uses.0;
+    for _ in 0..4 {
+        let expanded: Vec<(String, Vec<String>)> = imports
+            .iter()
+            .filter_map(|(name, path)| {
+                let head = imports.get(path.first()?)?;
+                (head != path && path.len() > 1).then(|| {
+                    let mut full = head.clone();
+                    full.extend(path[1..].iter().cloned());
+                    (name.clone(), full)
+                })
+            })
+            .collect();
+        if expanded.is_empty() {
+            break;
+        }
+        imports.extend(expanded);
+    }
+    imports
 }
 
 pub(super) fn turbofish(t: Option<&syn::AngleBracketedGenericArguments>) -> Option<syn::Type> {

@@ -1203,3 +1203,59 @@ impl Widget {
     assert_eq!(calls, ["8 get example.com/widgets/status"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_kind_imported_through_a_module_alias_is_known() {
+    let code = r"
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiexts;
+use apiexts::CustomResourceDefinition;
+use kube::{Api, Client};
+
+async fn install(client: Client) {
+    let crds: Api<CustomResourceDefinition> = Api::all(client);
+    crds.create(&Default::default(), &crd()).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/install.rs", code)]);
+    assert_eq!(calls, ["8 create apiextensions.k8s.io/customresourcedefinitions"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn a_method_only_one_kind_has_tells_the_kind_of_an_inferred_api() {
+    let code = r"
+use kube::{Api, Client};
+
+async fn token(client: Client, request: &TokenRequest) {
+    Api::namespaced(client, NS)
+        .create_token_request(NAME, &Default::default(), request)
+        .await;
+}
+";
+    let (calls, unchecked) = table(&[("src/token.rs", code)]);
+    assert_eq!(calls, ["6 create core/serviceaccounts/token"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn kube_leader_elections_lease_lock_reads_creates_and_patches_its_lease() {
+    let code = r#"
+use kube::Client;
+use kube_leader_election::{LeaseLock, LeaseLockParams};
+
+async fn lead(client: Client) {
+    let lock = LeaseLock::new(client, "ops", LeaseLockParams { lease_name: "ops".into(), ..params() });
+    lock.try_acquire_or_renew().await;
+}
+"#;
+    let (calls, unchecked) = table(&[("src/lead.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "6 create coordination.k8s.io/leases",
+            "6 get coordination.k8s.io/leases",
+            "6 patch coordination.k8s.io/leases",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

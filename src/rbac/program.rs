@@ -389,6 +389,10 @@ struct Graph {
     by_name: HashMap<String, Vec<usize>>,
     /// The functions of each type's `impl`s.
     by_owner: HashMap<String, Vec<usize>>,
+    /// Names an item-position macro of another crate is given in each
+    /// file (`deno_core::extension!(ops = [op_get])`, a registration):
+    /// code of that crate may call them.
+    registered: Vec<(PathBuf, HashSet<String>)>,
     /// Subcommand enum -> variant -> the name it is run with.
     subcommands: HashMap<String, HashMap<String, String>>,
     /// `ValueEnum` enum -> variant -> the value that chooses it.
@@ -573,6 +577,13 @@ impl Graph {
             .filter(|(_, f)| f.file == root && f.name == "main" && f.owner.is_none())
             .map(|(i, _)| i)
             .collect();
+        // Functions a registration macro in the program's files names.
+        for (_, names) in self.registered.iter().filter(|(f, _)| files.contains(f)) {
+            queue.extend(self.functions.iter().enumerate().filter_map(|(i, f)| {
+                (names.contains(&f.name) && f.owner.is_none() && files.contains(&f.file))
+                    .then_some(i)
+            }));
+        }
         while let Some(i) = queue.pop() {
             if !seen.insert(i) {
                 continue;
@@ -800,6 +811,19 @@ impl Argh {
     }
 }
 
+/// The identifiers in `tokens`, at any depth.
+fn idents(tokens: proc_macro2::TokenStream, out: &mut HashSet<String>) {
+    for tree in tokens {
+        match tree {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
 /// The module a file is: its stem, or its folder's name for `mod.rs`.
 fn module_name(file: &Path) -> Option<&str> {
     let stem = file.file_stem()?.to_str()?;
@@ -856,6 +880,13 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     }
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         self.function(&f.sig, &f.block, None);
+    }
+    fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
+        if item.ident.is_none() {
+            let mut names = HashSet::new();
+            idents(item.mac.tokens.clone(), &mut names);
+            self.graph.registered.push((self.file.to_path_buf(), names));
+        }
     }
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
         let owner = self.owner.clone();
@@ -1229,17 +1260,6 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         syn::visit::visit_expr_method_call(self, call);
     }
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        fn idents(tokens: proc_macro2::TokenStream, out: &mut HashSet<String>) {
-            for tree in tokens {
-                match tree {
-                    proc_macro2::TokenTree::Ident(i) => {
-                        out.insert(i.to_string());
-                    }
-                    proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
-                    _ => {}
-                }
-            }
-        }
         idents(mac.tokens.clone(), &mut self.refs.loose);
     }
     fn visit_local(&mut self, local: &'ast syn::Local) {
