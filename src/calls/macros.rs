@@ -17,7 +17,8 @@ pub(crate) fn collect<'f>(files: impl IntoIterator<Item = &'f syn::File>) -> Mac
     struct Definitions(Macros);
     impl<'ast> syn::visit::Visit<'ast> for Definitions {
         fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
-            self.0.collect(std::slice::from_ref(&syn::Item::Macro(item.clone())));
+            self.0
+                .collect(std::slice::from_ref(&syn::Item::Macro(item.clone())));
         }
         fn visit_stmt_macro(&mut self, stmt: &'ast syn::StmtMacro) {
             // `macro_rules! patch { .. }` written in a function's body.
@@ -135,7 +136,11 @@ mod tests {
                 apply!(hooks);
             }
         ";
-        assert!(expanded(source).contains("{ hooks . patch"), "{}", expanded(source));
+        assert!(
+            expanded(source).contains("{ hooks . patch"),
+            "{}",
+            expanded(source)
+        );
     }
 
     #[test]

@@ -104,11 +104,18 @@ const LOCAL_METHODS: &[&str] = &[
 fn only_kind(method: &str) -> Option<&'static str> {
     Some(match method {
         "create_token_request" => "ServiceAccount",
-        "evict" | "logs" | "log_stream" | "exec" | "attach" | "portforward"
-        | "get_ephemeral_containers" | "patch_ephemeral_containers"
-        | "replace_ephemeral_containers" | "get_resize" | "patch_resize" | "replace_resize" => {
-            "Pod"
-        }
+        "evict"
+        | "logs"
+        | "log_stream"
+        | "exec"
+        | "attach"
+        | "portforward"
+        | "get_ephemeral_containers"
+        | "patch_ephemeral_containers"
+        | "replace_ephemeral_containers"
+        | "get_resize"
+        | "patch_resize"
+        | "replace_resize" => "Pod",
         "cordon" | "uncordon" => "Node",
         _ => return None,
     })

@@ -1217,7 +1217,10 @@ async fn install(client: Client) {
 }
 ";
     let (calls, unchecked) = table(&[("src/install.rs", code)]);
-    assert_eq!(calls, ["8 create apiextensions.k8s.io/customresourcedefinitions"]);
+    assert_eq!(
+        calls,
+        ["8 create apiextensions.k8s.io/customresourcedefinitions"]
+    );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
 

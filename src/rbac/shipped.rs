@@ -266,8 +266,12 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
     for chart in charts {
         let shown = relative(&chart);
         match helm {
-            Some(helm) => render_chart(helm, root, &chart, &shown, &mut shipped)?,
-            None => read_chart_templates(&chart, &shown, &mut shipped)?,
+            Some(helm) => {
+                if !render_chart(helm, root, &chart, &shown, &mut shipped)? {
+                    read_chart_templates(&chart, &shown, &mut shipped, false)?;
+                }
+            }
+            None => read_chart_templates(&chart, &shown, &mut shipped, true)?,
         }
     }
     aggregate(&mut shipped.roles);
@@ -649,14 +653,15 @@ fn read_object(
     }
 }
 
-/// `helm template` of the chart with its default values.
+/// `helm template` of the chart with its default values; `false` (and a
+/// note) when it does not render.
 fn render_chart(
     helm: &Path,
     root: &Path,
     chart: &Path,
     shown: &Path,
     shipped: &mut Shipped,
-) -> Result<()> {
+) -> Result<bool> {
     let output = Command::new(helm)
         .args(["template", "rsop-rbac"])
         .arg(chart)
@@ -664,15 +669,14 @@ fn render_chart(
         .output()
         .map_err(|e| Error::io("run", helm, e))?;
     if !output.status.success() {
+        // The rest is checked all the same, the chart read as written.
         let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(Error::user_with_help(
-            format!(
-                "the Helm chart `{}` does not render with its default values: {}",
-                shown.display(),
-                stderr.trim()
-            ),
-            "fix the chart (`helm template` shows the same error); rsop checks nothing until it renders",
+        shipped.notes.push(format!(
+            "the Helm chart `{}` does not render with its default values ({}): read its templates as written instead; fix the chart (`helm template` shows the same error)",
+            shown.display(),
+            stderr.split_whitespace().collect::<Vec<_>>().join(" ")
         ));
+        return Ok(false);
     }
     let text = String::from_utf8_lossy(&output.stdout);
     let mut counter = Counter {
@@ -706,13 +710,18 @@ fn render_chart(
         shown.display(),
         helm.display()
     ));
-    Ok(())
+    Ok(true)
 }
 
 /// Without helm: the chart's templates, each action kept as an opaque name
 /// (so that a role and its binding, which name it by the same action, still
 /// meet), conditions taken as true.
-fn read_chart_templates(chart: &Path, shown: &Path, shipped: &mut Shipped) -> Result<()> {
+fn read_chart_templates(
+    chart: &Path,
+    shown: &Path,
+    shipped: &mut Shipped,
+    no_helm: bool,
+) -> Result<()> {
     // The default values, for the actions that only read one.
     let values: Value = std::fs::read_to_string(chart.join("values.yaml"))
         .ok()
@@ -744,6 +753,9 @@ fn read_chart_templates(chart: &Path, shown: &Path, shipped: &mut Shipped) -> Re
             shipped,
             &mut Counter::default(),
         )?;
+    }
+    if !no_helm {
+        return Ok(());
     }
     shipped.notes.push(format!(
         "no `helm` on PATH: read the templates of the Helm chart `{}` as written, every \

@@ -208,7 +208,7 @@ fn findings_are_workflow_annotations_and_sarif() {
 }
 
 #[test]
-fn a_role_file_or_chart_that_cannot_be_read_is_an_error_naming_it() {
+fn a_role_file_that_cannot_be_read_is_an_error_and_a_chart_that_does_not_render_a_note() {
     let shim = tempfile::tempdir().unwrap();
     let env = [("PATH", path_with_helm(Some(shim.path())))];
     let broken = |file: &str, edit: &dyn Fn(&str) -> String| {
@@ -235,23 +235,27 @@ fn a_role_file_or_chart_that_cannot_be_read_is_an_error_naming_it() {
     let run = rsop_with_env(dir.path(), &["rbac"], &env);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 
-    // A chart that does not render: an error naming it and helm's reason.
+    // A chart that does not render: a note naming it and helm's reason, and
+    // the chart read as written, so nothing else is lost.
     let dir = broken("charts/widget-operator/templates/deployment.yaml", &|t| {
-        t.replace("args: [run]", "args: [{{ .Values.missing.key }}]")
+        t.replace("args: [run]", "args: [run, {{ .Values.missing.key }}]")
     });
-    let problems = refusal_problems_with_env(
-        dir.path(),
-        &["rbac"],
-        &env,
-        1,
-        &[
-            "the Helm chart `charts/widget-operator` does not render with its default values",
-            "missing",
-        ],
-    );
-    assert!(problems.is_none(), "{}", problems.unwrap());
     let run = rsop_with_env(dir.path(), &["rbac"], &env);
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "note: the Helm chart `charts/widget-operator` does not render with its default values ("
+        ) && run.stdout.lines().next().unwrap().contains("missing"),
+        "{}",
+        run.stdout
+    );
+    let (_, rest) = run.stdout.split_once('\n').unwrap();
+    assert_eq!(
+        findings(rest),
+        expected("{{ include \"widget-operator.fullname\" . }}"),
+        "{}",
+        run.stdout
+    );
 }
 
 /// rsop's own scaffold passes its own check with nothing to say: every request the manager
