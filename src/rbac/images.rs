@@ -25,8 +25,12 @@ impl Dockerfile {
     pub fn named(name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
         matches!(lower.as_str(), "dockerfile" | "containerfile")
-            || lower.starts_with("dockerfile.")
-            || lower.ends_with(".dockerfile")
+            || ["dockerfile.", "containerfile."]
+                .iter()
+                .any(|p| lower.starts_with(p))
+            || [".dockerfile", ".containerfile"]
+                .iter()
+                .any(|s| lower.ends_with(s))
     }
 
     /// Reads the Dockerfile at `path` (shown as `shown`); a complaint when
@@ -101,7 +105,9 @@ impl Dockerfile {
             .unwrap_or_default();
         last.name = file
             .strip_prefix("dockerfile.")
+            .or_else(|| file.strip_prefix("containerfile."))
             .or_else(|| file.strip_suffix(".dockerfile"))
+            .or_else(|| file.strip_suffix(".containerfile"))
             .map(str::to_string)
             .or_else(|| {
                 shown

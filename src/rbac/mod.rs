@@ -198,16 +198,23 @@ fn runs<'p, 'w>(
             }
             // The Dockerfile built for this image, or the one binary the
             // repository's Dockerfiles run.
+            // An image with a Dockerfile of its own runs what that one runs,
+            // if it is one of the crate's binaries.
             let of = |d: &images::Dockerfile| d.binary(|b| binary(b).is_some());
-            let own: BTreeSet<String> = shipped
+            let own: Vec<&images::Dockerfile> = shipped
                 .dockerfiles
                 .iter()
                 .filter(|d| d.name.as_deref().is_some_and(named))
-                .filter_map(of)
                 .collect();
+            if !own.is_empty() {
+                let runs: BTreeSet<String> = own.iter().copied().filter_map(of).collect();
+                return match runs.iter().collect::<Vec<_>>().as_slice() {
+                    [only] => binary(only),
+                    _ => None,
+                };
+            }
             let any: BTreeSet<String> = shipped.dockerfiles.iter().filter_map(of).collect();
-            let chosen = if own.is_empty() { any } else { own };
-            match chosen.iter().collect::<Vec<_>>().as_slice() {
+            match any.iter().collect::<Vec<_>>().as_slice() {
                 [only] => binary(only),
                 _ => requesting(),
             }

@@ -694,8 +694,12 @@ impl Graph {
             out.extend(chosen);
         }
         for name in refs.methods.iter().chain(&refs.loose) {
-            if let Some(candidates) = self.by_name.get(name) {
-                out.extend(candidates.iter().copied().filter(visible));
+            // A name a `use .. as` gave stands for the function it renames.
+            let names = std::iter::once(name).chain(self.aliases.get(name).into_iter().flatten());
+            for name in names {
+                if let Some(candidates) = self.by_name.get(name) {
+                    out.extend(candidates.iter().copied().filter(visible));
+                }
             }
         }
         out

@@ -34,7 +34,22 @@ const SUBRESOURCES: &[(&str, &[&str])] = &[
             "resize",
         ],
     ),
-    ("nodes", &["status", "proxy"]),
+    // The kubelet authorizes its own API as subresources of its node.
+    (
+        "nodes",
+        &[
+            "status",
+            "proxy",
+            "metrics",
+            "stats",
+            "log",
+            "spec",
+            "configz",
+            "healthz",
+            "pods",
+            "checkpoint",
+        ],
+    ),
     ("services", &["status", "proxy"]),
     ("namespaces", &["status", "finalize"]),
     ("deployments", &["status", "scale", "rollback"]),

@@ -184,11 +184,20 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
                 }
             }
         }
-        if entry.file_type().is_file() && entry.file_name() == "Cargo.toml" {
+        // The project's own name: its root manifest's package and
+        // repository (a member crate's name, `metrics`, names no image).
+        if entry.file_type().is_file()
+            && entry.file_name() == "Cargo.toml"
+            && entry.depth() <= 2
+            && (entry.depth() == 1 || !root.join("Cargo.toml").is_file())
+        {
             let manifest = std::fs::read_to_string(path)
                 .ok()
                 .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok());
-            let package = manifest.as_ref().and_then(|m| m.get("package"));
+            let package = manifest.as_ref().and_then(|m| {
+                m.get("package")
+                    .or_else(|| m.get("workspace")?.get("package"))
+            });
             for key in ["name", "repository"] {
                 if let Some(value) = package.and_then(|p| p.get(key)).and_then(|v| v.as_str()) {
                     let last = value.trim_end_matches(['/', '.']).trim_end_matches(".git");
