@@ -3,7 +3,7 @@
 //! by (its folder, packages, repository, charts, Dockerfiles) and tags its
 //! images with in its build files.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// A Dockerfile's last stage: what its image runs.
@@ -37,11 +37,49 @@ impl Dockerfile {
     /// its last stage names no program to run.
     pub fn read(text: &str, shown: &Path) -> Result<Dockerfile, String> {
         let mut stages: Vec<(Option<String>, Dockerfile)> = Vec::new();
+        // `ARG`s before the first `FROM`, and the stage's `ARG`s and `ENV`s.
+        let mut globals: HashMap<String, String> = HashMap::new();
+        let mut vars: HashMap<String, String> = HashMap::new();
         for line in instructions(text) {
             let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((&line, ""));
-            let rest = rest.trim();
-            match word.to_ascii_uppercase().as_str() {
+            let instruction = word.to_ascii_uppercase();
+            let rest = if matches!(
+                instruction.as_str(),
+                "COPY" | "ADD" | "ENTRYPOINT" | "CMD" | "ARG" | "ENV"
+            ) {
+                substitute(rest.trim(), &vars, &globals)
+            } else {
+                rest.trim().to_string()
+            };
+            let rest = rest.as_str();
+            match instruction.as_str() {
+                "ARG" => {
+                    let (name, default) = match rest.split_once('=') {
+                        Some((name, value)) => (name.trim(), Some(value.trim().trim_matches('"'))),
+                        None => (rest.trim(), None),
+                    };
+                    if stages.is_empty() {
+                        globals.insert(name.to_string(), default.unwrap_or_default().to_string());
+                    } else {
+                        let value = default
+                            .map(str::to_string)
+                            .or_else(|| globals.get(name).cloned())
+                            .unwrap_or_default();
+                        vars.insert(name.to_string(), value);
+                    }
+                }
+                "ENV" => {
+                    let (name, value) = rest
+                        .split_once('=')
+                        .or_else(|| rest.split_once(char::is_whitespace))
+                        .unwrap_or((rest, ""));
+                    vars.insert(
+                        name.trim().to_string(),
+                        value.trim().trim_matches('"').to_string(),
+                    );
+                }
                 "FROM" => {
+                    vars.clear();
                     let words: Vec<&str> = rest.split_whitespace().collect();
                     let base = words.iter().find(|w| !w.starts_with("--")).copied();
                     let alias = words
@@ -147,6 +185,48 @@ impl Dockerfile {
             _ => None,
         }
     }
+}
+
+/// `text` with `${NAME}`, `${NAME:-default}` and `$NAME` replaced by the
+/// build arguments' and environment's values (unset ones by nothing).
+fn substitute(
+    text: &str,
+    vars: &HashMap<String, String>,
+    globals: &HashMap<String, String>,
+) -> String {
+    let value = |name: &str| {
+        vars.get(name)
+            .or_else(|| globals.get(name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(braced) = after.strip_prefix('{')
+            && let Some(end) = braced.find('}')
+        {
+            let inner = &braced[..end];
+            let (name, default) = inner.split_once(":-").unwrap_or((inner, ""));
+            let found = value(name);
+            out.push_str(if found.is_empty() { default } else { &found });
+            rest = &braced[end + 1..];
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if end == 0 {
+                out.push('$');
+            } else {
+                out.push_str(&value(&after[..end]));
+            }
+            rest = &after[end..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The instructions of a Dockerfile, continuation lines joined, comments
@@ -309,6 +389,23 @@ CMD ["--leader-elect"]
             Some("agent".into())
         );
         assert_eq!(image.name.as_deref(), Some("node"));
+    }
+
+    #[test]
+    fn build_arguments_are_put_in() {
+        let text = "ARG BIN=project-operator\nARG ARTIFACT=target/${TARGET}/release/${BIN}\n\
+                    FROM rust AS build\nRUN cargo build\n\
+                    FROM scratch\nARG ARTIFACT\nCOPY --from=build /app/${ARTIFACT} /operator\n\
+                    ENTRYPOINT [\"/operator\"]\n";
+        let image = Dockerfile::read(text, Path::new("Dockerfile")).unwrap();
+        assert_eq!(
+            image.copies,
+            [("project-operator".to_string(), "operator".to_string())]
+        );
+        assert_eq!(
+            image.binary(|b| b == "project-operator"),
+            Some("project-operator".into())
+        );
     }
 
     #[test]

@@ -516,7 +516,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 severity: Severity::Note,
                 location: Some(role.location.clone()),
                 message: format!(
-                    "not checked: the ClusterRole `{}` aggregates cluster roles by labels no shipped one carries, so what it grants {} `{}` is not known",
+                    "not checked: what the ClusterRole `{}` grants {} `{}` is not known (the cluster defines it, or it aggregates roles by labels no shipped one carries)",
                     role.name, workload.kind, workload.name
                 ),
                 help: Some("label the roles it aggregates as its selectors say (with helm on PATH, a chart's helpers are expanded)".into()),

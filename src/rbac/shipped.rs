@@ -284,6 +284,7 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
         }
     }
     aggregate(&mut shipped.roles);
+    builtin(&mut shipped);
     Ok(shipped)
 }
 
@@ -309,6 +310,58 @@ fn aggregate(roles: &mut [Role]) {
         roles[i].unknown = gathered.is_empty();
         roles[i].rules.extend(gathered);
     }
+}
+
+/// The cluster roles every cluster has that a binding names and the
+/// project does not ship: `cluster-admin` grants everything; what the
+/// others grant (`admin`, `edit`, `view`, `system:*`) depends on the
+/// cluster's aggregation, so it is not known.
+fn builtin(shipped: &mut Shipped) {
+    let mut added: Vec<Role> = Vec::new();
+    for binding in shipped.bindings.iter().filter(|b| b.role_cluster) {
+        let known = |name: &str| {
+            shipped
+                .roles
+                .iter()
+                .chain(&added)
+                .any(|r| r.cluster && r.name == name)
+        };
+        let name = binding.role.as_str();
+        let everything = name == "cluster-admin";
+        if known(name)
+            || !(everything
+                || matches!(name, "admin" | "edit" | "view")
+                || name.starts_with("system:"))
+        {
+            continue;
+        }
+        let all = || vec!["*".to_string()];
+        added.push(Role {
+            name: name.to_string(),
+            cluster: true,
+            rules: if everything {
+                vec![Rule {
+                    rule: RbacRule {
+                        groups: all(),
+                        resources: all(),
+                        resource_names: Vec::new(),
+                        urls: Vec::new(),
+                        verbs: all(),
+                        namespace: None,
+                    },
+                    location: Location::new(&binding.origin, 1, 1),
+                }]
+            } else {
+                Vec::new()
+            },
+            location: Location::new(&binding.origin, 1, 1),
+            origin: binding.origin.clone(),
+            labels: BTreeMap::new(),
+            selectors: Vec::new(),
+            unknown: !everything,
+        });
+    }
+    shipped.roles.extend(added);
 }
 
 /// Whether a file may hold a document of a kind that is read.
