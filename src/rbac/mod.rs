@@ -84,7 +84,60 @@ pub fn check_project(root: &Path, helm: Option<&Path>) -> Result<Report> {
     let packages = program::packages(root)?;
     let mut report = check(&packages, &shipped);
     report.notes = shipped.notes;
+    for (lock, version) in old_kube(root, &packages) {
+        report.notes.push(format!(
+            "{} locks kube {version}: rsop reads the kube-rs API from release 0.70 on, and requests made with an older one (`Api::v1Deployment`, `RawApi`, `Informer`) are not checked",
+            lock.display()
+        ));
+    }
     Ok(report)
+}
+
+/// The Cargo.locks of `packages` that lock a kube release older than 0.70,
+/// with that release.
+fn old_kube(root: &Path, packages: &[Package]) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for package in packages {
+        // The lock of the package's folder or the nearest above it.
+        let Some(lock) = package
+            .dir
+            .ancestors()
+            .map(|dir| dir.join("Cargo.lock"))
+            .find(|lock| root.join(lock).is_file())
+        else {
+            continue;
+        };
+        if !seen.insert(lock.clone()) {
+            continue;
+        }
+        let Some(doc) = std::fs::read_to_string(root.join(&lock))
+            .ok()
+            .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok())
+        else {
+            continue;
+        };
+        let versions = doc
+            .get("package")
+            .and_then(|p| p.as_array_of_tables())
+            .into_iter()
+            .flatten()
+            .filter(|p| {
+                matches!(
+                    p.get("name").and_then(|n| n.as_str()),
+                    Some("kube" | "kube-client")
+                )
+            })
+            .filter_map(|p| p.get("version")?.as_str().map(str::to_string));
+        for version in versions {
+            let mut parts = version.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+            if parts.next() == Some(0) && parts.next().is_some_and(|minor| minor < 70) {
+                out.push((lock.clone(), version));
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// A program: a binary, and the words it is run with.

@@ -1137,6 +1137,12 @@ impl<'g> RefsVisitor<'g> {
         };
         match cond {
             syn::Expr::Paren(p) => self.condition(&p.expr),
+            // `if cli.install_crd { .. }`: a clap switch is off unless the
+            // workload passes it.
+            syn::Expr::Field(_) => {
+                let flag = self.source(cond)?.flag?;
+                Some((vec![flag], true))
+            }
             syn::Expr::Binary(b) if matches!(b.op, syn::BinOp::Or(_)) => {
                 let (mut left, a) = self.condition(&b.left)?;
                 let (right, b) = self.condition(&b.right)?;
@@ -1609,6 +1615,34 @@ mod tests {
                 "src/job.rs:sync",
                 "src/main.rs:main"
             ]
+        );
+    }
+    #[test]
+    fn a_switch_runs_its_branch_only_when_passed() {
+        let main = r"
+            mod install; mod serve;
+            #[derive(clap::Parser)]
+            struct Cli { #[arg(long)] install_crd: bool }
+            fn main() {
+                let cli = Cli::parse();
+                if cli.install_crd {
+                    install::run();
+                    return;
+                }
+                serve::run();
+            }";
+        let files = [
+            ("src/main.rs", main),
+            ("src/install.rs", "pub fn run() {}"),
+            ("src/serve.rs", "pub fn run() {}"),
+        ];
+        assert_eq!(
+            reached(&files, &["--install-crd"]),
+            ["src/install.rs:run", "src/main.rs:main", "src/serve.rs:run"]
+        );
+        assert_eq!(
+            reached(&files, &[]),
+            ["src/main.rs:main", "src/serve.rs:run"]
         );
     }
 }

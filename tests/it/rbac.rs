@@ -432,3 +432,25 @@ fn rules_the_programs_need_without_naming_them_are_not_unused() {
         run.stdout
     );
 }
+
+/// A crate that locks a kube release older than the API rsop reads is told
+/// so, beside what it could check.
+#[test]
+fn an_older_kube_than_rsop_reads_is_named() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-modes");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, repo.path(), None);
+    std::fs::write(
+        repo.path().join("Cargo.lock"),
+        "version = 3\n\n[[package]]\nname = \"kube\"\nversion = \"0.60.0\"\n",
+    )
+    .unwrap();
+    let run = rsop_with_env(repo.path(), &["rbac"], &[]);
+    assert!(
+        run.stdout.starts_with(
+            "note: Cargo.lock locks kube 0.60.0: rsop reads the kube-rs API from release 0.70 on"
+        ),
+        "{}",
+        run.stdout
+    );
+}
