@@ -288,15 +288,17 @@ pub struct ManifestsArgs {
     after_help = "The roles are found wherever the project keeps them: YAML files, kustomize\n\
                   layouts, and Helm charts (rendered with their default values by a `helm` on\n\
                   PATH, else read from their templates). Each workload that runs one of the\n\
-                  crate's binaries (by its command, arguments or image) is checked against the\n\
-                  roles bound to its ServiceAccount; a binary's clap subcommands are checked\n\
-                  apart. No CRD is derived and nothing is compiled or written.\n\n\
-                  Exit status: 1 when a request is not granted, else 0.\n\n\
+                  crate's binaries (by its command, arguments, image, or the image the\n\
+                  repository's Dockerfile builds) is checked against the roles bound to its\n\
+                  ServiceAccount; a binary's modes (subcommands, flag values) are checked apart.\n\
+                  A rule naming nothing the API serves is an error too. No CRD is derived and\n\
+                  nothing is compiled or written.\n\n\
+                  Exit status: 1 when a request is not granted or a rule names nothing, else 0.\n\n\
                   Examples:\n  rsop rbac\n  rsop rbac --format github   # in a GitHub workflow: annotations on the pull request\n  \
                   rsop rbac --format sarif > rbac.sarif   # for code scanning"
 )]
 pub struct RbacArgs {
-    /// The repository root (where Cargo.toml is)
+    /// The repository root (where Cargo.toml is, or a folder that holds it)
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub dir: PathBuf,
 
