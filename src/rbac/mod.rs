@@ -93,8 +93,24 @@ pub fn check_project(root: &Path, helm: Option<&Path>) -> Result<Report> {
     Ok(report)
 }
 
-/// The Cargo.locks of `packages` that lock a kube release older than 0.70,
-/// with that release.
+/// Whether the sources under `dir` write kube's API of before `Api<K>`
+/// was typed (`Api::v1Deployment`, `RawApi`, `Informer::raw`).
+fn uses_old_api(dir: &Path) -> bool {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != "target")
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .any(|text| {
+            ["RawApi", "Api::v1", "Informer::raw", "Reflector::raw"]
+                .iter()
+                .any(|n| text.contains(n))
+        })
+}
+
+/// The Cargo.locks of `packages` that lock a kube release older than 0.70
+/// and use its untyped API, with that release.
 fn old_kube(root: &Path, packages: &[Package]) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
@@ -108,7 +124,7 @@ fn old_kube(root: &Path, packages: &[Package]) -> Vec<(PathBuf, String)> {
         else {
             continue;
         };
-        if !seen.insert(lock.clone()) {
+        if !seen.insert(lock.clone()) || !uses_old_api(&root.join(&package.dir)) {
             continue;
         }
         let Some(doc) = std::fs::read_to_string(root.join(&lock))
@@ -501,9 +517,10 @@ struct Needs {
 
 impl Needs {
     /// Whether an unused `verb` on `resource` of `group` may be needed all
-    /// the same.
-    fn shields(&self, group: &str, resource: &str, verb: &str) -> bool {
-        self.escalates
+    /// the same. A role that may `escalate` needs none of its other rules
+    /// for the roles its programs write.
+    fn shields(&self, group: &str, resource: &str, verb: &str, may_escalate: bool) -> bool {
+        (self.escalates && (!may_escalate || matches!(verb, "escalate" | "bind")))
             || self.verbs.contains(verb)
             || self.resources.contains(&(
                 group.to_string(),
@@ -792,10 +809,17 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         let Some(needs) = role_calls.get(&(role.location.file.clone(), role.location.line)) else {
             continue;
         };
+        let may_escalate = role.rules.iter().any(|r| {
+            r.rule.verbs.iter().any(|v| v == "escalate" || v == "*")
+                && r.rule
+                    .resources
+                    .iter()
+                    .any(|x| matches!(x.as_str(), "roles" | "clusterroles" | "*"))
+        });
         for rule in &role.rules {
             let unneeded: Vec<String> =
                 rbac_check::unneeded_unless(&rule.rule, &needs.calls, |group, resource, verb| {
-                    needs.shields(group, resource, verb)
+                    needs.shields(group, resource, verb, may_escalate)
                 });
             if unneeded.is_empty() {
                 continue;

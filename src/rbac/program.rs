@@ -389,10 +389,11 @@ struct Graph {
     by_name: HashMap<String, Vec<usize>>,
     /// The functions of each type's `impl`s.
     by_owner: HashMap<String, Vec<usize>>,
-    /// Names an item-position macro of another crate is given in each
-    /// file (`deno_core::extension!(ops = [op_get])`, a registration):
-    /// code of that crate may call them.
-    registered: Vec<(PathBuf, HashSet<String>)>,
+    /// Item-position macros of other crates that register functions
+    /// (`deno_core::extension!(checks, ops = [op_get])`): the item they
+    /// make (`checks`) and the names they are given. Code of that crate may
+    /// call the functions once the program uses the item.
+    registered: Vec<(String, HashSet<String>)>,
     /// Subcommand enum -> variant -> the name it is run with.
     subcommands: HashMap<String, HashMap<String, String>>,
     /// `ValueEnum` enum -> variant -> the value that chooses it.
@@ -502,7 +503,7 @@ impl Graph {
                 syn::visit::visit_item_enum(self, item);
             }
             fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
-                if derives(&item.attrs, &["Parser", "Args", "StructOpt"]) {
+                if derives(&item.attrs, &["Parser", "Args", "StructOpt", "Clap"]) {
                     self.0.parsers.insert(item.ident.to_string());
                 }
             }
@@ -577,13 +578,7 @@ impl Graph {
             .filter(|(_, f)| f.file == root && f.name == "main" && f.owner.is_none())
             .map(|(i, _)| i)
             .collect();
-        // Functions a registration macro in the program's files names.
-        for (_, names) in self.registered.iter().filter(|(f, _)| files.contains(f)) {
-            queue.extend(self.functions.iter().enumerate().filter_map(|(i, f)| {
-                (names.contains(&f.name) && f.owner.is_none() && files.contains(&f.file))
-                    .then_some(i)
-            }));
-        }
+
         while let Some(i) = queue.pop() {
             if !seen.insert(i) {
                 continue;
@@ -593,6 +588,26 @@ impl Graph {
             for (i, arm) in f.arms.iter().enumerate() {
                 if f.takes(i, words) {
                     refs.push(&arm.refs);
+                }
+            }
+            // The functions a registration macro names, once the program
+            // uses the item it makes (`checks::init_ops()`).
+            for (handle, names) in &self.registered {
+                let used = refs.iter().any(|r| {
+                    r.paths
+                        .iter()
+                        .any(|(q, n)| q.as_deref() == Some(handle.as_str()) || n == handle)
+                        || r.loose.contains(handle)
+                        || r.types.contains(handle)
+                });
+                if used {
+                    queue.extend(self.functions.iter().enumerate().filter_map(|(i, g)| {
+                        (names.contains(&g.name)
+                            && g.owner.is_none()
+                            && files.contains(&g.file)
+                            && !seen.contains(&i))
+                        .then_some(i)
+                    }));
                 }
             }
             for r in refs {
@@ -886,10 +901,13 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         self.function(&f.sig, &f.block, None);
     }
     fn visit_item_macro(&mut self, item: &'ast syn::ItemMacro) {
-        if item.ident.is_none() {
+        if item.ident.is_none()
+            && let Some(proc_macro2::TokenTree::Ident(handle)) =
+                item.mac.tokens.clone().into_iter().next()
+        {
             let mut names = HashSet::new();
             idents(item.mac.tokens.clone(), &mut names);
-            self.graph.registered.push((self.file.to_path_buf(), names));
+            self.graph.registered.push((handle.to_string(), names));
         }
     }
     fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
@@ -1643,6 +1661,31 @@ mod tests {
         assert_eq!(
             reached(&files, &[]),
             ["src/main.rs:main", "src/serve.rs:run"]
+        );
+    }
+    #[test]
+    fn functions_a_registration_macro_names_run_once_its_item_is_used() {
+        let ops = r"
+            deno_core::extension!(checks, ops = [op_get, op_list]);
+            fn op_get() { fetch() }
+            fn op_list() {}
+            fn fetch() {}
+        ";
+        let uses =
+            "mod ops;\nfn main() { let runtime = JsRuntime::new(vec![ops::checks::init_ops()]); }";
+        let ignores = "mod ops;\nfn main() {}";
+        assert_eq!(
+            reached(&[("src/main.rs", uses), ("src/ops.rs", ops)], &[]),
+            [
+                "src/main.rs:main",
+                "src/ops.rs:fetch",
+                "src/ops.rs:op_get",
+                "src/ops.rs:op_list"
+            ]
+        );
+        assert_eq!(
+            reached(&[("src/main.rs", ignores), ("src/ops.rs", ops)], &[]),
+            ["src/main.rs:main"]
         );
     }
 }

@@ -423,18 +423,37 @@ fn rules_the_programs_need_without_naming_them_are_not_unused() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-unused");
     let run = rsop_with_env(&fixture, &["rbac"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let unused_delete = "warning deploy/warden.yaml:13:1: this rule of the Role `warden` grants `delete` on `configmaps` that no request of the programs bound to it needs | remove what no call needs (least privilege)";
+    assert_eq!(findings(&run.stdout), [unused_delete], "{}", run.stdout);
+
+    // A role that may `escalate` holds its other rules for nothing.
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, repo.path(), None);
+    let manifests = repo.path().join("deploy/warden.yaml");
+    let text = std::fs::read_to_string(&manifests).unwrap();
+    std::fs::write(
+        &manifests,
+        text.replace(
+            "    verbs: [\"bind\"]",
+            "    verbs: [\"bind\", \"escalate\"]",
+        ),
+    )
+    .unwrap();
+    let run = rsop_with_env(repo.path(), &["rbac"], &[]);
     assert_eq!(
         findings(&run.stdout),
         [
-            "warning deploy/warden.yaml:13:1: this rule of the Role `warden` grants `delete` on `configmaps` that no request of the programs bound to it needs | remove what no call needs (least privilege)"
+            unused_delete,
+            "warning deploy/warden.yaml:43:1: this rule of the Role `warden-grants` grants `get` on `secrets` that no request of the programs bound to it needs | remove what no call needs (least privilege)",
         ],
         "{}",
         run.stdout
     );
 }
 
-/// A crate that locks a kube release older than the API rsop reads is told
-/// so, beside what it could check.
+/// A crate that locks a kube release older than the API rsop reads, and
+/// writes that release's untyped API, is told so, beside what it could
+/// check.
 #[test]
 fn an_older_kube_than_rsop_reads_is_named() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-modes");
@@ -442,13 +461,18 @@ fn an_older_kube_than_rsop_reads_is_named() {
     copy_tree(&fixture, repo.path(), None);
     std::fs::write(
         repo.path().join("Cargo.lock"),
-        "version = 3\n\n[[package]]\nname = \"kube\"\nversion = \"0.60.0\"\n",
+        "version = 3\n\n[[package]]\nname = \"kube\"\nversion = \"0.16.1\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("src/legacy.rs"),
+        "pub async fn scale(client: APIClient) {\n    let deployments = Api::v1Deployment(client).within(\"ops\");\n    deployments.get(\"web\").await;\n}\n",
     )
     .unwrap();
     let run = rsop_with_env(repo.path(), &["rbac"], &[]);
     assert!(
         run.stdout.starts_with(
-            "note: Cargo.lock locks kube 0.60.0: rsop reads the kube-rs API from release 0.70 on"
+            "note: Cargo.lock locks kube 0.16.1: rsop reads the kube-rs API from release 0.70 on"
         ),
         "{}",
         run.stdout
