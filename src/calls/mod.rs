@@ -108,6 +108,8 @@ pub enum Unknown {
     Subresource,
     /// The requests of another crate's function the `Api` is given to.
     Function,
+    /// The requests of another crate's function a `Client` is given to.
+    Client,
 }
 
 impl Unknown {
@@ -119,6 +121,9 @@ impl Unknown {
             Unknown::Subresource => "the code computes the subresource it names",
             Unknown::Function => {
                 "it is a function of another crate given an `Api`, whose requests rsop does not read"
+            }
+            Unknown::Client => {
+                "it is a function of another crate given a `Client`, whose requests rsop does not read"
             }
         }
     }
@@ -133,7 +138,7 @@ impl Unknown {
                 "grant what it needs by hand, and report the method to rsop so the check learns it"
             }
             Unknown::Subresource => "name the subresource with a string literal",
-            Unknown::Function => {
+            Unknown::Function | Unknown::Client => {
                 "grant what the function needs by hand (its documentation names the requests)"
             }
         }

@@ -76,10 +76,29 @@ const KNOWN_FUNCTIONS: &[&str] = &[
     "clone",
     "drop",
     "identity",
-    "spawn",
     "reflector",
     "stream",
     "into",
+];
+
+/// Types of kube and of the crates rsop reads whose functions take a
+/// `Client` and send nothing of their own, or what is read above.
+const KNOWN_CLIENT_TAKERS: &[&str] = &[
+    "Api",
+    "Recorder",
+    "Reporter",
+    "Discovery",
+    "Controller",
+    "LeaseManager",
+    "LeaseManagerBuilder",
+    "LeaseLock",
+    "Arc",
+    "Box",
+    "Some",
+    "Ok",
+    "Context",
+    "Manager",
+    "Sharder",
 ];
 
 /// The methods of an `Api` value that send no request: its accessors, the
@@ -424,14 +443,40 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 // library's `create_or_update(&api, ..)`) sends requests
                 // rsop cannot read: noted, not left out.
                 _ if !self.cx.index.functions.contains(&name)
-                    && !KNOWN_FUNCTIONS.contains(&name.as_str())
                     && !name.starts_with(|c: char| c.is_ascii_uppercase()) =>
                 {
-                    let given = call.args.iter().find_map(|arg| {
+                    let known = KNOWN_FUNCTIONS.contains(&name.as_str());
+                    let given = call.args.iter().filter(|_| !known).find_map(|arg| {
                         self.cx
                             .kind_of(arg, self.scope)
                             .filter(|k| matches!(k, ApiKind::Known(..) | ApiKind::Dynamic(..)))
                     });
+                    // A `Client` given to another crate's function (a
+                    // leader elector, a framework's runtime) sends what
+                    // that crate sends.
+                    let client = call.args.iter().any(|arg| self.is_client(arg));
+                    if given.is_none()
+                        && client
+                        && !matches!(
+                            name.as_str(),
+                            "clone" | "drop" | "from" | "into" | "identity"
+                        )
+                        && (segments < 2
+                            || !KNOWN_CLIENT_TAKERS.contains(
+                                &p.path.segments[segments - 2].ident.to_string().as_str(),
+                            ))
+                    {
+                        self.analysis.unchecked.push(Unchecked {
+                            location: self.cx.location(&last.ident),
+                            function: self.cx.function.clone(),
+                            via: quote::ToTokens::to_token_stream(&p.path)
+                                .to_string()
+                                .replace(' ', ""),
+                            gated: None,
+                            unknown: Unknown::Client,
+                            resource: None,
+                        });
+                    }
                     if let Some(kind) = given {
                         self.analysis.unchecked.push(Unchecked {
                             location: self.cx.location(&last.ident),
@@ -479,6 +524,26 @@ pub(super) const RUNTIME_MANAGER_REQUESTS: &[(&str, &str, &str, bool, bool)] = &
 ];
 
 impl Requests<'_, '_> {
+    /// Whether `expr` is a `kube::Client`: a value of that type, or one
+    /// named `client` (`ctx.client.clone()`).
+    fn is_client(&self, expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::Reference(r) => self.is_client(&r.expr),
+            syn::Expr::Paren(p) => self.is_client(&p.expr),
+            syn::Expr::MethodCall(m) if m.method == "clone" => self.is_client(&m.receiver),
+            syn::Expr::Field(f) => matches!(&f.member, syn::Member::Named(n) if n == "client"),
+            syn::Expr::Path(p) => p.path.get_ident().is_some_and(|name| {
+                name == "client"
+                    || self
+                        .scope
+                        .values
+                        .get(&name.to_string())
+                        .is_some_and(super::reach::is_client_type)
+            }),
+            _ => false,
+        }
+    }
+
     /// The group and resource of an `Api` of `kind`, if the code shows it.
     fn resource_of(&self, kind: &ApiKind) -> Option<(String, String)> {
         match kind {

@@ -999,6 +999,8 @@ async fn run(client: Client, svc: Option<Service>) {
     prune(client.clone(), svc.as_ref()).await;
     serve(client, reconcile::<Secret>).await;
 }
+
+async fn serve<F>(client: Client, reconciler: F) {}
 "#;
     let (calls, unchecked) = table(&[("src/prune.rs", code)]);
     assert_eq!(
@@ -1025,6 +1027,8 @@ async fn reconcile<K: Resource>(object: Arc<K>, ctx: Arc<Context>) -> Result<Act
 async fn run(client: Client) {
     serve(client, reconcile).await;
 }
+
+async fn serve<F>(client: Client, reconciler: F) {}
 "#;
     let (calls, unchecked) = table(&[("src/run.rs", code)]);
     assert!(calls.is_empty(), "{calls:?}");
@@ -1261,4 +1265,21 @@ async fn lead(client: Client) {
         ]
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn a_client_given_to_another_crates_function_is_noted() {
+    let code = r"
+use kube::{Api, Client};
+use kube_coordinate::{LeaderElector, Config};
+
+async fn run(client: Client) {
+    let elector = LeaderElector::spawn(Config::new(NAME), client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let shared = Arc::new(client);
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert_eq!(unchecked, ["6 LeaderElector::spawn"]);
 }
