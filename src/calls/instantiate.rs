@@ -29,6 +29,7 @@ impl Instantiations<'_, '_> {
     pub(super) fn instantiate(
         &mut self,
         callee: &str,
+        by_type: Option<bool>,
         args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
         at: &impl Spanned,
     ) {
@@ -46,10 +47,11 @@ impl Instantiations<'_, '_> {
             let Some(ApiKind::Known(ty, cluster)) = self.cx.kind_of(arg, self.scope) else {
                 continue;
             };
-            for d in requests
-                .iter()
-                .filter(|d| d.owner.is_none() && d.generic == generic)
-            {
+            for d in requests.iter().filter(|d| {
+                d.owner.is_none()
+                    && d.generic == generic
+                    && by_type.is_none_or(|t| d.associated == t)
+            }) {
                 self.bind(d, &ty, cluster, callee, &site);
             }
         }
@@ -61,6 +63,7 @@ impl Instantiations<'_, '_> {
     pub(super) fn instantiate_values(
         &mut self,
         callee: &str,
+        by_type: Option<bool>,
         turbofish: Option<&syn::AngleBracketedGenericArguments>,
         args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
         at: &impl Spanned,
@@ -86,10 +89,11 @@ impl Instantiations<'_, '_> {
             }
         }
         for (generic, ty) in kinds {
-            for d in requests
-                .iter()
-                .filter(|d| d.owner.is_none() && d.generic == generic)
-            {
+            for d in requests.iter().filter(|d| {
+                d.owner.is_none()
+                    && d.generic == generic
+                    && by_type.is_none_or(|t| d.associated == t)
+            }) {
                 self.bind(d, &ty, None, callee, &site);
             }
         }
@@ -107,6 +111,7 @@ impl Instantiations<'_, '_> {
         let Some(callee) = f.path.segments.last().map(|s| s.ident.to_string()) else {
             return;
         };
+        let by_type = by_type(&f.path);
         let (Some(requests), Some((_, values))) = (
             self.deferred.get(&callee),
             self.cx.index.generic_values.get(&callee),
@@ -142,7 +147,7 @@ impl Instantiations<'_, '_> {
         let site = self.cx.location(&call.method);
         for d in requests
             .iter()
-            .filter(|d| d.owner.is_none() && d.generic == *generic)
+            .filter(|d| d.owner.is_none() && d.generic == *generic && d.associated == by_type)
         {
             self.bind(d, &ty, cluster, &callee, &site);
         }
@@ -167,6 +172,7 @@ impl Instantiations<'_, '_> {
             let mut through = d.through.clone();
             through.push(site.clone());
             self.pending.push(Deferred {
+                associated: self.cx.associated,
                 function: self.cx.function.clone(),
                 generic: param.to_string(),
                 owner: None,
@@ -263,6 +269,14 @@ impl Instantiations<'_, '_> {
     }
 }
 
+/// Whether a path names a function through a type (`Self::reconcile`,
+/// `Widget::reconcile`): an `impl`'s or a trait's, not a free function of
+/// that name (`reconcile`, `controller::reconcile`).
+fn by_type(path: &syn::Path) -> bool {
+    let segments: Vec<&syn::PathSegment> = path.segments.iter().collect();
+    matches!(segments.as_slice(), [.., owner, _] if owner.ident.to_string().starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
 /// The type parameters of `generics` that `param`, a parameter's declared
 /// type, takes from `arg`, the type of the value passed: `Option<&K>` given
 /// an `Option<Service>` binds `K` to `Service`. References and smart
@@ -302,12 +316,13 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
             && let Some(last) = p.path.segments.last()
         {
             let callee = last.ident.to_string();
-            self.instantiate(&callee, &call.args, &last.ident);
+            let by_type = Some(by_type(&p.path));
+            self.instantiate(&callee, by_type, &call.args, &last.ident);
             let turbofish = match &last.arguments {
                 syn::PathArguments::AngleBracketed(a) => Some(a),
                 _ => None,
             };
-            self.instantiate_values(&callee, turbofish, &call.args, &last.ident);
+            self.instantiate_values(&callee, by_type, turbofish, &call.args, &last.ident);
             // The function's own path is not a value passed: its turbofish
             // is read above.
             for arg in &call.args {
@@ -326,6 +341,7 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
             let callee = last.ident.to_string();
             self.instantiate_values(
                 &callee,
+                Some(by_type(&path.path)),
                 Some(turbofish),
                 &syn::punctuated::Punctuated::new(),
                 &last.ident,
@@ -334,8 +350,14 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let callee = call.method.to_string();
-        self.instantiate(&callee, &call.args, &call.method);
-        self.instantiate_values(&callee, call.turbofish.as_ref(), &call.args, &call.method);
+        self.instantiate(&callee, None, &call.args, &call.method);
+        self.instantiate_values(
+            &callee,
+            None,
+            call.turbofish.as_ref(),
+            &call.args,
+            &call.method,
+        );
         self.instantiate_method(&callee, &call.receiver, &call.method);
         self.instantiate_reconciler(call);
         syn::visit::visit_expr_method_call(self, call);

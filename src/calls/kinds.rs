@@ -813,6 +813,9 @@ pub(super) struct Typing<'a> {
     pub(super) impl_generics: Vec<String>,
     /// The file uses rsop-runtime, whose manager and reconciler make requests of their own.
     pub(super) runtime: bool,
+    /// The function is an `impl`'s or a trait's, called through a type
+    /// (`Self::reconcile`), not a free function of the same name.
+    pub(super) associated: bool,
 }
 
 impl Typing<'_> {

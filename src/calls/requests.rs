@@ -573,6 +573,7 @@ impl Requests<'_, '_> {
             && self.cx.generics.iter().any(|g| ident == g)
         {
             self.deferred.push(Deferred {
+                associated: self.cx.associated,
                 function: self.cx.function.clone(),
                 generic: ident.to_string(),
                 owner: self.cx.owner_of(ident),
@@ -772,6 +773,9 @@ pub(super) fn applies(args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![
 /// `generic`, waiting for the kinds its callers give it.
 #[derive(Debug, Clone)]
 pub(super) struct Deferred {
+    /// Made in a function of an `impl` or a trait (see
+    /// [`Typing::associated`]).
+    pub(super) associated: bool,
     pub(super) function: String,
     pub(super) generic: String,
     /// A type parameter of the `impl`, not of the function: the struct the

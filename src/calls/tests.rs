@@ -1283,3 +1283,36 @@ async fn run(client: Client) {
     assert!(calls.is_empty(), "{calls:?}");
     assert_eq!(unchecked, ["6 LeaderElector::spawn"]);
 }
+
+#[test]
+fn a_function_named_through_a_type_is_not_a_free_generic_of_that_name() {
+    let generic = r"
+use kube::{Api, Client};
+
+async fn reconcile<S, K>(object: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let api: Api<K> = Api::default_namespaced(ctx.client.clone());
+    api.replace_status(NAME, &Default::default(), &status).await;
+    Ok(Action::await_change())
+}
+";
+    let secret = r"
+use kube::{Api, Client};
+use kube::runtime::Controller;
+use crate::api::Widget;
+
+impl Widget {
+    fn controller(client: Client) {
+        let api = Api::<Self>::default_namespaced(client);
+        Controller::new(api, Default::default()).run(Self::reconcile, error_policy, ctx);
+    }
+    async fn reconcile(object: Arc<Self>, ctx: Arc<Context>) -> Result<Action, Error> {
+        Ok(Action::await_change())
+    }
+}
+";
+    let (calls, _) = table(&[("src/status.rs", generic), ("src/widget.rs", secret)]);
+    assert_eq!(
+        calls,
+        ["9 list example.com/widgets", "9 watch example.com/widgets"]
+    );
+}

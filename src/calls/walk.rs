@@ -53,7 +53,9 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
         if let Some(block) = &f.default
             && !is_test(&f.attrs)
         {
+            let outer = std::mem::replace(&mut self.cx.associated, true);
             self.function(&f.sig, block);
+            self.cx.associated = outer;
         }
     }
     fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
@@ -65,6 +67,7 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
             std::mem::take(&mut self.cx.impl_generics),
         );
         self.cx.self_type = Some((*item.self_ty).clone());
+        let associated = std::mem::replace(&mut self.cx.associated, true);
         self.cx.impl_generics = item
             .generics
             .type_params()
@@ -72,6 +75,7 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
             .collect();
         syn::visit::visit_item_impl(self, item);
         (self.cx.self_type, self.cx.impl_generics) = outer;
+        self.cx.associated = associated;
     }
 }
 
