@@ -568,10 +568,13 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         // known, and nothing is asked of them.
         if roles.is_empty()
             && !tied.runs.is_empty()
-            && shipped
-                .bindings
+            && (shipped.bindings.iter().any(|b| {
+                b.origin == workload.origin
+                    && (b.role.contains("{{") || b.accounts.iter().any(|a| a.contains("{{")))
+            }) || shipped
+                .roles
                 .iter()
-                .any(|b| b.origin == workload.origin && b.accounts.iter().any(|a| a.contains("{{")))
+                .any(|r| r.origin == workload.origin && r.name.contains("{{")))
         {
             unresolved.push(format!(
                 "{} `{}` ({})",
@@ -891,7 +894,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
             severity: Severity::Note,
             location: None,
             message: format!(
-                "not checked: the chart binds roles to a ServiceAccount named by a template helper rsop cannot expand without helm, so the roles of {} are not known; put helm on PATH",
+                "not checked: the chart names its ServiceAccount, roles or bindings with template helpers rsop cannot expand without helm, so the roles of {} are not known; put helm on PATH",
                 unresolved.join(", ")
             ),
             help: None,

@@ -478,3 +478,46 @@ fn an_older_kube_than_rsop_reads_is_named() {
         run.stdout
     );
 }
+
+/// Without helm, a chart that names its account with one helper in the
+/// Deployment and another in the binding cannot be matched: the workload is
+/// noted, not charged with errors its roles would grant.
+#[test]
+fn a_chart_whose_helpers_rsop_cannot_expand_leaves_its_workload_noted() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-modes");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture.join("src"), &repo.path().join("src"), None);
+    std::fs::copy(fixture.join("Cargo.toml"), repo.path().join("Cargo.toml")).unwrap();
+    let templates = repo.path().join("charts/fleet/templates");
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(
+        repo.path().join("charts/fleet/Chart.yaml"),
+        "apiVersion: v2\nname: fleet\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.path().join("charts/fleet/values.yaml"),
+        "image: example.com/fleet\n",
+    )
+    .unwrap();
+    std::fs::write(
+        templates.join("deployment.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"fleet.fullname\" . }}\nspec:\n  template:\n    spec:\n      serviceAccountName: {{ include \"fleet.account\" . }}\n      containers:\n        - name: fleet\n          image: {{ .Values.image }}\n          args: [\"--mode=controller\"]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        templates.join("rbac.yaml"),
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {{ include \"fleet.fullname\" . }}\nrules:\n  - apiGroups: [\"\"]\n    resources: [\"nodes\"]\n    verbs: [\"list\", \"patch\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {{ include \"fleet.fullname\" . }}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {{ include \"fleet.fullname\" . }}\nsubjects:\n  - kind: ServiceAccount\n    name: {{ include \"fleet.serviceAccountName\" . }}\n",
+    )
+    .unwrap();
+    let run = rsop_with_env(repo.path(), &["rbac"], &[("PATH", path_with_helm(None))]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "note: not checked: the chart names its ServiceAccount, roles or bindings with template helpers rsop cannot expand without helm"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("error:"), "{}", run.stdout);
+}
