@@ -224,14 +224,12 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     &call.method,
                     via(&receiver_text(&call.receiver)),
                 ),
-                None => self.analysis.unchecked.push(Unchecked {
-                    location: self.cx.location(&call.method),
-                    function: self.cx.function.clone(),
-                    via: via(&receiver_text(&call.receiver)),
-                    gated: None,
-                    unknown: Unknown::Subresource,
-                    resource: None,
-                }),
+                None => self.unchecked(
+                    &call.method,
+                    via(&receiver_text(&call.receiver)),
+                    Unknown::Subresource,
+                    None,
+                ),
             }
         } else if matches!(method.as_str(), "owns" | "watches")
             && let Some(api) = call.args.first()
@@ -289,14 +287,13 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             // A method of a kube release newer than this table, or of a
             // trait of another crate's for `Api`: its request is not known.
             // (The crate's own are walked where they are written.)
-            self.analysis.unchecked.push(Unchecked {
-                location: self.cx.location(&call.method),
-                function: self.cx.function.clone(),
-                via: via(&receiver_text(&call.receiver)),
-                gated: None,
-                unknown: Unknown::Method,
-                resource: self.resource_of(&kind),
-            });
+            let resource = self.resource_of(&kind);
+            self.unchecked(
+                &call.method,
+                via(&receiver_text(&call.receiver)),
+                Unknown::Method,
+                resource,
+            );
         }
         syn::visit::visit_expr_method_call(self, call);
     }
@@ -374,7 +371,6 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             "LeaseManagerBuilder" | "LeaseManager" | "LeaseLock"
                         ) =>
                 {
-                    let location = self.cx.location(&last.ident);
                     let lock = p.path.segments[segments - 2].ident == "LeaseLock";
                     let verbs: &[(&str, bool)] = if lock {
                         &[("get", false), ("create", false), ("patch", false)]
@@ -386,26 +382,21 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             ("delete", true),
                         ]
                     };
+                    let via = if lock {
+                        "kube-leader-election"
+                    } else {
+                        "kube-lease-manager"
+                    };
                     for &(verb, optional) in verbs {
-                        self.analysis.calls.push(Call {
-                            group: "coordination.k8s.io".into(),
-                            resource: "leases".into(),
+                        self.fixed(
+                            "coordination.k8s.io",
+                            "leases",
                             verb,
-                            cluster: false,
-                            objects_namespace: false,
-                            location: location.clone(),
-                            function: self.cx.function.clone(),
-                            via: if lock {
-                                "kube-leader-election".into()
-                            } else {
-                                "kube-lease-manager".into()
-                            },
+                            false,
                             optional,
-                            remote: false,
-                            site: None,
-                            gated: None,
-                            through: Vec::new(),
-                        });
+                            &last.ident,
+                            via,
+                        );
                     }
                 }
                 // rsop-runtime's manager: leader election through a Lease in its namespace (the
@@ -466,28 +457,16 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                                 &p.path.segments[segments - 2].ident.to_string().as_str(),
                             ))
                     {
-                        self.analysis.unchecked.push(Unchecked {
-                            location: self.cx.location(&last.ident),
-                            function: self.cx.function.clone(),
-                            via: quote::ToTokens::to_token_stream(&p.path)
-                                .to_string()
-                                .replace(' ', ""),
-                            gated: None,
-                            unknown: Unknown::Client,
-                            resource: None,
-                        });
+                        self.unchecked(&last.ident, path_text(&p.path), Unknown::Client, None);
                     }
                     if let Some(kind) = given {
-                        self.analysis.unchecked.push(Unchecked {
-                            location: self.cx.location(&last.ident),
-                            function: self.cx.function.clone(),
-                            via: quote::ToTokens::to_token_stream(&p.path)
-                                .to_string()
-                                .replace(' ', ""),
-                            gated: None,
-                            unknown: Unknown::Function,
-                            resource: self.resource_of(&kind),
-                        });
+                        let resource = self.resource_of(&kind);
+                        self.unchecked(
+                            &last.ident,
+                            path_text(&p.path),
+                            Unknown::Function,
+                            resource,
+                        );
                     }
                 }
                 _ => {}
@@ -601,14 +580,7 @@ impl Requests<'_, '_> {
             ApiKind::Inferred(_) => (None, None),
         };
         let Some(target) = target else {
-            self.analysis.unchecked.push(Unchecked {
-                location,
-                function: self.cx.function.clone(),
-                via,
-                gated: None,
-                unknown: Unknown::Kind,
-                resource: None,
-            });
+            self.unchecked(at, via, Unknown::Kind, None);
             return;
         };
         for verb in verbs {
@@ -718,6 +690,24 @@ impl Requests<'_, '_> {
         });
     }
 
+    /// A call that is not checked, and why.
+    fn unchecked(
+        &mut self,
+        at: &impl Spanned,
+        via: String,
+        unknown: Unknown,
+        resource: Option<(String, String)>,
+    ) {
+        self.analysis.unchecked.push(Unchecked {
+            location: self.cx.location(at),
+            function: self.cx.function.clone(),
+            via,
+            gated: None,
+            unknown,
+            resource,
+        });
+    }
+
     /// A request of a fixed resource.
     #[expect(clippy::too_many_arguments, reason = "one request, spelled out")]
     pub(super) fn fixed(
@@ -747,6 +737,13 @@ impl Requests<'_, '_> {
             through: Vec::new(),
         });
     }
+}
+
+/// A path as written, without spaces (`LeaderElector::spawn`).
+fn path_text(path: &syn::Path) -> String {
+    quote::ToTokens::to_token_stream(path)
+        .to_string()
+        .replace(' ', "")
 }
 
 /// Whether a `patch` call's arguments make it a server-side apply
