@@ -11,7 +11,7 @@ use syn::visit::Visit;
 
 use super::OwnKind;
 use super::literals::{Known, Literal, literal_parts, string_value};
-use super::reach::{Index, is_self};
+use super::reach::{Index, is_self, uses_runtime};
 use super::syntax::{
     api_constructor, api_constructor_call, api_type, is_ident, macro_exprs, strip_wrappers,
     turbofish, type_name, variable,
@@ -818,7 +818,27 @@ pub(super) struct Typing<'a> {
     pub(super) associated: bool,
 }
 
-impl Typing<'_> {
+impl<'a> Typing<'a> {
+    /// What a file's walk starts from, outside any function.
+    pub(super) fn new(
+        path: &'a Path,
+        index: &'a Index,
+        own: &'a [OwnKind],
+        imports: &'a HashMap<String, Vec<String>>,
+    ) -> Self {
+        Typing {
+            path,
+            index,
+            own,
+            imports,
+            function: String::new(),
+            generics: Vec::new(),
+            self_type: None,
+            impl_generics: Vec::new(),
+            runtime: uses_runtime(imports),
+            associated: false,
+        }
+    }
     /// The kind of an `Api` expression.
     pub(super) fn kind_of(&self, expr: &syn::Expr, scope: &Scope) -> Option<ApiKind> {
         match expr {

@@ -32,9 +32,7 @@ mod walk;
 use kinds::Typing;
 use kinds::{best_kind, declared_kinds, implemented_kinds, inherited_kinds, kubernetes_kind};
 use literals::{Known, literal_parts, string_consts};
-use reach::{
-    Index, called_names, find_remote_params, mentions_kube, spread_remote_fns, uses_runtime,
-};
+use reach::{Index, called_names, find_remote_params, mentions_kube, spread_remote_fns};
 use requests::Deferred;
 pub(crate) use requests::method_requests;
 use syntax::{imports, without_tests};
@@ -342,21 +340,12 @@ pub fn analyze_when(
         ..Analysis::default()
     };
     let mut deferred = Vec::new();
-    for (path, file) in &parsed {
-        let imports = imports(file);
+    // Each file's `use`s, read once for both walks.
+    let file_imports: Vec<HashMap<String, Vec<String>>> =
+        parsed.iter().map(|(_, file)| imports(file)).collect();
+    for ((path, file), imports) in parsed.iter().zip(&file_imports) {
         let mut walker = FileWalker {
-            cx: Typing {
-                path,
-                index: &index,
-                own,
-                imports: &imports,
-                function: String::new(),
-                generics: Vec::new(),
-                self_type: None,
-                impl_generics: Vec::new(),
-                runtime: uses_runtime(&imports),
-                associated: false,
-            },
+            cx: Typing::new(path, &index, own, imports),
             analysis: &mut analysis,
             deferred: &mut deferred,
             instantiate: None,
@@ -379,21 +368,9 @@ pub fn analyze_when(
                 by_function.entry(d.function.clone()).or_default().push(d);
             }
             let mut lifted = Vec::new();
-            for (path, file) in &parsed {
-                let imports = imports(file);
+            for ((path, file), imports) in parsed.iter().zip(&file_imports) {
                 let mut walker = FileWalker {
-                    cx: Typing {
-                        path,
-                        index: &index,
-                        own,
-                        imports: &imports,
-                        function: String::new(),
-                        generics: Vec::new(),
-                        self_type: None,
-                        impl_generics: Vec::new(),
-                        runtime: uses_runtime(&imports),
-                        associated: false,
-                    },
+                    cx: Typing::new(path, &index, own, imports),
                     analysis: &mut analysis,
                     deferred: &mut lifted,
                     instantiate: Some(&by_function),
