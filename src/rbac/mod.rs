@@ -458,7 +458,7 @@ fn help_for(call: &Call, roles: &[(&Role, bool)], workload: &Workload, served: &
         Some(role) => format!(
             "add the rule `{}` to the {} `{}` at {}",
             rule_yaml(call),
-            if role.cluster { "ClusterRole" } else { "Role" },
+            role.kind(),
             role.name,
             role.location
         ),
@@ -832,7 +832,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 location: Some(rule.location.clone()),
                 message: format!(
                     "this rule of the {} `{}` grants {} that no request of the programs bound to it needs",
-                    if role.cluster { "ClusterRole" } else { "Role" },
+                    role.kind(),
                     role.name,
                     unneeded.join(", ")
                 ),
@@ -850,7 +850,7 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                     location: Some(rule.location.clone()),
                     message: format!(
                         "this rule of the {} `{}` names {what}, so it grants nothing",
-                        if role.cluster { "ClusterRole" } else { "Role" },
+                        role.kind(),
                         role.name,
                     ),
                     help: Some(match meant {

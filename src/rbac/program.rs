@@ -56,18 +56,7 @@ pub fn packages(root: &Path) -> Result<Vec<Package>> {
     if root.join("Cargo.toml").is_file() {
         roots.push(PathBuf::new());
     } else {
-        let walk = walkdir::WalkDir::new(root)
-            .max_depth(3)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|e| {
-                let name = e.file_name().to_string_lossy();
-                e.depth() == 0
-                    || !(e.file_type().is_dir()
-                        && (name.starts_with('.')
-                            || matches!(name.as_ref(), "target" | "node_modules" | "vendor")))
-            });
-        for entry in walk.filter_map(std::result::Result::ok) {
+        for entry in super::shipped::searched(root, 3, &["target", "node_modules", "vendor"]) {
             if entry.file_name() == "Cargo.toml"
                 && let Ok(dir) = entry.path().parent().unwrap_or(root).strip_prefix(root)
                 && !roots.iter().any(|r| dir.starts_with(r))

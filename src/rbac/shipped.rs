@@ -44,6 +44,13 @@ pub struct Rule {
     pub location: Location,
 }
 
+impl Role {
+    /// `Role` or `ClusterRole`.
+    pub fn kind(&self) -> &'static str {
+        if self.cluster { "ClusterRole" } else { "Role" }
+    }
+}
+
 /// A `RoleBinding` or `ClusterRoleBinding`.
 #[derive(Debug, Clone)]
 pub struct Binding {
@@ -129,22 +136,33 @@ const READ: &[&str] = &[
     "CustomResourceDefinition",
 ];
 
+/// The files and folders under `root`, `max_depth` deep, in name order,
+/// leaving out hidden folders and those named in `skipped`.
+pub(crate) fn searched(
+    root: &Path,
+    max_depth: usize,
+    skipped: &'static [&'static str],
+) -> impl Iterator<Item = walkdir::DirEntry> {
+    walkdir::WalkDir::new(root)
+        .max_depth(max_depth)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(move |e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0
+                || !(e.file_type().is_dir()
+                    && (name.starts_with('.') || skipped.contains(&name.as_ref())))
+        })
+        .filter_map(std::result::Result::ok)
+}
+
 /// Finds what the project under `root` ships. `helm` renders charts when
 /// given.
 pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
     let mut shipped = Shipped::default();
     let mut charts = Vec::new();
     let mut files = Vec::new();
-    let walk = walkdir::WalkDir::new(root)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| {
-            let name = e.file_name().to_string_lossy();
-            e.depth() == 0
-                || !(e.file_type().is_dir()
-                    && (name.starts_with('.') || SKIPPED.contains(&name.as_ref())))
-        });
-    for entry in walk.filter_map(std::result::Result::ok) {
+    for entry in searched(root, usize::MAX, SKIPPED) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy();
         if entry.file_type().is_file() && Dockerfile::named(&name) {
