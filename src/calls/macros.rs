@@ -20,15 +20,6 @@ pub(crate) fn collect<'f>(files: impl IntoIterator<Item = &'f syn::File>) -> Mac
             self.0
                 .collect(std::slice::from_ref(&syn::Item::Macro(item.clone())));
         }
-        fn visit_stmt_macro(&mut self, stmt: &'ast syn::StmtMacro) {
-            // `macro_rules! patch { .. }` written in a function's body.
-            if stmt.mac.path.is_ident("macro_rules") {
-                let tokens = quote::ToTokens::to_token_stream(stmt);
-                if let Ok(item) = syn::parse2::<syn::ItemMacro>(tokens) {
-                    self.visit_item_macro(&item);
-                }
-            }
-        }
     }
     let mut definitions = Definitions(Macros::default());
     for file in files {
