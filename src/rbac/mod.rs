@@ -124,7 +124,7 @@ fn old_kube(root: &Path, packages: &[Package]) -> Vec<(PathBuf, String)> {
         else {
             continue;
         };
-        if !seen.insert(lock.clone()) || !uses_old_api(&root.join(&package.dir)) {
+        if !seen.insert(lock.clone()) {
             continue;
         }
         let Some(doc) = std::fs::read_to_string(root.join(&lock))
@@ -145,12 +145,15 @@ fn old_kube(root: &Path, packages: &[Package]) -> Vec<(PathBuf, String)> {
                 )
             })
             .filter_map(|p| p.get("version")?.as_str().map(str::to_string));
-        for version in versions {
+        let old = versions.into_iter().find(|version| {
             let mut parts = version.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
-            if parts.next() == Some(0) && parts.next().is_some_and(|minor| minor < 70) {
-                out.push((lock.clone(), version));
-                break;
-            }
+            parts.next() == Some(0) && parts.next().is_some_and(|minor| minor < 70)
+        });
+        // The sources are read only for a lock that names an old release.
+        if let Some(version) = old
+            && uses_old_api(&root.join(&package.dir))
+        {
+            out.push((lock, version));
         }
     }
     out
