@@ -242,7 +242,7 @@ impl Served {
         } else {
             resources[base].iter().map(String::as_str).collect()
         };
-        if known.contains(sub) || (self.partial.contains(group) && known.is_empty()) {
+        if known.contains(sub) {
             return None;
         }
         let candidates: Vec<&str> = known.iter().copied().chain(ANY.iter().copied()).collect();
