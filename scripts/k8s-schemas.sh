@@ -11,7 +11,7 @@
 #
 # Run it after adding a k8s-openapi version or moving the pinned one:
 #   scripts/k8s-schemas.sh                  # every version in VERSIONS
-#   scripts/k8s-schemas.sh 0.29.0 0.29.1    # only these (the others are dropped)
+#   scripts/k8s-schemas.sh 0.29.0 0.29.1    # only these (the others are kept)
 # Each version feature is one k8s-openapi build (a minute or two), so the
 # whole run takes a while; dumps are kept in $K8S_GEN_DIR and reused.
 # CARGO may wrap cargo (e.g. CARGO="flock /tmp/cargo.lock cargo").
@@ -19,12 +19,13 @@
 # Patch releases are listed one by one because they can change schemas
 # (0.26.1 made Quantity int-or-string), so rsop matches Cargo.lock's exact
 # version. kube 2, 3, 4 and 5 use the 0.26, 0.27, 0.28 and 0.29 lines;
-# kube 0.85 to 1.1 the 0.19 to 0.25 lines, whose `JsonSchema` impls are
+# kube 0.70 to 1.1 the 0.14 to 0.25 lines, whose `JsonSchema` impls are
 # schemars 0.8's (dumped by dump08.rs, with the schemars 0.8 release
 # SCHEMARS08 names).
 set -euo pipefail
 
-VERSIONS="0.29.0 0.28.0 0.27.1 0.26.1 0.27.0 0.26.0 0.25.0 0.24.0 0.23.0 0.22.0 0.21.1 0.21.0 0.20.0 0.19.0"
+VERSIONS="0.29.0 0.28.0 0.27.1 0.26.1 0.27.0 0.26.0 0.25.0 0.24.0 0.23.0 0.22.0 0.21.1 0.21.0 0.20.0 0.19.0
+0.18.0 0.17.0 0.16.0 0.15.0 0.14.0"
 SCHEMARS08=${SCHEMARS08:-0.8.22}
 versions=${*:-$VERSIONS}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,8 +116,10 @@ for version in $versions; do
   # The crate's own features say which Kubernetes versions it has and what
   # `earliest` and `latest` stand for.
   features=$(sed -n 's/^\(v1_[0-9]*\) = \[\]$/\1/p' "$src/Cargo.toml")
+  # Releases before 0.19 have neither: `-` says so.
   earliest=$(sed -n 's/^earliest = \["\(v1_[0-9]*\)"\]$/\1/p' "$src/Cargo.toml")
   latest=$(sed -n 's/^latest = \["\(v1_[0-9]*\)"\]$/\1/p' "$src/Cargo.toml")
+  earliest=${earliest:--} latest=${latest:--}
   for feature in $features; do
     dump="$work/dumps/$version-$feature.json"
     if [ ! -s "$dump" ]; then
@@ -152,6 +155,12 @@ serde_json = "1.0"
 [workspace]
 EOF
 cp "$root/scripts/k8s-schemas/pack.rs" "$pack/src/main.rs"
+# Named versions replace their own data only: the others are kept.
+keep=()
+if [ $# -gt 0 ]; then
+  cp "$root/data/k8s-openapi/schemas.json.gz" "$work/kept.json.gz"
+  keep=("$work/kept.json.gz")
+fi
 printf '%s\n' "${manifest[@]}" \
-  | (cd "$pack" && $cargo run --quiet --release -- "$schemars" "$root/data/k8s-openapi/schemas.json.gz")
+  | (cd "$pack" && $cargo run --quiet --release -- "$schemars" "$root/data/k8s-openapi/schemas.json.gz" "${keep[@]}")
 ls -l "$root/data/k8s-openapi"

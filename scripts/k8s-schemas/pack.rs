@@ -1,7 +1,9 @@
 //! Packs the dumps of `dump.rs` into the one file rsop embeds.
 //!
-//! Usage: `pack SCHEMARS_VERSION OUT < lines`, each line
-//! `K8S_OPENAPI_VERSION FEATURE EARLIEST LATEST DUMP_FILE`.
+//! Usage: `pack SCHEMARS_VERSION OUT [KEEP] < lines`, each line
+//! `K8S_OPENAPI_VERSION FEATURE EARLIEST LATEST DUMP_FILE`. With `KEEP`
+//! (a file this program wrote), its versions that no line names are
+//! packed too, so that adding a k8s-openapi release rebuilds only it.
 //!
 //! Most definitions are identical from one Kubernetes version to the next,
 //! so each distinct schema is stored once in `pool`, and every version
@@ -28,8 +30,10 @@ struct Dump {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let [_, schemars, out] = args.as_slice() else {
-        panic!("usage: pack SCHEMARS_VERSION OUT < lines");
+    let (schemars, out, keep) = match args.as_slice() {
+        [_, schemars, out] => (schemars, out, None),
+        [_, schemars, out, keep] => (schemars, out, Some(keep)),
+        _ => panic!("usage: pack SCHEMARS_VERSION OUT [KEEP] < lines"),
     };
     let mut dumps: Vec<Dump> = Vec::new();
     for line in std::io::stdin().lock().lines() {
@@ -52,6 +56,18 @@ fn main() {
             types: table(&mut value, "types"),
             definitions: table(&mut value, "definitions"),
         });
+    }
+
+    if let Some(keep) = keep {
+        let named: BTreeSet<(String, String)> = dumps
+            .iter()
+            .map(|d| (d.k8s_openapi.clone(), d.feature.clone()))
+            .collect();
+        dumps.extend(
+            unpack(keep)
+                .into_iter()
+                .filter(|d| !named.contains(&(d.k8s_openapi.clone(), d.feature.clone()))),
+        );
     }
 
     // Oldest first, whatever order the script built them in.
@@ -134,4 +150,36 @@ fn main() {
         pool.len(),
         text.len()
     );
+}
+
+/// The versions of a file `main` wrote, as the dumps they were packed from.
+fn unpack(path: &str) -> Vec<Dump> {
+    let file = std::fs::File::open(path).unwrap();
+    let data: Value = serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap();
+    let names = |key: &str| -> Vec<String> { serde_json::from_value(data[key].clone()).unwrap() };
+    let (type_names, definition_names) = (names("type_names"), names("definition_names"));
+    let pool = data["pool"].as_array().unwrap();
+    let table = |names: &[String], indices: &Value| -> BTreeMap<String, Value> {
+        names
+            .iter()
+            .zip(indices.as_array().unwrap())
+            .filter_map(|(name, index)| {
+                let index = usize::try_from(index.as_u64()?).unwrap();
+                Some((name.clone(), pool[index].clone()))
+            })
+            .collect()
+    };
+    data["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| Dump {
+            k8s_openapi: v["k8s_openapi"].as_str().unwrap().into(),
+            feature: v["feature"].as_str().unwrap().into(),
+            earliest: v["earliest"].as_str().unwrap().into(),
+            latest: v["latest"].as_str().unwrap().into(),
+            types: table(&type_names, &v["types"]),
+            definitions: table(&definition_names, &v["definitions"]),
+        })
+        .collect()
 }

@@ -12,9 +12,10 @@
 //! k8s-openapi releases and Kubernetes version. Each variant compiles
 //! k8s-openapi once more, so the list is kept to these.
 //!
-//! The schemars 0.8 era (kube 0.85 to 1.1) has a fixture of its own,
-//! `tests/fixtures/conformance-legacy`, locked three times: kube 0.88 (the
-//! first rewriter), 0.98 (`CELSchema`, `#[kube(rule)]`) and 1.1.
+//! The schemars 0.8 era (kube 0.70 to 1.1) has a fixture of its own,
+//! `tests/fixtures/conformance-legacy`, locked once per rewriter line and
+//! k8s-openapi era: kube 0.70 (the first rewriter), 0.74, 0.82, 0.88, 0.98
+//! (`CELSchema`, `#[kube(rule)]`) and 1.1.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -293,7 +294,7 @@ fn compare(variant: &Variant) {
     );
 }
 
-/// The fixture of the schemars 0.8 era (kube 0.85 to 1.1) as one release
+/// The fixture of the schemars 0.8 era (kube 0.70 to 1.1) as one release
 /// line locks it: `tests/fixtures/conformance-legacy/kube-<line>` holds
 /// that line's Cargo.toml and Cargo.lock, the sources are shared.
 fn compare_legacy(line: &str) {
@@ -325,7 +326,29 @@ fn compare_legacy(line: &str) {
     );
 }
 
-/// kube 0.85 to 0.90: kube-core's first rewriter, k8s-openapi 0.21.
+/// kube 0.70: the rewriter that hoists only externally tagged enums and
+/// leaves a flattened map alone, `#[kube(apiextensions)]`, k8s-openapi
+/// 0.14.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_0_70() {
+    compare_legacy("0.70");
+}
+
+/// kube 0.71 to 0.75: the same, and a flattened map preserves unknown
+/// fields; k8s-openapi 0.15.
+#[test]
+fn static_crds_equal_kube_derive_on_kube_0_74() {
+    compare_legacy("0.74");
+}
+
+/// kube 0.76 to 0.90: the rewriter of untagged enums and documented unit
+/// variants too, on k8s-openapi 0.18 (kube 0.82, the release of 2023).
+#[test]
+fn static_crds_equal_kube_derive_on_kube_0_82() {
+    compare_legacy("0.82");
+}
+
+/// kube 0.85 to 0.90 on k8s-openapi 0.21.
 #[test]
 fn static_crds_equal_kube_derive_on_kube_0_88() {
     compare_legacy("0.88");

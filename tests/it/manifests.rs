@@ -217,7 +217,7 @@ const BAD: &[Bad] = &[
     },
     Bad {
         name: "custom JsonSchema impl",
-        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub c: Custom }\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom;\nimpl JsonSchema for Custom {\n    fn schema_name() -> std::borrow::Cow<'static, str> { \"Custom\".into() }\n    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n        let mut s = schemars::json_schema!({});\n        s.insert(\"type\".into(), \"string\".into());\n        s\n    }\n}\n",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub c: Custom }\n#[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom;\nimpl JsonSchema for Custom {\n    fn schema_name() -> std::borrow::Cow<'static, str> { \"Custom\".into() }\n    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n        let mut s = schemars::json_schema!({});\n        for key in std::env::args() { s.insert(key, true.into()); }\n        s\n    }\n}\n",
         expect: &[
             "`Custom` implements `JsonSchema` by hand",
             "src/lib.rs:10:1",
@@ -425,13 +425,13 @@ fn locked_project(manifest: &str, lock: &str, body: &str) -> tempfile::TempDir {
 fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
     let tmp = locked_project(
         "[package]\nname = \"old\"\nversion = \"0.1.0\"\n\n[dependencies]\n\
-         k8s-openapi = { version = \"0.18\", features = [\"v1_26\"] }\n",
-        "version = 4\n\n[[package]]\nname = \"k8s-openapi\"\nversion = \"0.18.0\"\n\n\
+         k8s-openapi = { version = \"0.13\", features = [\"v1_22\"] }\n",
+        "version = 4\n\n[[package]]\nname = \"k8s-openapi\"\nversion = \"0.13.1\"\n\n\
          [[package]]\nname = \"old\"\nversion = \"0.1.0\"\ndependencies = [\"k8s-openapi\"]\n",
         "pub pod: k8s_openapi::api::core::v1::PodSpec",
     );
     let needles = [
-        "k8s-openapi 0.18.0 is not supported statically; rsop has 0.19.0, 0.20.0, 0.21.0, 0.21.1, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0",
+        "k8s-openapi 0.13.1 is not supported statically; rsop has 0.14.0, 0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.21.1, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0",
         "Cargo.lock:5:11",
         "drop `--static`",
         "nothing was written",
@@ -441,7 +441,7 @@ fn an_unsupported_k8s_openapi_release_is_reported_and_nothing_is_written() {
     }
 }
 
-/// A kube or schemars release rsop has no model of (kube before 0.85,
+/// A kube or schemars release rsop has no model of (kube before 0.70,
 /// schemars 0.9, a release newer than rsop's) is never guessed: each kind needs the
 /// build, for that one reason, and `--static` refuses at the lock's line.
 #[test]
@@ -449,8 +449,8 @@ fn a_release_rsop_has_no_model_of_is_never_guessed() {
     for (krate, version, expected) in [
         (
             "kube-core",
-            "0.84.0",
-            "rsop has no model of kube 0.84.0: it derives CRDs statically for kube 0.85 to 5.0",
+            "0.69.1",
+            "rsop has no model of kube 0.69.1: it derives CRDs statically for kube 0.70 to 5.0",
         ),
         (
             "schemars",

@@ -84,8 +84,9 @@ impl Unsupported {
                 // The newest Kubernetes of that very release, so that the
                 // example builds as written.
                 let newest = k8s::known()
-                    .find(|k| k.k8s_openapi == version)
-                    .map(|k| k.latest);
+                    .filter(|k| k.k8s_openapi == version)
+                    .map(|k| k.feature)
+                    .last();
                 let (version, feature) =
                     newest.map_or(("0.29", "v1_34"), |f| (version.as_str(), f));
                 format!(
@@ -265,8 +266,9 @@ fn table_for(
     let mut resolved: Vec<(String, &Feature)> = Vec::new();
     for f in &found {
         let feature = match f.name.as_str() {
-            "earliest" => known.earliest.to_string(),
-            "latest" => known.latest.to_string(),
+            // Releases before 0.19 have no such feature (`-` in the data).
+            "earliest" if known.earliest != "-" => known.earliest.to_string(),
+            "latest" if known.latest != "-" => known.latest.to_string(),
             other => other.to_string(),
         };
         if !resolved.iter().any(|(r, _)| *r == feature) {
@@ -297,6 +299,8 @@ fn table_for(
 
 /// The kube releases rsop has a model of (see [`crate::manifests::derive::schema::model`]).
 const KUBE_RELEASES: &[&str] = &[
+    "0.70.0", "0.71.0", "0.72.0", "0.73.0", "0.73.1", "0.74.0", "0.75.0", "0.76.0", "0.77.0",
+    "0.78.0", "0.79.0", "0.80.0", "0.81.0", "0.82.0", "0.82.1", "0.82.2", "0.83.0", "0.84.0",
     "0.85.0", "0.86.0", "0.87.1", "0.87.2", "0.88.0", "0.88.1", "0.89.0", "0.90.0", "0.91.0",
     "0.92.0", "0.92.1", "0.93.0", "0.93.1", "0.94.0", "0.94.1", "0.94.2", "0.95.0", "0.96.0",
     "0.97.0", "0.98.0", "0.99.0", "1.0.0", "1.1.0", "2.0.0", "2.0.1", "3.0.0", "3.0.1", "3.1.0",
@@ -362,7 +366,7 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
                 model = Err(Diagnostic::new(
                     at.clone(),
                     format!(
-                        "rsop has no model of the kube release `{}` allows: it derives CRDs statically for kube 0.85 to 5.0",
+                        "rsop has no model of the kube release `{}` allows: it derives CRDs statically for kube 0.70 to 5.0",
                         kube_requirements.join(", ")
                     ),
                 )
@@ -372,7 +376,7 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
         }
     }
     let schemars_requirements = workspace.requirements(&["schemars"])?;
-    // kube 0.85 to 1.1 derive with their kube-core's schemars 0.8, whatever
+    // kube 0.70 to 1.1 derive with their kube-core's schemars 0.8, whatever
     // else the project requires.
     if let Ok(m) = &mut model
         && m.kube_core.is_legacy()
@@ -498,7 +502,7 @@ fn model_in(
     if let Some((version, at)) = chosen {
         out.schemars = Schemars::of(version).map_err(|u| unmodelled(u, at))?;
     }
-    // kube 0.85 to 1.1 derive with their kube-core's schemars 0.8.
+    // kube 0.70 to 1.1 derive with their kube-core's schemars 0.8.
     if out.kube_core.is_legacy() {
         out.schemars = Schemars::V0_8;
     }
@@ -1055,7 +1059,7 @@ schemars = "1.0"
     /// names are still read).
     #[test]
     fn empty_lists_follow_kube_derive_even_unmodelled() {
-        for (version, expected) in [("0.84.0", true), ("3.1.0", true), ("4.2.0", false)] {
+        for (version, expected) in [("0.69.1", true), ("3.1.0", true), ("4.2.0", false)] {
             let lock = format!(
                 "version = 4\n\n[[package]]\nname = \"kube-core\"\nversion = \"{version}\"\n\n\
                  [[package]]\nname = \"kube-derive\"\nversion = \"{version}\"\n"
@@ -1063,7 +1067,7 @@ schemars = "1.0"
             let dir = tree(&[("Cargo.toml", &manifest("")), ("Cargo.lock", &lock)]);
             let selection = select(dir.path()).unwrap();
             assert_eq!(selection.empty_lists, expected, "{version}");
-            assert_eq!(selection.model.is_ok(), version != "0.84.0", "{version}");
+            assert_eq!(selection.model.is_ok(), version != "0.69.1", "{version}");
         }
     }
 
@@ -1086,6 +1090,8 @@ schemars = "1.0"
             ("0.28.0", "earliest", "v1_32"),
             ("0.26.0", "latest", "v1_34"),
             ("0.26.1", "v1_31", "v1_31"),
+            ("0.18.0", "v1_26", "v1_26"),
+            ("0.14.0", "v1_16", "v1_16"),
         ] {
             let dependency =
                 format!(r#"k8s-openapi = {{ version = "{release}", features = ["{feature}"] }}"#);
@@ -1221,21 +1227,21 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
         let dir = tree(&[
             (
                 "Cargo.toml",
-                &manifest(r#"k8s-openapi = { version = "0.18", features = ["v1_26"] }"#),
+                &manifest(r#"k8s-openapi = { version = "0.13", features = ["v1_22"] }"#),
             ),
-            ("Cargo.lock", &lock(&["0.18.0"], None)),
+            ("Cargo.lock", &lock(&["0.13.1"], None)),
         ]);
         let u = unsupported(dir.path());
         assert_eq!(
             u.reason,
             Reason::Version {
-                version: "0.18.0".into()
+                version: "0.13.1".into()
             }
         );
         let d = u.diagnostic();
         assert_eq!(
             d.message,
-            "k8s-openapi 0.18.0 is not supported statically; rsop has 0.19.0, 0.20.0, 0.21.0, 0.21.1, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0"
+            "k8s-openapi 0.13.1 is not supported statically; rsop has 0.14.0, 0.15.0, 0.16.0, 0.17.0, 0.18.0, 0.19.0, 0.20.0, 0.21.0, 0.21.1, 0.22.0, 0.23.0, 0.24.0, 0.25.0, 0.26.0, 0.26.1, 0.27.0, 0.27.1, 0.28.0 and 0.29.0"
         );
         assert!(
             d.help
@@ -1249,7 +1255,7 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
         // A member's lock is the workspace's, shown from the member.
         let dir = tree(&[
             ("Cargo.toml", "[workspace]\nmembers = [\"crates/op\"]\n"),
-            ("Cargo.lock", &lock(&["0.18.0"], None)),
+            ("Cargo.lock", &lock(&["0.13.1"], None)),
             ("crates/op/Cargo.toml", &manifest(V1_34)),
         ]);
         let u = unsupported(&dir.path().join("crates/op"));
@@ -1302,6 +1308,28 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
         assert!(unsupported(dir.path()).message().starts_with(
             "k8s-openapi 0.29.0 has no Kubernetes version feature `v1_30`; it has `v1_33`"
         ));
+
+        // Releases before 0.19 have no `latest`; the help names their
+        // newest feature.
+        let old = r#"k8s-openapi = { version = "0.18", features = ["latest"] }"#;
+        let dir = tree(&[
+            ("Cargo.toml", &manifest(old)),
+            ("Cargo.lock", &lock(&["0.18.0"], None)),
+        ]);
+        assert_eq!(
+            unsupported(dir.path()).message(),
+            "k8s-openapi 0.18.0 has no Kubernetes version feature `latest`; it has `v1_20`, `v1_21`, `v1_22`, `v1_23`, `v1_24`, `v1_25`, `v1_26`"
+        );
+        let none = r#"k8s-openapi = "0.18""#;
+        let dir = tree(&[
+            ("Cargo.toml", &manifest(none)),
+            ("Cargo.lock", &lock(&["0.18.0"], None)),
+        ]);
+        assert!(
+            unsupported(dir.path())
+                .help()
+                .contains(r#"`k8s-openapi = { version = "0.18.0", features = ["v1_26"] }`"#)
+        );
     }
 
     #[test]

@@ -234,6 +234,10 @@ pub fn parse(
     let mut legacy_columns: Vec<String> = Vec::new();
     for item in &items {
         let key = item.key.as_str();
+        if key == "apiextensions" {
+            apiextensions(item, kube_derive, errors);
+            continue;
+        }
         if !KEYS.contains(&key) {
             errors.push(unknown_key("kube", key, item.span, KEYS));
             continue;
@@ -419,6 +423,38 @@ pub fn parse(
     out.version = version?;
     out.kind = kind?;
     Some((out, code))
+}
+
+/// The kube-derive release that removed `#[kube(apiextensions = ..)]`:
+/// before it, `"v1"` (the default) or `"v1beta1"`.
+const APIEXTENSIONS_REMOVED: KubeDerive = (0, 74, 0);
+
+/// `apiextensions`, which only kube-derive 0.70 to 0.73 know: `"v1"`
+/// changes nothing, and rsop writes no `v1beta1` CRD (Kubernetes 1.22
+/// removed them).
+fn apiextensions(item: &AttrItem, kube_derive: KubeDerive, errors: &mut Errors) {
+    if kube_derive >= APIEXTENSIONS_REMOVED {
+        errors.push((
+            item.span,
+            format!(
+                "kube-derive {} has no `apiextensions` key in `#[kube(...)]`",
+                release_name(kube_derive)
+            ),
+            format!(
+                "kube-derive {} removed it: every CRD is `apiextensions.k8s.io/v1`; remove the key",
+                release_name(APIEXTENSIONS_REMOVED)
+            ),
+        ));
+        return;
+    }
+    match string(item, errors).as_deref() {
+        Some("v1") | None => {}
+        Some(other) => errors.push((
+            item.span,
+            format!("rsop writes `apiextensions.k8s.io/v1` CRDs, not `{other}`"),
+            "Kubernetes 1.22 removed `v1beta1` CRDs: remove `apiextensions` to get a v1 CRD".into(),
+        )),
+    }
 }
 
 fn string(item: &AttrItem, errors: &mut Errors) -> Option<String> {

@@ -62,7 +62,8 @@ pub struct Known {
     pub k8s_openapi: &'static str,
     /// The Kubernetes version feature, such as `v1_34`.
     pub feature: &'static str,
-    /// What `earliest` and `latest` stand for in this crate version.
+    /// What `earliest` and `latest` stand for in this crate version; `-`
+    /// in releases before 0.19, which have neither feature.
     pub earliest: &'static str,
     pub latest: &'static str,
 }

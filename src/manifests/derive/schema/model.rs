@@ -9,11 +9,18 @@
 //! release, rather than guessing.
 //!
 //! kube-core (kube-derive is released with it, at the same version):
-//! - 0.85 to 0.90: schemars 0.8's openapi3 visitors and the
-//!   `StructuralSchemaRewriter` on schemars' typed schemas: no `AddNullable`
-//!   (schemars 0.8 writes `nullable` itself), a `true`
-//!   `additionalProperties` beside properties always becomes
-//!   `x-kubernetes-preserve-unknown-fields: true`, and `uniqueItems` stays.
+//! - 0.70: schemars 0.8's openapi3 visitors and the
+//!   `StructuralSchemaRewriter` on schemars' typed schemas, no `AddNullable`
+//!   (schemars 0.8 writes `nullable` itself). That first rewriter hoists
+//!   only the properties of a `oneOf`'s object variants (externally tagged
+//!   enums) and panics when two variants name one property; the `enum`
+//!   variants of documented unit enums stay in `oneOf`, untagged enums stay
+//!   an `anyOf`, and `uniqueItems` stays.
+//! - 0.71 to 0.75: also, a `true` `additionalProperties` beside properties
+//!   (a flattened map) becomes `x-kubernetes-preserve-unknown-fields: true`.
+//! - 0.76 to 0.90: also hoists untagged variants' properties and unit
+//!   variants' `enum` values; a property two variants give the same schema
+//!   is no longer a panic.
 //! - 0.91 to 1.1: the same, and `uniqueItems` is dropped everywhere.
 //! - 2.0: schemars' openapi3 transforms and `StructuralSchemaRewriter`.
 //! - 3.0.0: adds `OptionalEnum` (`anyOf: [<enum>, null]` of an `Option`
@@ -29,7 +36,7 @@
 //!   `shortNames`, `additionalPrinterColumns` and `subresources`; before
 //!   4.0, the title of a kind with root validation rules ends in `Validated`.
 //!
-//! schemars 0.8 (kube 0.85 to 1.1): `Option<T>` is `T` with
+//! schemars 0.8 (kube 0.70 to 1.1): `Option<T>` is `T` with
 //! `nullable: true`, unsigned integers have only `minimum: 0.0`, maps are
 //! `additionalProperties` whatever their key, `required` is sorted, the
 //! lines of a doc comment's paragraph are joined with spaces, and
@@ -48,7 +55,9 @@ use std::fmt;
 /// A kube-core release line with its own transforms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum KubeCore {
-    V0_85,
+    V0_70,
+    V0_71,
+    V0_76,
     V0_91,
     V2_0,
     V3_0_0,
@@ -105,7 +114,7 @@ impl fmt::Display for Unmodelled {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let known = match self.krate {
             "schemars" => "schemars 0.8 and 1.0 to 1.2",
-            _ => "kube 0.85 to 5.0",
+            _ => "kube 0.70 to 5.0",
         };
         write!(
             f,
@@ -133,7 +142,9 @@ impl KubeCore {
             version: version.to_string(),
         };
         Ok(match release(version).ok_or_else(unmodelled)? {
-            (0, 85..=90, _) => KubeCore::V0_85,
+            (0, 70, _) => KubeCore::V0_70,
+            (0, 71..=75, _) => KubeCore::V0_71,
+            (0, 76..=90, _) => KubeCore::V0_76,
             (0, 91..=99, _) | (1, 0..=1, _) => KubeCore::V0_91,
             (2, 0, _) => KubeCore::V2_0,
             (3, 0, 0) => KubeCore::V3_0_0,
@@ -145,7 +156,7 @@ impl KubeCore {
 }
 
 impl KubeCore {
-    /// A release of the schemars 0.8 era (kube 0.85 to 1.1).
+    /// A release of the schemars 0.8 era (kube 0.70 to 1.1).
     pub fn is_legacy(self) -> bool {
         self < KubeCore::V2_0
     }
@@ -180,12 +191,17 @@ mod tests {
         assert_eq!(KubeCore::of("3.1.0"), Ok(KubeCore::V3_1));
         assert_eq!(KubeCore::of("4.2.0"), Ok(KubeCore::V3_1));
         assert_eq!(KubeCore::of("5.0.0"), Ok(KubeCore::V3_1));
-        assert_eq!(KubeCore::of("0.85.0"), Ok(KubeCore::V0_85));
-        assert_eq!(KubeCore::of("0.90.0"), Ok(KubeCore::V0_85));
+        assert_eq!(KubeCore::of("0.70.0"), Ok(KubeCore::V0_70));
+        assert_eq!(KubeCore::of("0.71.0"), Ok(KubeCore::V0_71));
+        assert_eq!(KubeCore::of("0.75.0"), Ok(KubeCore::V0_71));
+        assert_eq!(KubeCore::of("0.76.0"), Ok(KubeCore::V0_76));
+        assert_eq!(KubeCore::of("0.82.2"), Ok(KubeCore::V0_76));
+        assert_eq!(KubeCore::of("0.85.0"), Ok(KubeCore::V0_76));
+        assert_eq!(KubeCore::of("0.90.0"), Ok(KubeCore::V0_76));
         assert_eq!(KubeCore::of("0.91.0"), Ok(KubeCore::V0_91));
         assert_eq!(KubeCore::of("0.99.0"), Ok(KubeCore::V0_91));
         assert_eq!(KubeCore::of("1.1.0"), Ok(KubeCore::V0_91));
-        for unknown in ["0.84.0", "1.2.0", "5.1.0", "6.0.0", "5.0.0-rc.1"] {
+        for unknown in ["0.69.1", "1.2.0", "5.1.0", "6.0.0", "5.0.0-rc.1"] {
             assert!(KubeCore::of(unknown).is_err(), "{unknown}");
         }
         assert!(writes_empty_lists("3.1.0") && writes_empty_lists("4.0.0"));

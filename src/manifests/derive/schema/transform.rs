@@ -46,6 +46,12 @@ pub enum TransformError {
         property: String,
         detail: String,
     },
+    /// Two variants of a `oneOf` name the same property: kube-core before
+    /// 0.76 panics whatever their schemas.
+    #[error(
+        "several variants of an enum have a field `{property}`; the kube-derive of kube 0.70 to 0.75 panics on any field name two variants share (at `{pointer}`)"
+    )]
+    RepeatedProperty { pointer: String, property: String },
     /// The property clash of an internally or adjacently tagged enum: each
     /// variant gives the tag property its own one-value `enum`.
     #[error(
@@ -96,6 +102,7 @@ impl TransformError {
         match self {
             TransformError::MixedEnum { pointer, .. }
             | TransformError::PropertyClash { pointer, .. }
+            | TransformError::RepeatedProperty { pointer, .. }
             | TransformError::TaggedEnum { pointer, .. }
             | TransformError::ConflictingVariantTypes { pointer, .. }
             | TransformError::BoolSchema { pointer, .. }
@@ -989,6 +996,9 @@ fn rewrite_node(
     // Before 3.1, untagged variants' descriptions went to their property
     // too, and plain variants kept their type and metadata.
     let current = kube >= KubeCore::V3_1;
+    // Before 0.76, only a `oneOf`'s object variants are hoisted, and any
+    // property two of them name is a panic.
+    let first = kube < KubeCore::V0_76;
     if let Some(subschemas) = node.subschemas.as_mut() {
         if let Some(one_of) = subschemas.one_of.as_mut() {
             // Externally tagged enums are a `oneOf` of one-property objects.
@@ -996,35 +1006,45 @@ fn rewrite_node(
                 one_of,
                 &mut node.object,
                 &mut node.instance_type,
-                true,
-                current,
+                Hoist {
+                    push_description: true,
+                    strip_plain: current,
+                    unique: first,
+                },
                 pointer,
             )?;
-            // Unit variants with doc comments are a `oneOf` of `enum` sets.
-            hoist_subschema_enum_values(
-                one_of,
-                &mut node.enum_values,
-                &mut node.instance_type,
-                pointer,
-            )?;
-            if one_of.is_empty() {
-                subschemas.one_of = None;
+            if !first {
+                // Unit variants with doc comments are a `oneOf` of `enum` sets.
+                hoist_subschema_enum_values(
+                    one_of,
+                    &mut node.enum_values,
+                    &mut node.instance_type,
+                    pointer,
+                )?;
+                if one_of.is_empty() {
+                    subschemas.one_of = None;
+                }
             }
         }
-        if let Some(any_of) = subschemas.any_of.as_mut() {
+        if !first && let Some(any_of) = subschemas.any_of.as_mut() {
             // Untagged enums are an `anyOf`; variant docs are not the fields' docs.
             hoist_subschema_properties(
                 any_of,
                 &mut node.object,
                 &mut node.instance_type,
-                !current,
-                current,
+                Hoist {
+                    push_description: !current,
+                    strip_plain: current,
+                    unique: false,
+                },
                 pointer,
             )?;
         }
     }
 
-    if let Some(object) = node.object.as_mut()
+    // A flattened map is left as it is by 0.70.
+    if kube >= KubeCore::V0_71
+        && let Some(object) = node.object.as_mut()
         && !object.properties.is_empty()
     {
         let additional = object
@@ -1061,18 +1081,34 @@ fn rewrite_node(
     Ok(node)
 }
 
+/// How [`hoist_subschema_properties`] treats the variants, by release.
+#[derive(Debug, Clone, Copy)]
+struct Hoist {
+    /// A variant's description goes to its single property, else it is
+    /// dropped.
+    push_description: bool,
+    /// Plain variants lose their type and metadata (kube-core 3.1 and
+    /// later).
+    strip_plain: bool,
+    /// A property two variants name is refused even when they agree
+    /// (kube-core before 0.76, which panics).
+    unique: bool,
+}
+
 /// kube-core `hoist_subschema_properties`: moves the properties and the type of object variants into
-/// the parent (a variant's description goes to its single property when `push_description` is set,
-/// else it is dropped), and strips type and metadata from plain variants when `strip_plain` is set
-/// (kube-core 3.1 and later).
+/// the parent, as `hoist` says for the release.
 fn hoist_subschema_properties(
     variants: &mut [KubeSchema],
     common_object: &mut Option<ObjectValidation>,
     instance_type: &mut Option<Value>,
-    push_description: bool,
-    strip_plain: bool,
+    hoist: Hoist,
     pointer: &Pointer<'_>,
 ) -> Result<(), TransformError> {
+    let Hoist {
+        push_description,
+        strip_plain,
+        unique,
+    } = hoist;
     for variant in variants {
         let KubeSchema::Object(boxed) = variant else {
             continue;
@@ -1098,6 +1134,12 @@ fn hoist_subschema_properties(
                 match common.properties.entry(name) {
                     Entry::Vacant(entry) => {
                         entry.insert(property);
+                    }
+                    Entry::Occupied(entry) if unique => {
+                        return Err(TransformError::RepeatedProperty {
+                            pointer: pointer.render(),
+                            property: entry.key().clone(),
+                        });
                     }
                     Entry::Occupied(entry) => {
                         if property != *entry.get() {
@@ -1654,6 +1696,87 @@ mod tests {
         for (line, expected) in cases {
             assert_eq!(finalize(raw.clone(), on(line)), Ok(expected), "{line:?}");
         }
+    }
+
+    /// The rewriters of kube 0.70, 0.71 to 0.75 and 0.76 to 0.90 on a
+    /// tagged enum, a documented unit enum, an untagged enum and a
+    /// flattened map, as schemars 0.8 writes them.
+    #[test]
+    fn each_kube_line_of_the_schemars_0_8_era_rewrites_its_own_way() {
+        let tagged = json!({"oneOf": [
+            {"type": "object", "required": ["scale"], "properties": {"scale": {"type": "integer"}}, "additionalProperties": false},
+            {"type": "object", "required": ["stop"], "properties": {"stop": {"type": "string"}}, "additionalProperties": false},
+        ]});
+        let documented = json!({"oneOf": [
+            {"description": "A.", "type": "string", "enum": ["A"]},
+            {"description": "B.", "type": "string", "enum": ["B"]},
+        ]});
+        let untagged = json!({"anyOf": [
+            {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+            {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}},
+        ]});
+        let flat = json!({"type": "object", "properties": {"known": {"type": "string"}}, "additionalProperties": true});
+        let raw = json!({"type": "object", "properties": {
+            "tagged": tagged, "documented": documented, "untagged": untagged, "flat": flat,
+        }});
+        let hoisted_tagged = json!({
+            "type": "object",
+            "properties": {"scale": {"type": "integer"}, "stop": {"type": "string"}},
+            "oneOf": [{"required": ["scale"]}, {"required": ["stop"]}],
+        });
+        let legacy = |kube_core| Model {
+            kube_core,
+            schemars: Schemars::V0_8,
+            empty_lists: true,
+        };
+        let run = |line| finalize(raw.clone(), legacy(line)).unwrap()["properties"].clone();
+
+        let first = run(KubeCore::V0_70);
+        assert_eq!(first["tagged"], hoisted_tagged);
+        assert_eq!(first["documented"], documented);
+        assert_eq!(first["untagged"], untagged);
+        assert_eq!(first["flat"], flat);
+
+        let second = run(KubeCore::V0_71);
+        assert_eq!(second["tagged"], hoisted_tagged);
+        assert_eq!(second["documented"], documented);
+        assert_eq!(second["untagged"], untagged);
+        let preserved = json!({"type": "object", "properties": {"known": {"type": "string"}}, "x-kubernetes-preserve-unknown-fields": true});
+        assert_eq!(second["flat"], preserved);
+
+        let third = run(KubeCore::V0_76);
+        assert_eq!(third["tagged"], hoisted_tagged);
+        assert_eq!(
+            third["documented"],
+            json!({"type": "string", "enum": ["A", "B"]})
+        );
+        assert_eq!(
+            third["untagged"],
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "id": {"type": "integer"}},
+                "anyOf": [{"required": ["name"]}, {"required": ["id"]}],
+            })
+        );
+        assert_eq!(third["flat"], preserved);
+
+        // A field two tagged variants share: a panic of kube-derive before
+        // 0.76, even when the schemas agree; fine from 0.76.
+        let shared = json!({"type": "object", "properties": {"e": {"oneOf": [
+            {"type": "object", "properties": {"a": {"type": "object", "properties": {"x": {"type": "string"}}}}},
+            {"type": "object", "properties": {"a": {"type": "object", "properties": {"x": {"type": "string"}}}}},
+        ]}}});
+        for line in [KubeCore::V0_70, KubeCore::V0_71] {
+            assert_eq!(
+                finalize(shared.clone(), legacy(line)),
+                Err(TransformError::RepeatedProperty {
+                    pointer: "#/properties/e".into(),
+                    property: "a".into(),
+                }),
+                "{line:?}"
+            );
+        }
+        assert!(finalize(shared, legacy(KubeCore::V0_76)).is_ok());
     }
 
     /// The root kube-derive generates for `FooSpec` (`kind = "Foo"`, no `doc`, no `status`).
