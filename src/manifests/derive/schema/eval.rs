@@ -725,9 +725,19 @@ fn reason(e: &Expr) -> Option<String> {
     }
 }
 
-/// A merge strategy's keys.
+/// The keys a merge strategy sets: any value kube-derive accepts, which is
+/// anything `Into<MergeStrategy>`: `ListMerge::..`, `MapMerge::..`,
+/// `StructMerge::..`, each also wrapped in its `MergeStrategy` variant
+/// (`MergeStrategy::ListType(ListMerge::Set)`) or followed by `.into()`,
+/// by any path (`kube::core::ListMerge::Set`). A `Map`'s keys are any
+/// constant list of strings (`vec!["name".into()]`, `vec![String::from(..)]`).
 pub fn merge_strategy(e: &Expr) -> Option<Vec<(String, Value)>> {
     let (ty, variant, arg) = match e {
+        Expr::Paren(p) => return merge_strategy(&p.expr),
+        Expr::Group(g) => return merge_strategy(&g.expr),
+        Expr::MethodCall(m) if m.method == "into" && m.args.is_empty() => {
+            return merge_strategy(&m.receiver);
+        }
         Expr::Path(p) => {
             let n = p.path.segments.len();
             if n < 2 {
@@ -744,7 +754,7 @@ pub fn merge_strategy(e: &Expr) -> Option<Vec<(String, Value)>> {
                 return None;
             };
             let n = p.path.segments.len();
-            if n < 2 {
+            if n < 2 || c.args.len() > 1 {
                 return None;
             }
             (
@@ -756,15 +766,47 @@ pub fn merge_strategy(e: &Expr) -> Option<Vec<(String, Value)>> {
         _ => return None,
     };
     Some(match (ty.as_str(), variant.as_str()) {
+        // `MergeStrategy::ListType(ListMerge::Set)`: the same keys as the
+        // inner strategy, which must be of the variant's own kind.
+        ("MergeStrategy", wrapper @ ("ListType" | "MapType" | "StructType")) => {
+            let inner = arg?;
+            let kind = match inner {
+                Expr::Path(p) => p.path.segments.iter().rev().nth(1),
+                Expr::Call(c) => match c.func.as_ref() {
+                    Expr::Path(p) => p.path.segments.iter().rev().nth(1),
+                    _ => None,
+                },
+                _ => None,
+            }?;
+            let expected = match wrapper {
+                "ListType" => "ListMerge",
+                "MapType" => "MapMerge",
+                _ => "StructMerge",
+            };
+            if kind.ident != expected {
+                return None;
+            }
+            return merge_strategy(inner);
+        }
         ("ListMerge", "Atomic") => vec![("x-kubernetes-list-type".into(), json!("atomic"))],
         ("ListMerge", "Set") => vec![("x-kubernetes-list-type".into(), json!("set"))],
-        ("ListMerge", "Map") => vec![
-            ("x-kubernetes-list-type".into(), json!("map")),
-            ("x-kubernetes-list-map-keys".into(), const_expr(arg?)?),
-        ],
+        ("ListMerge", "Map") => {
+            let keys = const_expr(arg?)?;
+            let Value::Array(items) = &keys else {
+                return None;
+            };
+            if !items.iter().all(Value::is_string) {
+                return None;
+            }
+            vec![
+                ("x-kubernetes-list-type".into(), json!("map")),
+                ("x-kubernetes-list-map-keys".into(), keys),
+            ]
+        }
         ("MapMerge", "Atomic") => vec![("x-kubernetes-map-type".into(), json!("atomic"))],
         ("MapMerge", "Granular") => vec![("x-kubernetes-map-type".into(), json!("granular"))],
-        // Dropped by JSONSchemaProps: no effect on the CRD.
+        // `x-kubernetes-struct-type`, which JSONSchemaProps drops: no
+        // effect on the CRD.
         ("StructMerge", "Atomic" | "Granular") => Vec::new(),
         _ => return None,
     })
@@ -1753,5 +1795,31 @@ mod tests {
                 ("x-kubernetes-list-map-keys".into(), json!(["name"]))
             ])
         );
+        // Every form `Into<MergeStrategy>` takes.
+        let map_keys = Some(vec![
+            ("x-kubernetes-list-type".into(), json!("map")),
+            ("x-kubernetes-list-map-keys".into(), json!(["type", "name"])),
+        ]);
+        for form in [
+            "MergeStrategy::ListType(ListMerge::Map(vec![\"type\".into(), \"name\".into()]))",
+            "kube::core::MergeStrategy::ListType(kube::core::ListMerge::Map(vec![String::from(\"type\"), \"name\".to_string()]))",
+            "ListMerge::Map(vec![\"type\".to_owned(), \"name\".into()]).into()",
+        ] {
+            assert_eq!(merge_strategy(&expr(form)), map_keys, "{form}");
+        }
+        assert_eq!(
+            merge_strategy(&expr("MergeStrategy::MapType(MapMerge::Atomic)")),
+            Some(vec![("x-kubernetes-map-type".into(), json!("atomic"))])
+        );
+        assert_eq!(
+            merge_strategy(&expr("(MergeStrategy::StructType(StructMerge::Granular))")),
+            Some(Vec::new())
+        );
+        // A strategy in another kind's variant does not compile: not read.
+        assert_eq!(
+            merge_strategy(&expr("MergeStrategy::MapType(ListMerge::Set)")),
+            None
+        );
+        assert_eq!(merge_strategy(&expr("ListMerge::Map(keys())")), None);
     }
 }

@@ -83,7 +83,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Whether the project's schemars is 0.8 (kube 0.85 to 1.1).
+    /// Whether the project's schemars is 0.8 (kube 0.70 to 1.1).
     pub fn legacy(&self) -> bool {
         self.model.schemars == model::Schemars::V0_8
     }
@@ -943,7 +943,18 @@ impl<'a> Builder<'a> {
         block: &syn::Block,
         path: &str,
     ) -> Option<Value> {
-        let mut env: typed::Env = Vec::new();
+        self.block_value(block, scope, Vec::new(), path)
+    }
+
+    /// The value of a block of schema code: its statements run on `env`
+    /// (the bindings outside it), then its final expression.
+    fn block_value(
+        &mut self,
+        block: &syn::Block,
+        scope: &Scope<'a>,
+        mut env: typed::Env,
+        path: &str,
+    ) -> Option<Value> {
         let mut views: Vec<(String, String)> = Vec::new();
         let (last, lets) = block.stmts.split_last()?;
         self.schema_statements(lets, scope, &mut env, &mut views, path)?;
@@ -1113,8 +1124,9 @@ impl<'a> Builder<'a> {
                         };
                         Some(self.type_schema(&ty, scope, path))
                     }
-                    // Another schema function of the crate, given the generator.
-                    (_, 1) => {
+                    // Another schema function of the crate, given the
+                    // generator or nothing.
+                    (_, 0 | 1) => {
                         let segments: Vec<String> = func
                             .path
                             .segments
@@ -1439,7 +1451,13 @@ impl<'a> Builder<'a> {
                         obj.insert(k, v);
                     }
                 }
-                None => self.error(scope.module, strategy.span(), "rsop cannot evaluate this merge strategy", "use `ListMerge::Atomic`, `ListMerge::Set`, `ListMerge::Map(vec![..])`, `MapMerge::Atomic`, `MapMerge::Granular` or `StructMerge::..`", path),
+                None => self.unsupported(
+                    scope.module,
+                    strategy.span(),
+                    "rsop cannot evaluate this merge strategy",
+                    "write a `ListMerge`, `MapMerge` or `StructMerge` variant (or one in its `MergeStrategy` variant) with constant keys",
+                    path,
+                ),
             }
         }
     }

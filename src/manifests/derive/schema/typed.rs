@@ -158,7 +158,13 @@ fn place_of(e: &Expr) -> Option<Place> {
         Expr::MethodCall(m)
             if matches!(
                 m.method.to_string().as_str(),
-                "as_mut" | "unwrap" | "expect" | "get_or_insert_with" | "get_or_insert_default"
+                "as_mut"
+                    | "unwrap"
+                    | "expect"
+                    | "get_or_insert_with"
+                    | "get_or_insert_default"
+                    | "ensure_object"
+                    | "as_object_mut"
             ) =>
         {
             place_of(&m.receiver)
@@ -262,6 +268,11 @@ impl<'a> Builder<'a> {
                         };
                         map.insert(k.clone(), v.clone());
                     }
+                    // `map.insert(key, value)` on a map of its own, or
+                    // schemars 1's `schema.insert(key, value)`.
+                    (None, None, [Value::String(k), v]) => {
+                        target.insert(k.clone(), v.clone());
+                    }
                     // `required.insert(name)`, `enum_values.push(v)`.
                     (Some(key), _, [v]) => {
                         let list = target
@@ -346,6 +357,11 @@ impl<'a> Builder<'a> {
                         self.schema_api_value(&c.args[0], scope, env, path)
                     }
                     ("default", 0) => Some(Value::Object(Map::new())),
+                    // `Map::new()`, `BTreeMap::new()`, `SchemaObject::new()`..:
+                    // an empty map, which `insert`s then fill.
+                    ("new", 0) if matches!(&*c.func, Expr::Path(p) if p.path.segments.len() > 1) => {
+                        Some(Value::Object(Map::new()))
+                    }
                     // `serde_json::from_str(r#"[..]"#)`: JSON written as a string.
                     ("from_str", 1) => match self.schema_api_value(&c.args[0], scope, env, path)? {
                         Value::String(text) => serde_json::from_str(&text).ok(),
@@ -408,6 +424,10 @@ impl<'a> Builder<'a> {
                     .map(Value::Array)
             }
             Expr::Lit(_) => eval::value_in(self.krate, scope.module, e),
+            // `{ let mut map = Map::new(); map.insert(..); map }`.
+            Expr::Block(b) if b.label.is_none() => {
+                self.block_value(&b.block, scope, env.clone(), path)
+            }
             _ => self.schema_expr(e, scope, env, path),
         }
     }
