@@ -480,6 +480,46 @@ fn a_release_rsop_has_no_model_of_is_never_guessed() {
     }
 }
 
+/// Code rustc refuses (a type no module declares or imports, E0412) is an
+/// error at its use in the default mode too, at once: no build is started
+/// for the kind's hand-written schema, which alone would need one.
+#[test]
+fn a_type_nothing_declares_fails_at_once_without_a_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("Cargo.toml"),
+        "[package]\nname = \"bad\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(tmp.path().join("src")).unwrap();
+    std::fs::write(
+        tmp.path().join("src/lib.rs"),
+        format!(
+            "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+             #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
+             pub struct AppSpec {{\n    pub labels: HashMap<String, String>,\n    pub widget: Widget,\n    pub custom: Custom,\n}}\n\
+             #[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom;\n\
+             impl JsonSchema for Custom {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ \"Custom\".into() }}\n    \
+             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {{ custom() }}\n}}\n\
+             mod helpers {{\n    pub struct Widget;\n}}\n"
+        ),
+    )
+    .unwrap();
+    let needles = [
+        "error: cannot find type `HashMap` in this scope",
+        "src/lib.rs:8:17",
+        "import it: `use std::collections::HashMap;`",
+        "error: cannot find type `Widget` in this scope",
+        "src/lib.rs:9:17",
+        "rustc refuses this code (E0412)",
+        "nothing was written",
+    ];
+    // Files changed would include a build's target directory.
+    if let Some(problems) = refusal_problems(tmp.path(), &["manifests"], 1, &needles) {
+        panic!("{problems}");
+    }
+}
+
 #[test]
 fn all_problems_are_reported_at_once() {
     let tmp = tempfile::tempdir().unwrap();

@@ -802,6 +802,36 @@ impl<'s> Crate<'s> {
     pub fn file_of(&self, module: &Module) -> &'s SourceFile {
         &self.sources.files[module.file]
     }
+    /// Whether the one-segment type name `name`, used in `module`, is one
+    /// rustc could not find (E0412): no item, import, glob, child module or
+    /// prelude name of the module binds it, no macro invocation among the
+    /// module's items could declare it, and no `#[kube(kind = ..)]` (or
+    /// other attribute) of the crate names it, as a derive's generated type
+    /// would be named.
+    pub fn unbound_type(&self, module: &Module, name: &str) -> bool {
+        let index = &module.index;
+        if PRELUDE_TYPES.contains(&name)
+            || name == "Self"
+            || index.types.contains_key(name)
+            || index.imports.contains_key(name)
+            || index.children.contains(name)
+            || !index.globs.is_empty()
+        {
+            return false;
+        }
+        let declares = module.items.iter().any(|item| match item {
+            syn::Item::Union(u) => u.ident == name,
+            syn::Item::Trait(t) => t.ident == name,
+            syn::Item::TraitAlias(t) => t.ident == name,
+            // `macro_rules!` definitions declare no type; any invocation may.
+            syn::Item::Macro(m) => m.ident.is_none(),
+            syn::Item::Verbatim(_) => true,
+            _ => false,
+        });
+        let quoted = format!("\"{name}\"");
+        !declares && !self.sources.files.iter().any(|f| f.text.contains(&quoted))
+    }
+
     /// Resolves a type path used in `module`. A path this crate does not
     /// define is taken as external (a prelude name, or a path into another
     /// crate), for the schema stage to recognise or report.

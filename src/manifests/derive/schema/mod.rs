@@ -252,6 +252,29 @@ impl<'a> Builder<'a> {
         let args = generic_args(&last.arguments);
         match self.krate.resolve(scope.module, p) {
             Some(Resolved::Local(item)) => self.local_schema(item, &args, scope, path),
+            // A name nothing binds: rustc refuses the crate, and so would
+            // the build; say so now.
+            Some(Resolved::External(full))
+                if full.len() == 1
+                    && p.leading_colon.is_none()
+                    && self.krate.unbound_type(scope.module, &full[0]) =>
+            {
+                let name = &full[0];
+                let help = match std_home(name) {
+                    Some(home) => format!("import it: `use {home}::{name};`"),
+                    None => format!(
+                        "declare `{name}` in this crate or import it with `use`; rustc refuses this code (E0412)"
+                    ),
+                };
+                self.error(
+                    scope.module,
+                    p.span(),
+                    format!("cannot find type `{name}` in this scope"),
+                    help,
+                    path,
+                );
+                json!({})
+            }
             Some(Resolved::External(full)) => self
                 .foreign_schema(&full, &last.arguments, scope, p.span(), path)
                 .unwrap_or_else(|| self.external_schema(&full, &args, scope, p.span(), path)),
@@ -1749,6 +1772,23 @@ pub(crate) fn generic_args(args: &syn::PathArguments) -> Vec<&syn::Type> {
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The std module of a type people use without importing it, for the
+/// `use` line the error suggests.
+fn std_home(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "HashMap" | "BTreeMap" | "HashSet" | "BTreeSet" | "VecDeque" | "BinaryHeap"
+        | "LinkedList" => "std::collections",
+        "Arc" => "std::sync",
+        "Rc" => "std::rc",
+        "Duration" => "std::time",
+        "PathBuf" | "Path" => "std::path",
+        "Cow" => "std::borrow",
+        "IpAddr" | "Ipv4Addr" | "Ipv6Addr" | "SocketAddr" => "std::net",
+        "NonZeroU8" | "NonZeroU16" | "NonZeroU32" | "NonZeroU64" | "NonZeroUsize" => "std::num",
+        _ => return None,
+    })
 }
 
 fn path_string(p: &syn::Path) -> String {
