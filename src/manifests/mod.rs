@@ -221,6 +221,9 @@ fn derive_and_emit(
     // kind the project owns, is the project's too (a CRD it keeps by hand,
     // say). Either way the kinds are derived again under the corrected
     // ownership.
+    // Kept whole for the note on hand-written `crd()`s, which the reset
+    // below would lose.
+    let generating = ownership.calls.clone();
     let names_a_kind = found_kinds.kinds.iter().any(|(root_path, _, _)| {
         ownership
             .calls
@@ -435,6 +438,40 @@ fn derive_and_emit(
             files.join(", ")
         );
     }
+    // Types a generating `crd()` call names that are no derived kind: their
+    // CRD is code of the crate's own, which only running it gives.
+    let derived: std::collections::BTreeSet<&str> = kinds
+        .iter()
+        .map(|(root_path, _, _)| root_path.rsplit("::").next().unwrap_or(root_path))
+        .collect();
+    let undeclared: std::collections::BTreeSet<String> = generating
+        .named
+        .iter()
+        .filter(|n| !derived.contains(n.as_str()))
+        .cloned()
+        .collect();
+    if !undeclared.is_empty() {
+        let extra = crd_calls::extra_files(&opts.root);
+        let files = sources
+            .files
+            .iter()
+            .filter(|f| !f.dependency)
+            .map(|f| (f.path.as_path(), f.text.as_str()))
+            .chain(extra.iter().map(|(p, t)| (p.as_path(), t.as_str())));
+        for (name, at) in crd_calls::hand_written(files, &undeclared) {
+            let call = generating.at.get(&name);
+            let printed = call.map_or(String::new(), |c| format!(", printed at {c}"));
+            let run = call
+                .and_then(|c| run_command(&c.file))
+                .map_or("run the code that prints it".into(), |c| {
+                    format!("`{c}` prints it")
+                });
+            let _ = writeln!(
+                notes,
+                "note: {at}: `{name}` implements `crd()` by hand{printed}; rsop derives the CRDs of `#[derive(CustomResource)]` kinds only and wrote none for it: {run}, or derive `CustomResource` on its spec"
+            );
+        }
+    }
     if let Some(line) = ownership::summary(&skipped, &judged) {
         let _ = writeln!(notes, "{line}");
     }
@@ -457,6 +494,21 @@ fn ownership(sources: &Sources, root: &Path) -> Result<ownership::Ownership> {
         owned: ownership::listed(root, "owned")?,
         calls: crd_calls::scan(files),
     })
+}
+
+/// The cargo command that runs the target a file (relative to the package
+/// root) is the root of: `src/main.rs`, `src/bin/x.rs`, `src/bin/x/main.rs`
+/// or `examples/x.rs`.
+fn run_command(file: &Path) -> Option<String> {
+    let parts: Vec<&str> = file.iter().filter_map(|p| p.to_str()).collect();
+    let stem = |name: &str| name.strip_suffix(".rs").map(str::to_string);
+    match parts.as_slice() {
+        ["src", "main.rs"] => Some("cargo run".into()),
+        ["src", "bin", name] => Some(format!("cargo run --bin {}", stem(name)?)),
+        ["src", "bin", dir, "main.rs"] => Some(format!("cargo run --bin {dir}")),
+        ["examples", name] => Some(format!("cargo run --example {}", stem(name)?)),
+        _ => None,
+    }
 }
 
 fn plural_kinds(n: usize) -> String {

@@ -759,6 +759,41 @@ fn foreign_kinds_are_skipped_and_a_wrong_external_entry_is_refused() {
     rsop(tmp.path(), &["manifests"]).success();
 }
 
+/// A type whose `crd()` the crate writes by hand and its crdgen prints gets
+/// a note naming it, where it is printed and the command that prints it:
+/// rsop writes no CRD for it, whether or not the crdgen also prints a
+/// derived kind.
+#[test]
+fn a_hand_written_crd_is_named_never_passed_over() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests/hand-written-crd");
+    let note = "note: src/lib.rs:19:1: `Legacy` implements `crd()` by hand, printed at \
+                src/bin/crdgen.rs:7:37; rsop derives the CRDs of `#[derive(CustomResource)]` \
+                kinds only and wrote none for it: `cargo run --bin crdgen` prints it, or derive \
+                `CustomResource` on its spec";
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&case, tmp.path(), Some("expected"));
+    let run = rsop(tmp.path(), &["manifests"]).success();
+    assert!(run.stderr.contains(note), "{}", run.stderr);
+
+    // A crdgen that prints only the hand-written kind.
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(&case, tmp.path(), Some("expected"));
+    let crdgen = tmp.path().join("src/bin/crdgen.rs");
+    let text = std::fs::read_to_string(&crdgen).unwrap();
+    std::fs::write(
+        &crdgen,
+        text.replace("[App::crd(), Legacy::crd()]", "[Legacy::crd()]"),
+    )
+    .unwrap();
+    let run = rsop(tmp.path(), &["manifests"]).success();
+    assert!(
+        run.stderr
+            .contains("`Legacy` implements `crd()` by hand, printed at src/bin/crdgen.rs:7:"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// A `merge_crds(..., "vN")` call decides the storage version of versions
 /// that do not say; one that names no version of the kind, or none at all
 /// with several stored versions, is an error that shows the fix.

@@ -18,7 +18,7 @@
 //! helper nothing instantiates) decide nothing: the caller then treats the
 //! crate as one without calls.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
@@ -30,6 +30,9 @@ use crate::manifests::diagnostics::Location;
 pub struct CrdCalls {
     /// The type names before `::crd()` (`Widget` of `v1::Widget::crd()`).
     pub named: BTreeSet<String>,
+    /// Where each of `named` is first called, when a call names it itself
+    /// (not through a generic helper's turbofish).
+    pub at: BTreeMap<String, Location>,
     /// Where the first generating call is, for the note.
     pub first: Option<Location>,
     /// Where a generating function changes a CRD after `crd()` gave it
@@ -106,6 +109,9 @@ pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCall
                     continue;
                 }
                 let name = aliases.get(&receiver).cloned().unwrap_or(receiver);
+                out.at
+                    .entry(name.clone())
+                    .or_insert_with(|| Location::of_span(path, span));
                 out.named.insert(name);
                 if out.first.is_none() {
                     out.first = Some(Location::of_span(path, span));
@@ -133,6 +139,69 @@ pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCall
                         .map(|n| aliases.get(&n).cloned().unwrap_or(n)),
                 );
             }
+        }
+    }
+    out
+}
+
+/// The types among `names` whose `crd()` the crate writes by hand: an
+/// `impl CustomResourceExt for T`, or an impl of `T`'s own (inherent or of
+/// another trait) with an associated `fn crd`. Each with where its impl is.
+pub fn hand_written<'a>(
+    files: impl IntoIterator<Item = (&'a Path, &'a str)>,
+    names: &BTreeSet<String>,
+) -> Vec<(String, Location)> {
+    fn visit(
+        items: &[syn::Item],
+        path: &Path,
+        names: &BTreeSet<String>,
+        out: &mut Vec<(String, Location)>,
+    ) {
+        for item in items {
+            match item {
+                syn::Item::Impl(imp) => {
+                    let syn::Type::Path(ty) = imp.self_ty.as_ref() else {
+                        continue;
+                    };
+                    let Some(name) = ty.path.segments.last().map(|s| s.ident.to_string()) else {
+                        continue;
+                    };
+                    if !names.contains(&name) || out.iter().any(|(n, _)| *n == name) {
+                        continue;
+                    }
+                    let ext = imp.trait_.as_ref().is_some_and(|(_, t, _)| {
+                        t.segments
+                            .last()
+                            .is_some_and(|s| s.ident == "CustomResourceExt")
+                    });
+                    let own_crd = imp
+                        .items
+                        .iter()
+                        .any(|i| matches!(i, syn::ImplItem::Fn(f) if f.sig.ident == "crd"));
+                    if ext || own_crd {
+                        let span = syn::spanned::Spanned::span(&imp.impl_token);
+                        out.push((name, Location::of_span(path, span)));
+                    }
+                }
+                syn::Item::Mod(m) => {
+                    if let Some((_, items)) = &m.content {
+                        visit(items, path, names, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if names.is_empty() {
+        return out;
+    }
+    for (path, text) in files {
+        if !text.contains("fn crd") || !names.iter().any(|n| text.contains(n.as_str())) {
+            continue;
+        }
+        if let Ok(file) = syn::parse_file(text) {
+            visit(&file.items, path, names, &mut out);
         }
     }
     out
