@@ -15,8 +15,9 @@
 //!    crate with no Cargo.lock yet (target: under 20 ms), and in-process;
 //! 3. 500 kinds in-process (target: well under 1 s);
 //! 4. 5 of the realistic kinds in a crate locked to kube 0.98, schemars 0.8
-//!    and k8s-openapi 0.24, as a whole process (target: under 20 ms, where
-//!    before rsop modelled those releases it built every kind with cargo);
+//!    and k8s-openapi 0.24, and in one locked to kube 0.82 and k8s-openapi
+//!    0.18, as a whole process (target: under 20 ms each, where before rsop
+//!    modelled those releases it built every kind with cargo);
 //! 5. the time to rebuild a crdgen binary after a one-line change
 //!    (`rsop manifests --cargo` on the 10 realistic kinds), and how many
 //!    times faster the static process is (target: 100x).
@@ -166,18 +167,30 @@ const LEGACY_LOCK: &[(&str, &str)] = &[
     ("schemars", "0.8.22"),
 ];
 
-/// `kinds` realistic kinds in a crate locked to kube 0.98 and schemars 0.8.
-fn write_legacy_crate(dir: &Path, kinds: usize) {
+/// The same for a crate of 2023: kube 0.82 on k8s-openapi 0.18.
+const KUBE_0_82_TOML: &str = "[dependencies]\nk8s-openapi = { version = \"0.18\", default-features = false, features = [\"schemars\", \"v1_26\"] }\n\
+     kube = { version = \"0.82\", default-features = false, features = [\"derive\"] }\n\
+     schemars = \"0.8\"\nserde = { version = \"1.0\", features = [\"derive\"] }\nserde_json = \"1.0\"\n\n[workspace]\n";
+const KUBE_0_82_LOCK: &[(&str, &str)] = &[
+    ("k8s-openapi", "0.18.0"),
+    ("kube-core", "0.82.2"),
+    ("kube-derive", "0.82.2"),
+    ("schemars", "0.8.12"),
+];
+
+/// `kinds` realistic kinds in a crate of the schemars 0.8 era, with the
+/// requirements `toml` and the releases `locked`.
+fn write_legacy_crate(dir: &Path, kinds: usize, toml: &str, locked: &[(&str, &str)]) {
     write_crate(dir, kinds);
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"legacy-{kinds}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{LEGACY_TOML}"
+            "[package]\nname = \"legacy-{kinds}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{toml}"
         ),
     )
     .unwrap();
     let mut lock = String::from("version = 4\n");
-    for (name, version) in LEGACY_LOCK {
+    for (name, version) in locked {
         write!(
             lock,
             "\n[[package]]\nname = \"{name}\"\nversion = \"{version}\"\nsource = \"registry+https://github.com/rust-lang/crates.io-index\"\n"
@@ -678,15 +691,20 @@ fn main() {
         );
     }
 
-    let dir = base.join("legacy-5");
-    write_legacy_crate(&dir, 5);
-    let generated = manifests::generate(&options(&dir, false), &mut std::io::sink())
-        .expect("the kube 0.98 crate derives statically");
-    assert!(generated.built.is_empty(), "no kind needs the build");
-    report(
-        "manifests, 5 kinds, kube 0.98, process",
-        &measure(50, || run_process(&dir)),
-    );
+    for (release, toml, locked) in [
+        ("0.98", LEGACY_TOML, LEGACY_LOCK),
+        ("0.82", KUBE_0_82_TOML, KUBE_0_82_LOCK),
+    ] {
+        let dir = base.join(format!("kube-{release}-5"));
+        write_legacy_crate(&dir, 5, toml, locked);
+        let generated = manifests::generate(&options(&dir, false), &mut std::io::sink())
+            .unwrap_or_else(|e| panic!("the kube {release} crate derives statically: {e}"));
+        assert!(generated.built.is_empty(), "no kind needs the build");
+        report(
+            &format!("manifests, 5 kinds, kube {release}, process"),
+            &measure(50, || run_process(&dir)),
+        );
+    }
 
     scaffolded_project_check(&base.join("scaffolded-10"));
 

@@ -1794,8 +1794,8 @@ fn parse_message(e: &syn::Error) -> String {
 
 /// Type names in scope everywhere: the prelude's and the primitives.
 const PRELUDE_TYPES: &[&str] = &[
-    "String", "Vec", "Option", "Box", "bool", "char", "str", "i8", "i16", "i32", "i64", "i128",
-    "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64",
+    "String", "Vec", "Option", "Result", "Box", "bool", "char", "str", "i8", "i16", "i32", "i64",
+    "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64",
 ];
 
 /// The index of one module's items.
