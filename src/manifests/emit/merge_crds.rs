@@ -10,6 +10,8 @@
 //! every other one as not stored, whatever their `#[kube(storage)]` says.
 //! rsop finds such calls in the sources and does the same.
 
+use std::path::Path;
+
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
@@ -30,8 +32,14 @@ pub struct StorageChoice {
 
 /// Every `merge_crds` call of the crate's own files (binaries included),
 /// whose arguments rsop can read.
+///
+/// The list may be a `let` binding of the function (`let crds = vec![..];
+/// merge_crds(crds, ..)`), and the version a string constant of the crate
+/// (`merge_crds(.., latest::VERSION)`), found by its name when every
+/// constant of that name has the one value.
 pub fn calls(files: &[SourceFile]) -> Vec<StorageChoice> {
     let mut out = Vec::new();
+    let mut parsed_files = Vec::new();
     for file in files.iter().filter(|f| !f.dependency) {
         if !file.text.contains("merge_crds") {
             continue;
@@ -39,15 +47,104 @@ pub fn calls(files: &[SourceFile]) -> Vec<StorageChoice> {
         let Ok(parsed) = syn::parse_file(&file.text) else {
             continue;
         };
+        parsed_files.push((file, parsed));
+    }
+    if parsed_files.is_empty() {
+        return out;
+    }
+    let constants = string_constants(files);
+    for (file, parsed) in &parsed_files {
         let default = BuildConfig::default();
         let mut finder = Finder {
             file: file.path.clone(),
             config: file.config.as_deref().unwrap_or(&default),
+            constants: &constants,
+            lets: Vec::new(),
             out: &mut out,
         };
-        finder.visit_file(&parsed);
+        finder.visit_file(parsed);
     }
     out
+}
+
+/// A `const NAME: &str = "..";` item of the crate: its file, the inline
+/// modules around it in that file, and its value.
+#[derive(Debug)]
+struct Constant {
+    file: std::path::PathBuf,
+    modules: Vec<String>,
+    value: String,
+}
+
+/// The crate's string constants, by name.
+fn string_constants(files: &[SourceFile]) -> std::collections::HashMap<String, Vec<Constant>> {
+    struct Constants<'f> {
+        file: &'f Path,
+        modules: Vec<String>,
+        out: std::collections::HashMap<String, Vec<Constant>>,
+    }
+    impl<'ast> Visit<'ast> for Constants<'_> {
+        fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+            self.modules.push(m.ident.to_string());
+            syn::visit::visit_item_mod(self, m);
+            self.modules.pop();
+        }
+        fn visit_item_const(&mut self, c: &'ast syn::ItemConst) {
+            if let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(value),
+                ..
+            }) = &*c.expr
+            {
+                self.out
+                    .entry(c.ident.to_string())
+                    .or_default()
+                    .push(Constant {
+                        file: self.file.to_path_buf(),
+                        modules: self.modules.clone(),
+                        value: value.value(),
+                    });
+            }
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    for file in files.iter().filter(|f| !f.dependency) {
+        if !file.text.contains("const ") {
+            continue;
+        }
+        if let Ok(parsed) = syn::parse_file(&file.text) {
+            let mut constants = Constants {
+                file: &file.path,
+                modules: Vec::new(),
+                out,
+            };
+            constants.visit_file(&parsed);
+            out = constants.out;
+        }
+    }
+    out
+}
+
+/// The `let name = value;` bindings of a function body, by name (the last
+/// one wins).
+fn bindings(block: &syn::Block) -> std::collections::HashMap<String, syn::Expr> {
+    struct Lets(std::collections::HashMap<String, syn::Expr>);
+    impl<'ast> Visit<'ast> for Lets {
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            syn::visit::visit_local(self, local);
+            let pat = match &local.pat {
+                syn::Pat::Type(t) => &*t.pat,
+                other => other,
+            };
+            if let (syn::Pat::Ident(name), Some(init)) = (pat, &local.init) {
+                self.0.insert(name.ident.to_string(), (*init.expr).clone());
+            }
+        }
+        // A closure or nested function has bindings of its own.
+        fn visit_item_fn(&mut self, _: &'ast syn::ItemFn) {}
+    }
+    let mut lets = Lets(std::collections::HashMap::new());
+    lets.visit_block(block);
+    lets.0
 }
 
 struct Finder<'a> {
@@ -55,14 +152,107 @@ struct Finder<'a> {
     /// What a normal build of the file's package compiles: a call in test
     /// code or behind a feature that is off never runs.
     config: &'a BuildConfig,
+    constants: &'a std::collections::HashMap<String, Vec<Constant>>,
+    /// The bindings of the functions the visit is in, innermost last.
+    lets: Vec<std::collections::HashMap<String, syn::Expr>>,
     out: &'a mut Vec<StorageChoice>,
+}
+
+impl Finder<'_> {
+    /// The list a call merges: written in place, or a binding's value.
+    fn list(&self, list: &syn::Expr) -> Vec<syn::Expr> {
+        match list {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .and_then(|name| self.lets.last()?.get(&name.to_string()))
+                .map(elements)
+                .unwrap_or_default(),
+            syn::Expr::Reference(r) => self.list(&r.expr),
+            syn::Expr::MethodCall(m)
+                if m.args.is_empty()
+                    && matches!(m.method.to_string().as_str(), "to_vec" | "clone" | "into") =>
+            {
+                self.list(&m.receiver)
+            }
+            _ => elements(list),
+        }
+    }
+
+    /// The stored version: a string literal, or a constant of the crate
+    /// with one value (`.to_string()`/`.into()` aside).
+    fn version(&self, version: &syn::Expr) -> Option<String> {
+        match version {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(version),
+                ..
+            }) => Some(version.value()),
+            // The constant the path names in this file (`latest::VERSION`
+            // of an inline `mod latest`), else the crate's one value of
+            // that name.
+            syn::Expr::Path(p) => {
+                let (last, modules) = p
+                    .path
+                    .segments
+                    .pairs()
+                    .collect::<Vec<_>>()
+                    .split_last()
+                    .map(|(last, modules)| {
+                        (
+                            last.value().ident.to_string(),
+                            modules
+                                .iter()
+                                .map(|m| m.value().ident.to_string())
+                                .filter(|m| m != "self")
+                                .collect::<Vec<_>>(),
+                        )
+                    })?;
+                let candidates = self.constants.get(&last)?;
+                let here: Vec<&Constant> = candidates
+                    .iter()
+                    .filter(|c| c.file == self.file && c.modules == modules)
+                    .collect();
+                let chosen: Vec<&str> = if here.is_empty() {
+                    candidates.iter().map(|c| c.value.as_str()).collect()
+                } else {
+                    here.iter().map(|c| c.value.as_str()).collect()
+                };
+                let first = *chosen.first()?;
+                chosen
+                    .iter()
+                    .all(|v| *v == first)
+                    .then(|| first.to_string())
+            }
+            syn::Expr::Reference(r) => self.version(&r.expr),
+            syn::Expr::MethodCall(m)
+                if m.args.is_empty()
+                    && matches!(
+                        m.method.to_string().as_str(),
+                        "to_string" | "to_owned" | "into"
+                    ) =>
+            {
+                self.version(&m.receiver)
+            }
+            _ => None,
+        }
+    }
 }
 
 impl<'ast> Visit<'ast> for Finder<'_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         let test = f.attrs.iter().any(|a| a.path().is_ident("test"));
         if !test && self.config.enabled(&f.attrs) {
+            self.lets.push(bindings(&f.block));
             syn::visit::visit_item_fn(self, f);
+            self.lets.pop();
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if self.config.enabled(&f.attrs) {
+            self.lets.push(bindings(&f.block));
+            syn::visit::visit_impl_item_fn(self, f);
+            self.lets.pop();
         }
     }
 
@@ -89,20 +279,16 @@ impl<'ast> Visit<'ast> for Finder<'_> {
         let (Some(list), Some(version)) = (args.next(), args.next()) else {
             return;
         };
-        let syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(version),
-            ..
-        }) = version
-        else {
+        let Some(version) = self.version(version) else {
             return;
         };
-        let roots: Vec<String> = elements(list).iter().filter_map(crd_root).collect();
+        let roots: Vec<String> = self.list(list).iter().filter_map(crd_root).collect();
         if roots.is_empty() {
             return;
         }
         self.out.push(StorageChoice {
             roots,
-            version: version.value(),
+            version,
             location: Location::of_span(&self.file, call.span()),
         });
     }
@@ -177,5 +363,24 @@ mod tests {
         assert_eq!(found[0].version, "v2");
         assert_eq!(found[0].location.line, 3);
         assert_eq!(found[1].roots, ["Gadget"]);
+    }
+
+    /// The list bound to a name first, the version a constant of a module.
+    #[test]
+    fn a_bound_list_and_a_constant_version_are_read() {
+        let text = "mod latest {\n    pub const VERSION: &str = \"v2\";\n}\n\
+                    async fn install() {\n    let versions = vec![v1::Widget::crd(), v2::Widget::crd()];\n    \
+                    let crd = merge_crds(versions, latest::VERSION)?;\n}\n\
+                    impl Installer {\n    fn gadget(&self) {\n        let list = [a::Gadget::crd()];\n        \
+                    merge_crds(list.to_vec(), OTHER.to_string());\n        merge_crds(vec![a::Gadget::crd()], AMBIGUOUS);\n    }\n}\n\
+                    const OTHER: &str = \"v1\";\nmod b { const AMBIGUOUS: &str = \"v1\"; }\nmod c { const AMBIGUOUS: &str = \"v2\"; }\n";
+        let found = calls(&[file(text)]);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].roots, ["Widget", "Widget"]);
+        assert_eq!(found[0].version, "v2");
+        assert_eq!(found[0].location.line, 6);
+        // `list.to_vec()` of a bound array, and a constant of the file.
+        assert_eq!(found[1].roots, ["Gadget"]);
+        assert_eq!(found[1].version, "v1");
     }
 }

@@ -120,6 +120,8 @@ struct ModuleIndex {
     imports: HashMap<String, Vec<String>>,
     /// The paths glob-imported (`use a::b::*;` gives `["a", "b"]`), in order.
     globs: Vec<Vec<String>>,
+    /// Those of `globs` a `pub use` (of any `pub(..)`) imports.
+    pub_globs: Vec<Vec<String>>,
     /// Child modules, inline or in their own files.
     children: HashSet<String>,
 }
@@ -928,8 +930,20 @@ impl<'s> Crate<'s> {
                 return Some(found);
             }
         }
+        // Another crate's glob is taken to bind the name, as rsop cannot
+        // list that crate's items; a private one only where it is visible:
+        // in its module and the modules under it, not from a module that
+        // reaches this one through a path or a `pub use ..::*`.
+        let visible = |glob: &Vec<String>| {
+            module.index.pub_globs.contains(glob)
+                || visited.first().is_none_or(|(origin, _)| {
+                    self.module_by_id(*origin).path.starts_with(&module.path)
+                })
+        };
         if segments.len() == 1
-            && let Some(glob) = globs.iter().find(|g| !self.is_local_path(module, g))
+            && let Some(glob) = globs
+                .iter()
+                .find(|g| !self.is_local_path(module, g) && visible(g))
         {
             let mut full = glob.clone();
             full.push(first.to_string());
@@ -1811,7 +1825,12 @@ fn index_module(items: &[syn::Item]) -> ModuleIndex {
                 continue;
             }
             syn::Item::Use(u) => {
+                let globs = index.globs.len();
                 index_use_tree(&u.tree, &mut Vec::new(), &mut index);
+                if !matches!(u.vis, syn::Visibility::Inherited) {
+                    let new: Vec<Vec<String>> = index.globs[globs..].to_vec();
+                    index.pub_globs.extend(new);
+                }
                 continue;
             }
             _ => continue,

@@ -941,6 +941,16 @@ impl<'a> Builder<'a> {
                             .clone();
                         return self.type_default(&inner, scope, span, path);
                     }
+                    // k8s-openapi's derived `Default`: what its serializer
+                    // writes of it, the required fields at their defaults.
+                    _ if full.first().is_some_and(|f| f == "k8s_openapi")
+                        && let Some(value) = self
+                            .k8s
+                            .schema(&super::k8s_key(&full))
+                            .and_then(|schema| k8s_default(&schema)) =>
+                    {
+                        value
+                    }
                     _ => {
                         self.unsupported(scope.module, span, format!("rsop cannot compute `{}::default()`", full.join("::")), "give the field an explicit `#[serde(default = \"...\")]` function returning a literal", path);
                         return None;
@@ -1589,6 +1599,40 @@ fn collection_builder(stmts: &[syn::Stmt]) -> Option<Expr> {
 }
 
 /// Known `skip_serializing_if` predicates, applied to a serialized value.
+/// What serializing `T::default()` of a k8s-openapi struct gives, from its
+/// schema: k8s-openapi writes its required fields always and its optional
+/// ones only when set, so the value is the required fields at their own
+/// defaults. `None` where a default is not plain from the schema (a time,
+/// bytes, an int-or-string).
+fn k8s_default(schema: &Value) -> Option<Value> {
+    let mut out = Map::new();
+    let required = schema.get("required").and_then(Value::as_array);
+    for name in required.into_iter().flatten() {
+        let name = name.as_str()?;
+        let property = schema.get("properties")?.get(name)?;
+        out.insert(name.to_owned(), k8s_field_default(property)?);
+    }
+    Some(Value::Object(out))
+}
+
+fn k8s_field_default(schema: &Value) -> Option<Value> {
+    if schema.get("x-kubernetes-int-or-string").is_some() {
+        return None;
+    }
+    Some(match schema.get("type")?.as_str()? {
+        // A time or bytes default is not the empty string.
+        "string" if schema.get("format").is_some() => return None,
+        "string" => json!(""),
+        "integer" => json!(0),
+        "number" => json!(0.0),
+        "boolean" => json!(false),
+        "array" => json!([]),
+        "object" if schema.get("properties").is_some() => k8s_default(schema)?,
+        "object" => json!({}),
+        _ => return None,
+    })
+}
+
 fn skip_predicate(pred: &str, value: &Value) -> Option<bool> {
     let pred = pred.replace(' ', "");
     let last = pred.rsplit("::").next().unwrap_or(&pred);

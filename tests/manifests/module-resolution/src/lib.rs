@@ -1,2 +1,3 @@
 pub mod api;
 pub mod common;
+pub mod globbed;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Reexported;
 use crate::common::{self, Level as Lvl};
+use crate::globbed::Issuer;
 use k8s_openapi::api::core::v1 as corev1;
 
 #[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]
@@ -20,6 +21,7 @@ pub struct PathsSpec {
     pub aliased: Count,
     pub inline_module: inner::Inner,
     pub k8s: Option<corev1::LocalObjectReference>,
+    pub issuer: Issuer,
 }
 
 type Count = u32;
