@@ -30,6 +30,9 @@ pub struct Unsupported {
 pub enum Reason {
     /// Cargo.lock's k8s-openapi is a release rsop has no schemas for.
     Version { version: String },
+    /// Cargo.lock's k8s-openapi is a git checkout, not a release: its
+    /// schemas may be any commit's.
+    Unreleased { version: String, source: String },
     /// No manifest enables a Kubernetes version feature on it.
     NoFeature { version: String },
     /// The feature is not one this release has.
@@ -50,6 +53,10 @@ impl Unsupported {
             Reason::Version { version } => format!(
                 "k8s-openapi {version} is not supported statically; rsop has {}",
                 supported_versions()
+            ),
+            Reason::Unreleased { version, source } => format!(
+                "k8s-openapi {version} comes from {}, not from a release: rsop has the schemas of releases only",
+                describe_source(source)
             ),
             Reason::NoFeature { version } => format!(
                 "no Cargo.toml of the project enables a Kubernetes version feature (`v1_XX`, `earliest`, `latest`) on k8s-openapi {version}"
@@ -80,6 +87,9 @@ impl Unsupported {
     pub fn help(&self) -> String {
         match &self.reason {
             Reason::Version { .. } => "move to a k8s-openapi release rsop has".into(),
+            Reason::Unreleased { .. } => {
+                "depend on a crates.io release of k8s-openapi to derive the kinds statically".into()
+            }
             Reason::NoFeature { version } => {
                 // The newest Kubernetes of that very release, so that the
                 // example builds as written.
@@ -240,6 +250,12 @@ fn table_for(
     locked: Locked,
 ) -> Result<std::result::Result<Table, Unsupported>> {
     let version = locked.version.clone();
+    if let Some(source) = locked.unreleased {
+        return Ok(Err(Unsupported {
+            reason: Reason::Unreleased { version, source },
+            location: locked.location,
+        }));
+    }
     let Some(known) = k8s::known().find(|k| k.k8s_openapi == version) else {
         return Ok(Err(Unsupported {
             reason: Reason::Version { version },
@@ -333,6 +349,7 @@ fn select_without_lock(workspace: &Workspace) -> Result<Selection> {
             Locked {
                 version: version.to_string(),
                 location: at.clone(),
+                unreleased: None,
             },
         )?;
         assumed.push(format!("k8s-openapi {version}"));
@@ -471,6 +488,28 @@ fn model_in(
             .with_help("the kinds are built with cargo; `--static` refuses them")
             .needs_code()
     };
+    // A git checkout is some commit, whatever version it says: its
+    // transforms may be those of no release.
+    for name in ["kube-core", "schemars"] {
+        if let Some((p, source)) = packages
+            .iter()
+            .find_map(|p| Some((p, unreleased(p).filter(|_| name_of(p) == name)?)))
+        {
+            let version = p.get("version").and_then(Item::as_str).unwrap_or("?");
+            let at = p.get("version").map_or(Location::new(path, 1, 1), |item| {
+                Location::at_offset(path, text, item.span().map_or(0, |s| s.start))
+            });
+            return Err(Diagnostic::new(
+                at,
+                format!(
+                    "rsop has no model of {name} {version} from {}: it derives CRDs statically for releases of kube 0.70 to 5.0 and schemars 0.8 and 1.0 to 1.2",
+                    describe_source(&source)
+                ),
+            )
+            .with_help("the kinds are built with cargo; `--static` refuses them")
+            .needs_code());
+        }
+    }
     let mut out = Model::default();
     let kube_core = releases("kube-core");
     // The highest, as for kube-derive: the one the operator's kinds use.
@@ -514,6 +553,8 @@ fn model_in(
 struct Locked {
     version: String,
     location: Location,
+    /// The lock's `source` when it is a git checkout.
+    unreleased: Option<String>,
 }
 
 /// The k8s-openapi release the package builds with, `None` when there is
@@ -538,6 +579,7 @@ fn locked_version(
             Some(Locked {
                 version: item.as_str()?.to_string(),
                 location: Location::at_offset(path, text, item.span().map_or(0, |s| s.start)),
+                unreleased: unreleased(p),
             })
         })
         .collect();
@@ -567,6 +609,33 @@ fn locked_version(
         },
         location: candidates.swap_remove(0).location,
     }))
+}
+
+/// A lock entry's source when it is a git checkout, not a registry's
+/// release: `git+https://..?rev=..#<commit>`. (A path dependency has no
+/// source; it is taken at its version.)
+fn unreleased(p: &toml_edit::Table) -> Option<String> {
+    p.get("source")
+        .and_then(Item::as_str)
+        .filter(|source| source.starts_with("git+"))
+        .map(str::to_string)
+}
+
+/// `git (https://github.com/a/b.git, e9a9eaf)` for a lock's git source.
+fn describe_source(source: &str) -> String {
+    match source.strip_prefix("git+") {
+        Some(git) => {
+            let (url, commit) = git.split_once('#').unwrap_or((git, ""));
+            let url = url.split('?').next().unwrap_or(url);
+            let commit: String = commit.chars().take(7).collect();
+            if commit.is_empty() {
+                format!("git ({url})")
+            } else {
+                format!("git ({url}, {commit})")
+            }
+        }
+        None => source.to_string(),
+    }
 }
 
 fn name_of(p: &toml_edit::Table) -> &str {
@@ -1330,6 +1399,44 @@ old = { package = "k8s-openapi", version = "0.26", features = ["v1_30"] }"#;
                 .help()
                 .contains(r#"`k8s-openapi = { version = "0.18.0", features = ["v1_26"] }`"#)
         );
+    }
+
+    /// A git checkout of k8s-openapi, kube-core or schemars is no release,
+    /// whatever version its manifest says: never modelled by its number.
+    #[test]
+    fn git_checkouts_are_not_taken_for_releases() {
+        let git = "source = \"git+https://github.com/kube-rs/kube.git?rev=06e843b#06e843bf026d0838dca159433e8af8268b6cc0bf\"\n";
+        let text = format!(
+            "version = 4\n\n[[package]]\nname = \"kube-core\"\nversion = \"1.1.0\"\n{git}\n\
+             [[package]]\nname = \"op\"\nversion = \"0.1.0\"\n"
+        );
+        let dir = tree(&[("Cargo.toml", &manifest("")), ("Cargo.lock", &text)]);
+        let model = select(dir.path()).unwrap().model.unwrap_err();
+        assert_eq!(
+            model.message,
+            "rsop has no model of kube-core 1.1.0 from git (https://github.com/kube-rs/kube.git, 06e843b): it derives CRDs statically for releases of kube 0.70 to 5.0 and schemars 0.8 and 1.0 to 1.2"
+        );
+        assert!(model.needs_code);
+
+        let lock = lock(&["0.25.0"], None).replace(
+            "name = \"k8s-openapi\"\nversion = \"0.25.0\"\n",
+            "name = \"k8s-openapi\"\nversion = \"0.25.0\"\nsource = \"git+https://github.com/Arnavion/k8s-openapi.git?rev=e9a9eaf#e9a9eaf672cf700ee78bd6f267fefc5efa571c7a\"\n",
+        );
+        let dir = tree(&[
+            (
+                "Cargo.toml",
+                &manifest(
+                    r#"k8s-openapi = { git = "https://github.com/Arnavion/k8s-openapi.git", rev = "e9a9eaf", features = ["latest"] }"#,
+                ),
+            ),
+            ("Cargo.lock", &lock),
+        ]);
+        let u = unsupported(dir.path());
+        assert_eq!(
+            u.message(),
+            "k8s-openapi 0.25.0 comes from git (https://github.com/Arnavion/k8s-openapi.git, e9a9eaf), not from a release: rsop has the schemas of releases only"
+        );
+        assert!(u.build_can_decide());
     }
 
     #[test]
