@@ -292,8 +292,11 @@ impl Kopium {
             k.out,
             // Without kopium's warning line, which would make these kinds
             // another project's (no CRD): a project that owns kinds written
-            // from its own CRD YAML by kopium keeps them this way.
-            "// kopium command: kopium --docs --derive JsonSchema -f -\n\
+            // from its own CRD YAML by kopium keeps them this way. The
+            // command names the CRD file, as real output does: text that
+            // mentions `crd` in every file, which a scan for `crd()` calls
+            // must not pay for.
+            "// kopium command: kopium --docs --derive JsonSchema -f crd-catalog/{group}/{plural}.yaml\n\
              // kopium version: 0.22.5\n\n\
              #[allow(unused_imports)]\n\
              mod prelude {{\n    \

@@ -49,6 +49,22 @@ pub fn map<I: Send, T: Send, S>(
     done.into_iter().map(|(_, t)| t).collect()
 }
 
+/// `work`, run on a thread of its own. Text that proc-macro2 tokenizes
+/// stays in a source map of the thread that tokenized it until the thread
+/// ends (it is what spans point into): a scan of the whole crate done on
+/// the main thread would keep a copy of every file it read for the rest of
+/// the run.
+pub fn isolated<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(STACK)
+            .spawn_scoped(scope, work)
+            .expect("the system starts a worker thread")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -413,7 +413,7 @@ fn derive_and_emit(
                 for &i in &needing_code {
                     let v = &mut versions[i];
                     if let Some(crd) = built.get(&v.key()) {
-                        v.entry["schema"] = crd["spec"]["versions"][0]["schema"].clone();
+                        v.set_schema(crd["spec"]["versions"][0]["schema"].clone());
                     }
                 }
             }
@@ -620,10 +620,7 @@ fn render_crds(crds: Vec<crd::Crd>, dir: &Path) -> Vec<(PathBuf, String)> {
         crds,
         || (),
         |(), crd| {
-            let text = format!(
-                "{CRD_HEADER}---\n{}",
-                crate::yaml::json_to_string(&crd.document)
-            );
+            let text = format!("{CRD_HEADER}---\n{}", crd.to_yaml());
             (dir.join(crd.file_name()), text)
         },
     )

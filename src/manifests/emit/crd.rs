@@ -26,8 +26,13 @@ pub struct Version {
     pub attrs: KubeAttrs,
     pub plural: String,
     pub singular: String,
-    /// `spec.versions[]` entry.
+    /// `spec.versions[]` entry. Its `schema`, when it has one, is
+    /// [`SCHEMA_TOKEN`]: the schema itself is [`Version::schema_yaml`].
     pub entry: Value,
+    /// The entry's `schema` (`openAPIV3Schema: ..`) as YAML, written on
+    /// the thread that derived it: a crate of many kinds holds its schemas
+    /// as text, a fraction of what they take as JSON values.
+    pub schema_yaml: Option<String>,
     pub location: Location,
     /// The Rust path of the type kube-derive generates, from the crate root
     /// (`api::v1::Guestbook`).
@@ -44,7 +49,31 @@ pub struct Version {
     pub empty_lists: bool,
 }
 
+/// What a version entry's `schema` holds until its CRD is written: a plain
+/// scalar no entry of rsop's has, replaced by the schema's YAML.
+const SCHEMA_TOKEN: &str = "rsop.schema.follows";
+
 impl Version {
+    /// Sets the entry's schema (`{"openAPIV3Schema": ..}`): an empty one
+    /// stays in the entry, any other is kept as its YAML.
+    pub fn set_schema(&mut self, schema: Value) {
+        if schema.as_object().is_some_and(Map::is_empty) {
+            self.entry["schema"] = schema;
+            self.schema_yaml = None;
+        } else {
+            self.schema_yaml = Some(crate::yaml::json_to_string(&schema));
+            self.entry["schema"] = json!(SCHEMA_TOKEN);
+        }
+    }
+
+    /// The entry's schema as a JSON value.
+    pub fn schema(&self) -> Value {
+        match &self.schema_yaml {
+            Some(yaml) => serde_yaml_ng::from_str(yaml).expect("rsop's YAML reads back"),
+            None => self.entry["schema"].clone(),
+        }
+    }
+
     /// `group/Kind/version`, the key both derivations share.
     pub fn key(&self) -> String {
         format!(
@@ -59,10 +88,45 @@ impl Version {
 pub struct Crd {
     pub group: String,
     pub plural: String,
+    /// The CRD, each version's schema a [`SCHEMA_TOKEN`] or empty.
     pub document: Value,
+    /// The YAML of the schemas the tokens stand for, in their order.
+    pub schemas: Vec<String>,
 }
 
 impl Crd {
+    /// The CRD as YAML: the document with each schema's YAML in place of
+    /// its token, indented under its `schema:` key as the writer nests a
+    /// mapping there (two spaces deeper; the empty lines of block scalars
+    /// stay empty).
+    pub fn to_yaml(&self) -> String {
+        let skeleton = crate::yaml::json_to_string(&self.document);
+        let mut schemas = self.schemas.iter();
+        let mut out = String::with_capacity(
+            skeleton.len() + self.schemas.iter().map(|s| s.len() * 9 / 8).sum::<usize>(),
+        );
+        for line in skeleton.split_inclusive('\n') {
+            let body = line.trim_start_matches(' ');
+            let indent = line.len() - body.len();
+            if body.trim_end() == format!("schema: {SCHEMA_TOKEN}")
+                && let Some(schema) = schemas.next()
+            {
+                out.push_str(&line[..indent]);
+                out.push_str("schema:\n");
+                for schema_line in schema.split_inclusive('\n') {
+                    if schema_line != "\n" {
+                        out.extend(std::iter::repeat_n(' ', indent + 2));
+                    }
+                    out.push_str(schema_line);
+                }
+            } else {
+                out.push_str(line);
+            }
+        }
+        debug_assert!(schemas.next().is_none(), "a schema has no token");
+        out
+    }
+
     /// `<group>_<plural>.yaml`, controller-gen's file name.
     pub fn file_name(&self) -> String {
         format!("{}_{}.yaml", self.group, self.plural)
@@ -408,13 +472,11 @@ fn owned_version<'a>(
     entry.insert("name".into(), json!(attrs.version));
     entry.insert("served".into(), json!(attrs.served));
     entry.insert("storage".into(), json!(attrs.storage));
-    entry.insert(
-        "schema".into(),
-        match schema {
-            Some(s) => object([("openAPIV3Schema", s)]),
-            None => json!({}),
-        },
-    );
+    entry.insert("schema".into(), json!({}));
+    let schema = match schema {
+        Some(s) => object([("openAPIV3Schema", s)]),
+        None => json!({}),
+    };
     let empty_lists = builder.model.empty_lists;
     if !attrs.printcolumns.is_empty() || empty_lists {
         let cols: Vec<Value> = attrs
@@ -478,17 +540,20 @@ fn owned_version<'a>(
         }
         entry.insert("subresources".into(), Value::Object(sub));
     }
-    Some(Version {
+    let mut version = Version {
         root_path,
         path_in_file,
         attrs,
         plural,
         singular,
         entry: Value::Object(entry),
+        schema_yaml: None,
         location,
         needs_code,
         empty_lists,
-    })
+    };
+    version.set_schema(schema);
+    Some(version)
 }
 
 /// The raw schema of the struct kube-derive generates: `spec` (or the
@@ -789,7 +854,12 @@ pub fn merge(
             "Cluster"
         };
         let plural = stored.plural.clone();
-        // The versions are done with: their schemas move into the document.
+        // The versions are done with: their entries move into the
+        // document, their schemas' YAML beside it.
+        let schemas: Vec<String> = versions
+            .iter_mut()
+            .filter_map(|v| v.schema_yaml.take())
+            .collect();
         let entries: Vec<Value> = versions.into_iter().map(|v| v.entry).collect();
         let document = object([
             ("apiVersion", "apiextensions.k8s.io/v1".into()),
@@ -809,6 +879,7 @@ pub fn merge(
             group,
             plural,
             document,
+            schemas,
         });
     }
     out
@@ -1019,7 +1090,10 @@ mod tests {
             let (found, problems) = derive(&sources);
             let kinds: Vec<(String, serde_json::Value)> = found
                 .into_iter()
-                .map(|v| (v.attrs.kind, v.entry["schema"].clone()))
+                .map(|v| {
+                    let schema = v.schema();
+                    (v.attrs.kind, schema)
+                })
                 .collect();
             let mut problems: Vec<String> = problems
                 .into_iter()
@@ -1099,7 +1173,8 @@ mod tests {
         };
         let (found, problems) = run(defaults, "impl Broken for {\n");
         assert!(problems.is_empty(), "{problems:?}");
-        let spec = &found[0].entry["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+        let schema = found[0].schema();
+        let spec = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"];
         assert_eq!(
             spec["extra"]["default"],
             serde_json::json!({"note": "first"})

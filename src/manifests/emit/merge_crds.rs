@@ -38,6 +38,10 @@ pub struct StorageChoice {
 /// (`merge_crds(.., latest::VERSION)`), found by its name when every
 /// constant of that name has the one value.
 pub fn calls(files: &[SourceFile]) -> Vec<StorageChoice> {
+    crate::parallel::isolated(|| calls_here(files))
+}
+
+fn calls_here(files: &[SourceFile]) -> Vec<StorageChoice> {
     let mut out = Vec::new();
     let mut parsed_files = Vec::new();
     for file in files.iter().filter(|f| !f.dependency) {

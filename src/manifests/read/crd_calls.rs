@@ -72,15 +72,31 @@ const WRITING: &[&str] = &["write", "write_all", "File", "OpenOptions"];
 
 /// Finds the generating `crd()` calls in `files` (path relative to the
 /// package root, text).
-pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCalls {
+pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)> + Send) -> CrdCalls {
+    crate::parallel::isolated(|| scan_here(files))
+}
+
+/// Whether `text` may call `crd()`: `X::crd()`, `K::crd ()`,
+/// `X::crd::<..>`, but not a mention of `crd` in a path or a comment.
+fn may_call_crd(text: &str) -> bool {
+    text.match_indices("crd").any(|(at, _)| {
+        let rest = text[at + 3..].trim_start();
+        rest.starts_with('(') || rest.starts_with("::<")
+    })
+}
+
+fn scan_here<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCalls {
     let mut out = CrdCalls::default();
     // Receivers that are type parameters (`K::crd()` in a generic helper):
     // the helper's callers name the kinds in their turbofish.
     let mut generic_helpers: BTreeSet<String> = BTreeSet::new();
-    let mut parsed: Vec<(&Path, &str, Option<TokenStream>)> = Vec::new();
+    // The files, for the second pass, which tokenizes again only those
+    // that name a generic helper: a crate's token trees together are
+    // several times its text.
+    let mut parsed: Vec<(&Path, &str)> = Vec::new();
     for (path, text) in files {
-        if !text.contains("crd") {
-            parsed.push((path, text, None));
+        parsed.push((path, text));
+        if !may_call_crd(text) {
             continue;
         }
         let Ok(tokens) = text.parse::<TokenStream>() else {
@@ -118,15 +134,11 @@ pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCall
                 }
             }
         }
-        parsed.push((path, text, Some(tokens)));
     }
     if !generic_helpers.is_empty() {
-        for (path, text, tokens) in &parsed {
+        for (path, text) in &parsed {
             if generic_helpers.iter().any(|h| text.contains(h.as_str())) {
-                let tokens = match tokens {
-                    Some(t) => t.clone(),
-                    None => text.parse::<TokenStream>().unwrap_or_default(),
-                };
+                let tokens = text.parse::<TokenStream>().unwrap_or_default();
                 let aliases = renames(tokens.clone());
                 let mut named = BTreeSet::new();
                 turbofish_args(tokens, &generic_helpers, &mut named);
@@ -148,6 +160,13 @@ pub fn scan<'a>(files: impl IntoIterator<Item = (&'a Path, &'a str)>) -> CrdCall
 /// `impl CustomResourceExt for T`, or an impl of `T`'s own (inherent or of
 /// another trait) with an associated `fn crd`. Each with where its impl is.
 pub fn hand_written<'a>(
+    files: impl IntoIterator<Item = (&'a Path, &'a str)> + Send,
+    names: &BTreeSet<String>,
+) -> Vec<(String, Location)> {
+    crate::parallel::isolated(|| hand_written_here(files, names))
+}
+
+fn hand_written_here<'a>(
     files: impl IntoIterator<Item = (&'a Path, &'a str)>,
     names: &BTreeSet<String>,
 ) -> Vec<(String, Location)> {

@@ -438,6 +438,16 @@ pub fn reachable(
     prefix: &[String],
     config: &BuildConfig,
 ) -> Result<Vec<ModuleFile>> {
+    // Every file is tokenized here: on a thread of its own, whose copy of
+    // the texts goes with it.
+    crate::parallel::isolated(|| reachable_here(roots, prefix, config))
+}
+
+fn reachable_here(
+    roots: &[PathBuf],
+    prefix: &[String],
+    config: &BuildConfig,
+) -> Result<Vec<ModuleFile>> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     // (file, module path, whether its children live in its own directory)
