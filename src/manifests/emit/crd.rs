@@ -67,6 +67,9 @@ impl Version {
     }
 
     /// The entry's schema as a JSON value.
+    ///
+    /// # Panics
+    /// Never: the YAML is rsop's own writing of a JSON value.
     pub fn schema(&self) -> Value {
         match &self.schema_yaml {
             Some(yaml) => serde_yaml_ng::from_str(yaml).expect("rsop's YAML reads back"),
