@@ -233,6 +233,18 @@ const BAD: &[Bad] = &[
             "drop `--static`",
         ],
     },
+    // A value kube-derive takes but rsop cannot evaluate sends the kind to
+    // the build (refused here by `--static`), never stops the run.
+    Bad {
+        name: "merge strategy from a function",
+        source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, kube::KubeSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec {\n    #[x_kube(merge_strategy = ListMerge::Map(keys()))]\n    pub x: Vec<Item>,\n}\n#[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub struct Item { pub name: String }\nfn keys() -> Vec<String> { vec![\"name\".into()] }\n",
+        expect: &[
+            "rsop cannot evaluate this merge strategy",
+            "src/lib.rs:8:31",
+            "App.spec.x",
+            "drop `--static`",
+        ],
+    },
     Bad {
         name: "mixed unit and data enum",
         source: "#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n#[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\npub struct AppSpec { pub e: E }\n#[derive(Deserialize, Serialize, Clone, Debug, JsonSchema)]\npub enum E { A, B(String) }\n",
