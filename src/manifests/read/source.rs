@@ -804,6 +804,7 @@ impl<'s> Crate<'s> {
     pub fn file_of(&self, module: &Module) -> &'s SourceFile {
         &self.sources.files[module.file]
     }
+
     /// Whether the one-segment type name `name`, used in `module`, is one
     /// rustc could not find (E0412): no item, import, glob, child module or
     /// prelude name of the module binds it, no macro invocation among the
