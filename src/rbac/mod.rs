@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::Result;
-use crate::calls::{Call, Unchecked, method_requests};
+use crate::calls::{Call, Unchecked, Unknown, method_requests};
 use crate::manifests::check::rbac_check;
 use crate::manifests::diagnostics::Location;
 use program::{Binary, Package, Words};
@@ -516,6 +516,9 @@ struct Needs {
     /// The programs start pods or Jobs, which may run the crate's other
     /// programs under the same account.
     spawns: bool,
+    /// A call that gives a `Client` to another crate's function, which may
+    /// send any request: where it is, and the function.
+    anything: Option<(Location, String)>,
 }
 
 impl Needs {
@@ -745,6 +748,11 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                         Some(resource) => {
                             entry.resources.insert(resource.clone());
                         }
+                        None if u.unknown == Unknown::Client => {
+                            entry
+                                .anything
+                                .get_or_insert_with(|| (u.location.clone(), u.via.clone()));
+                        }
                         None => entry.verbs.extend(verbs_of(u).iter().copied()),
                     }
                 }
@@ -828,6 +836,26 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                     needs.shields(group, resource, verb, may_escalate)
                 });
             if unneeded.is_empty() {
+                continue;
+            }
+            // Another crate's function given a `Client` may send any
+            // request: what it needs is not known, so nothing is unused.
+            if let Some((at, via)) = &needs.anything {
+                findings.insert(Finding {
+                    severity: Severity::Note,
+                    location: Some(rule.location.clone()),
+                    message: format!(
+                        "this rule of the {} `{}` grants {} that no request rsop reads needs; not reported unused, as `{via}` ({at}) is given a `Client` and may send any request",
+                        role.kind(),
+                        role.name,
+                        unneeded.join(", ")
+                    ),
+                    help: Some(
+                        "check what that function requests (its documentation names them) before removing the rule"
+                            .into(),
+                    ),
+                    rule: "unused-rule",
+                });
                 continue;
             }
             findings.insert(Finding {

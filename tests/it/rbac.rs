@@ -451,6 +451,38 @@ fn rules_the_programs_need_without_naming_them_are_not_unused() {
     );
 }
 
+/// A program that gives its `Client` to another crate's function (a
+/// reporter, a framework's runtime) may send any request through it: the
+/// rules nothing rsop reads needs are noted, not reported unused, beside
+/// the note at the call.
+#[test]
+fn a_client_given_to_another_crate_leaves_no_rule_unused() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-unused");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, repo.path(), None);
+    let main = repo.path().join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(
+        &main,
+        text.replace(
+            "    let client = Client::try_default().await?;\n",
+            "    let client = Client::try_default().await?;\n    reporter::publish(client.clone()).await?;\n",
+        ),
+    )
+    .unwrap();
+    let run = rsop_with_env(repo.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        [
+            "note deploy/warden.yaml:13:1: this rule of the Role `warden` grants `delete` on `configmaps` that no request rsop reads needs; not reported unused, as `reporter::publish` (src/main.rs:11:15) is given a `Client` and may send any request | check what that function requests (its documentation names them) before removing the rule",
+            "note src/main.rs:11:15: `reporter::publish` of `warden` is not checked: it is a function of another crate given a `Client`, whose requests rsop does not read | grant what the function needs by hand (its documentation names the requests)",
+        ],
+        "{}",
+        run.stdout
+    );
+}
+
 /// A crate that locks a kube release older than the API rsop reads, and
 /// writes that release's untyped API, is told so, beside what it could
 /// check.
