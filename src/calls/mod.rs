@@ -398,7 +398,7 @@ pub fn analyze_when(
             }
             let called =
                 called.get_or_insert_with(|| called_names(parsed.iter().map(|(_, file)| file)));
-            if called.contains(&d.function) {
+            if called.may_call(&d.function, d.associated) {
                 analysis.unchecked.push(Unchecked {
                     location: d.location,
                     function: d.function,

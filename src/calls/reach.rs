@@ -537,9 +537,26 @@ pub(super) fn find_remote_params(files: &[(&Path, syn::File)], index: &mut Index
     }
 }
 
-/// The name of every function and method the files call, outside tests.
-pub(super) fn called_names<'f>(files: impl Iterator<Item = &'f syn::File>) -> HashSet<String> {
-    struct Calls(HashSet<String>);
+/// The names the files call, outside tests: those called (or passed) by
+/// a path, and those called with method syntax.
+#[derive(Default)]
+pub(super) struct Called {
+    pub(super) paths: HashSet<String>,
+    pub(super) methods: HashSet<String>,
+}
+
+impl Called {
+    /// Whether a function of this name may be called: a free function
+    /// only through a path (`prune(..)`, `run(reconcile::<K>)`), never by
+    /// another crate's method of its name (`builder.status(200)`).
+    pub(super) fn may_call(&self, function: &str, associated: bool) -> bool {
+        self.paths.contains(function) || (associated && self.methods.contains(function))
+    }
+}
+
+/// What the files call, outside tests.
+pub(super) fn called_names<'f>(files: impl Iterator<Item = &'f syn::File>) -> Called {
+    struct Calls(Called);
     impl<'ast> Visit<'ast> for Calls {
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
             for expr in macro_exprs(mac).iter().flatten() {
@@ -559,16 +576,16 @@ pub(super) fn called_names<'f>(files: impl Iterator<Item = &'f syn::File>) -> Ha
         // A function called, or passed as a value (`run(reconcile::<K>)`).
         fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
             if let Some(last) = path.path.segments.last() {
-                self.0.insert(last.ident.to_string());
+                self.0.paths.insert(last.ident.to_string());
             }
             syn::visit::visit_expr_path(self, path);
         }
         fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
-            self.0.insert(call.method.to_string());
+            self.0.methods.insert(call.method.to_string());
             syn::visit::visit_expr_method_call(self, call);
         }
     }
-    let mut calls = Calls(HashSet::new());
+    let mut calls = Calls(Called::default());
     for file in files {
         calls.visit_file(file);
     }

@@ -227,6 +227,34 @@ fn table(files: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
     (calls, unchecked)
 }
 
+/// A free generic function is called only through a path: another
+/// crate's method of its name (`Response::builder().status(..)`) calls
+/// nothing of the crate, so the function, which nothing calls, sends
+/// nothing and is not noted; called by its path, it is noted.
+#[test]
+fn a_method_of_another_type_does_not_call_a_free_function_of_its_name() {
+    let code = r"
+use kube::{Api, Resource};
+
+async fn status<K: Resource>(api: &Api<K>, name: &str) {
+    api.get_status(name).await;
+}
+
+async fn respond() -> Response<Body> {
+    Response::builder().status(200).body(Body::empty()).unwrap()
+}
+";
+    let (calls, unchecked) = table(&[("src/server.rs", code)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+
+    let called = format!(
+        "{code}\nasync fn report(holder: Opaque) {{ status(&holder.api, \"x\").await; }}\n"
+    );
+    let (_, unchecked) = table(&[("src/server.rs", &called)]);
+    assert_eq!(unchecked, ["5 api.get_status"]);
+}
+
 #[test]
 fn fields_of_the_same_name_are_read_per_struct() {
     let code = r"
