@@ -926,7 +926,10 @@ fn finalize(
     fix: &str,
 ) -> Option<Value> {
     match transform::finalize(raw, builder.model) {
-        Ok(schema) => Some(schema),
+        Ok(mut schema) => {
+            validation_fields_of(&mut schema, builder.k8s.feature());
+            Some(schema)
+        }
         Err(e) => {
             builder.diagnostics.push(
                 Diagnostic::new(location.clone(), e.to_string())
@@ -935,6 +938,61 @@ fn finalize(
             );
             None
         }
+    }
+}
+
+/// The round trip through k8s-openapi's `JSONSchemaProps` of Kubernetes
+/// `feature` (`v1_XX`): before 1.23 it has no `x-kubernetes-validations`,
+/// and its `ValidationRule` has `rule` and `message` only, then
+/// `messageExpression` (1.27), `fieldPath` and `reason` (1.28) and
+/// `optionalOldSelf` (1.29). What it lacks, kube-derive's CRD drops.
+fn validation_fields_of(schema: &mut Value, feature: &str) {
+    let Some(minor) = feature
+        .strip_prefix("v1_")
+        .and_then(|m| m.parse::<u32>().ok())
+    else {
+        return;
+    };
+    if minor >= 29 {
+        return;
+    }
+    let kept: &[&str] = match minor {
+        0..=22 => &[],
+        23..=26 => &["rule", "message"],
+        27 => &["rule", "message", "messageExpression"],
+        _ => &[
+            "rule",
+            "message",
+            "messageExpression",
+            "fieldPath",
+            "reason",
+        ],
+    };
+    keep_rule_fields(schema, kept);
+}
+
+/// Keeps the `kept` fields of every validation rule under `value`, or no
+/// `x-kubernetes-validations` at all when `kept` is empty.
+fn keep_rule_fields(value: &mut Value, kept: &[&str]) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::Array(rules)) = map.get_mut("x-kubernetes-validations") {
+                if kept.is_empty() {
+                    map.remove("x-kubernetes-validations");
+                } else {
+                    for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
+                        rule.retain(|key, _| kept.contains(&key.as_str()));
+                    }
+                }
+            }
+            for child in map.values_mut() {
+                keep_rule_fields(child, kept);
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| keep_rule_fields(item, kept)),
+        _ => {}
     }
 }
 
