@@ -189,7 +189,10 @@ fn derive_and_emit(
             (schema::k8s::Table::pinned(), None)
         }
     };
-    let mut ownership = ownership(sources, &opts.root)?;
+    // `tests/`, `examples/` and `build.rs`, read once for the `crd()` calls
+    // and the hand-written `crd()`s.
+    let extra = crd_calls::extra_files(&opts.root);
+    let mut ownership = ownership(sources, &opts.root, &extra)?;
     if let Some(at) = &ownership.calls.edited {
         let _ = writeln!(
             notes,
@@ -451,14 +454,7 @@ fn derive_and_emit(
         .cloned()
         .collect();
     if !undeclared.is_empty() {
-        let extra = crd_calls::extra_files(&opts.root);
-        let files = sources
-            .files
-            .iter()
-            .filter(|f| !f.dependency)
-            .map(|f| (f.path.as_path(), f.text.as_str()))
-            .chain(extra.iter().map(|(p, t)| (p.as_path(), t.as_str())));
-        for (name, at) in crd_calls::hand_written(files, &undeclared) {
+        for (name, at) in crd_calls::hand_written(generating_files(sources, &extra), &undeclared) {
             let call = generating.at.get(&name);
             let printed = call.map_or(String::new(), |c| format!(", printed at {c}"));
             let run = call
@@ -481,18 +477,15 @@ fn derive_and_emit(
 /// The user's `external` and `owned` lists, and the kinds the crate's
 /// `crd()` calls name (in the files rsop read, and in `tests/`,
 /// `examples/` and `build.rs`).
-fn ownership(sources: &Sources, root: &Path) -> Result<ownership::Ownership> {
-    let extra = crd_calls::extra_files(root);
-    let files = sources
-        .files
-        .iter()
-        .filter(|f| !f.dependency)
-        .map(|f| (f.path.as_path(), f.text.as_str()))
-        .chain(extra.iter().map(|(p, t)| (p.as_path(), t.as_str())));
+fn ownership(
+    sources: &Sources,
+    root: &Path,
+    extra: &[(PathBuf, String)],
+) -> Result<ownership::Ownership> {
     Ok(ownership::Ownership {
         external: ownership::listed(root, "external")?,
         owned: ownership::listed(root, "owned")?,
-        calls: crd_calls::scan(files),
+        calls: crd_calls::scan(generating_files(sources, extra)),
     })
 }
 
@@ -509,6 +502,20 @@ fn run_command(file: &Path) -> Option<String> {
         ["examples", name] => Some(format!("cargo run --example {}", stem(name)?)),
         _ => None,
     }
+}
+
+/// The crate's own files (path, text), and `extra` (its `tests/`,
+/// `examples/` and `build.rs`): where it may print CRDs.
+fn generating_files<'a>(
+    sources: &'a Sources,
+    extra: &'a [(PathBuf, String)],
+) -> impl Iterator<Item = (&'a Path, &'a str)> + Send {
+    sources
+        .files
+        .iter()
+        .filter(|f| !f.dependency)
+        .map(|f| (f.path.as_path(), f.text.as_str()))
+        .chain(extra.iter().map(|(p, t)| (p.as_path(), t.as_str())))
 }
 
 fn plural_kinds(n: usize) -> String {
