@@ -349,22 +349,25 @@ const BAD: &[Bad] = &[
     },
 ];
 
+/// A package named `bad` whose `src/lib.rs` is `lib`, in a directory of
+/// its own.
+fn bad_crate(lib: &str) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("Cargo.toml"),
+        "[package]\nname = \"bad\"\nversion = \"0.1.0\"\n",
+    )
+    .unwrap();
+    std::fs::create_dir(tmp.path().join("src")).unwrap();
+    std::fs::write(tmp.path().join("src/lib.rs"), lib).unwrap();
+    tmp
+}
+
 #[test]
 fn problems_in_sources_are_reported_with_location_and_nothing_is_written() {
     let mut failures = Vec::new();
     for case in BAD {
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::write(
-            tmp.path().join("Cargo.toml"),
-            "[package]\nname = \"bad\"\nversion = \"0.1.0\"\n",
-        )
-        .unwrap();
-        std::fs::create_dir(tmp.path().join("src")).unwrap();
-        std::fs::write(
-            tmp.path().join("src/lib.rs"),
-            format!("{KIND_HEAD}\n{}", case.source),
-        )
-        .unwrap();
+        let tmp = bad_crate(&format!("{KIND_HEAD}\n{}", case.source));
         let mut needles = case.expect.to_vec();
         needles.push("nothing was written");
         // `--static`: the constructs that need code are refused, not built.
@@ -497,26 +500,15 @@ fn a_release_rsop_has_no_model_of_is_never_guessed() {
 /// for the kind's hand-written schema, which alone would need one.
 #[test]
 fn a_type_nothing_declares_fails_at_once_without_a_build() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("Cargo.toml"),
-        "[package]\nname = \"bad\"\nversion = \"0.1.0\"\n",
-    )
-    .unwrap();
-    std::fs::create_dir(tmp.path().join("src")).unwrap();
-    std::fs::write(
-        tmp.path().join("src/lib.rs"),
-        format!(
-            "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
+    let tmp = bad_crate(&format!(
+        "{KIND_HEAD}\n#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, JsonSchema)]\n\
              #[kube(group = \"a.io\", version = \"v1\", kind = \"App\")]\n\
              pub struct AppSpec {{\n    pub labels: HashMap<String, String>,\n    pub widget: Widget,\n    pub custom: Custom,\n}}\n\
              #[derive(Deserialize, Serialize, Clone, Debug)]\npub struct Custom;\n\
              impl JsonSchema for Custom {{\n    fn schema_name() -> std::borrow::Cow<'static, str> {{ \"Custom\".into() }}\n    \
              fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {{ custom() }}\n}}\n\
              mod helpers {{\n    pub struct Widget;\n}}\n"
-        ),
-    )
-    .unwrap();
+    ));
     let needles = [
         "error: cannot find type `HashMap` in this scope",
         "src/lib.rs:8:17",
@@ -534,18 +526,7 @@ fn a_type_nothing_declares_fails_at_once_without_a_build() {
 
 #[test]
 fn all_problems_are_reported_at_once() {
-    let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(
-        tmp.path().join("Cargo.toml"),
-        "[package]\nname = \"bad\"\nversion = \"0.1.0\"\n",
-    )
-    .unwrap();
-    std::fs::create_dir(tmp.path().join("src")).unwrap();
-    std::fs::write(
-        tmp.path().join("src/lib.rs"),
-        format!("{KIND_HEAD}{}{}", BAD[0].source, BAD[9].source),
-    )
-    .unwrap();
+    let tmp = bad_crate(&format!("{KIND_HEAD}{}{}", BAD[0].source, BAD[9].source));
     let run = rsop(tmp.path(), &["manifests"]);
     assert_eq!(run.code, 1);
     assert!(
