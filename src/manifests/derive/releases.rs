@@ -493,7 +493,8 @@ fn model_in(
     for name in ["kube-core", "schemars"] {
         if let Some((p, source)) = packages
             .iter()
-            .find_map(|p| Some((p, unreleased(p).filter(|_| name_of(p) == name)?)))
+            .filter(|p| name_of(p) == name)
+            .find_map(|p| Some((p, unreleased(p)?)))
         {
             let version = p.get("version").and_then(Item::as_str).unwrap_or("?");
             let at = p.get("version").map_or(Location::new(path, 1, 1), |item| {

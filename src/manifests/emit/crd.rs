@@ -104,6 +104,7 @@ impl Crd {
     /// stay empty).
     pub fn to_yaml(&self) -> String {
         let skeleton = crate::yaml::json_to_string(&self.document);
+        let marker = format!("schema: {SCHEMA_TOKEN}");
         let mut schemas = self.schemas.iter();
         let mut out = String::with_capacity(
             skeleton.len() + self.schemas.iter().map(|s| s.len() * 9 / 8).sum::<usize>(),
@@ -111,7 +112,7 @@ impl Crd {
         for line in skeleton.split_inclusive('\n') {
             let body = line.trim_start_matches(' ');
             let indent = line.len() - body.len();
-            if body.trim_end() == format!("schema: {SCHEMA_TOKEN}")
+            if body.trim_end() == marker
                 && let Some(schema) = schemas.next()
             {
                 out.push_str(&line[..indent]);
