@@ -228,7 +228,10 @@ pub fn with_generated_cargo<T>(project: &Path, f: impl FnOnce() -> T) -> T {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     if last.as_deref() != Some(project) {
-        forget_own_units(project);
+        if let Some(previous) = last.as_deref() {
+            drop_own_units(previous);
+        }
+        drop_own_units(project);
         *last = Some(project.to_owned());
     }
     HOLDING.set(true);
@@ -236,9 +239,12 @@ pub fn with_generated_cargo<T>(project: &Path, f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// Removes the fingerprints of `project`'s own package from the shared
-/// target directory, so that cargo builds its units again.
-fn forget_own_units(project: &Path) {
+/// Removes `project`'s own package from the shared target directory: its
+/// fingerprints, so that cargo builds its units again, and the artifacts
+/// they name, so that the binaries of twenty projects (50-300 MB each) do
+/// not pile up on the disk. The uplifted copies in `debug/` stay: a test may
+/// still be running one after its build released the lock.
+fn drop_own_units(project: &Path) {
     let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap_or_default();
     let Ok(manifest) = manifest.parse::<toml_edit::DocumentMut>() else {
         return;
@@ -251,17 +257,36 @@ fn forget_own_units(project: &Path) {
         .find(|(key, _)| *key == "CARGO_TARGET_DIR")
         .map(|(_, dir)| PathBuf::from(dir))
         .expect("the generated projects' target directory");
-    let Ok(entries) = std::fs::read_dir(target.join("debug/.fingerprint")) else {
+    let Ok(units) = std::fs::read_dir(target.join("debug/.fingerprint")) else {
         return;
     };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let unit = file_name.to_string_lossy();
-        let own = unit
+    // A unit's fingerprint folder and its artifacts carry one hash.
+    let mut hashes = Vec::new();
+    for unit in units.flatten() {
+        let file_name = unit.file_name();
+        let file_name = file_name.to_string_lossy();
+        let hash = file_name
             .strip_prefix(name)
             .and_then(|rest| rest.strip_prefix('-'));
-        if own.is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())) {
-            let _ = std::fs::remove_dir_all(entry.path());
+        if let Some(hash) =
+            hash.filter(|h| h.len() == 16 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            hashes.push(format!("-{hash}"));
+            let _ = std::fs::remove_dir_all(unit.path());
+        }
+    }
+    if hashes.is_empty() {
+        return;
+    }
+    let Ok(artifacts) = std::fs::read_dir(target.join("debug/deps")) else {
+        return;
+    };
+    for artifact in artifacts.flatten() {
+        let file_name = artifact.file_name();
+        let file_name = file_name.to_string_lossy();
+        let stem = file_name.split('.').next().unwrap_or_default();
+        if hashes.iter().any(|hash| stem.ends_with(hash.as_str())) {
+            let _ = std::fs::remove_file(artifact.path());
         }
     }
 }
