@@ -202,7 +202,10 @@ pub fn assert_tree(actual: &Path, golden: &Path) {
 /// units fresh (their fingerprints list that project's sources, unchanged),
 /// or it would run that project's binaries, with its `config/`. cargo's own
 /// lock covers one build, not the run that follows or the next build.
-static GENERATED_CARGO: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+/// The name of that project's package is kept with it: its folder may be
+/// gone by the next run.
+static GENERATED_CARGO: std::sync::Mutex<Option<(PathBuf, Option<String>)>> =
+    std::sync::Mutex::new(None);
 
 thread_local! {
     /// Whether this thread holds [`GENERATED_CARGO`].
@@ -227,31 +230,34 @@ pub fn with_generated_cargo<T>(project: &Path, f: impl FnOnce() -> T) -> T {
     let mut last = GENERATED_CARGO
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if last.as_deref() != Some(project) {
-        if let Some(previous) = last.as_deref() {
+    if last.as_ref().is_none_or(|(built, _)| built != project) {
+        if let Some((_, Some(previous))) = last.as_ref() {
             drop_own_units(previous);
         }
-        drop_own_units(project);
-        *last = Some(project.to_owned());
+        let name = package_name(project);
+        if let Some(name) = &name {
+            drop_own_units(name);
+        }
+        *last = Some((project.to_owned(), name));
     }
     HOLDING.set(true);
     let _release = Release;
     f()
 }
 
-/// Removes `project`'s own package from the shared target directory: its
+/// The name of the package `project` holds.
+fn package_name(project: &Path) -> Option<String> {
+    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).ok()?;
+    let manifest = manifest.parse::<toml_edit::DocumentMut>().ok()?;
+    Some(manifest.get("package")?.get("name")?.as_str()?.to_owned())
+}
+
+/// Removes the package `name` from the shared target directory: its
 /// fingerprints, so that cargo builds its units again, and the artifacts
 /// they name, so that the binaries of twenty projects (50-300 MB each) do
 /// not pile up on the disk. The uplifted copies in `debug/` stay: a test may
 /// still be running one after its build released the lock.
-fn drop_own_units(project: &Path) {
-    let manifest = std::fs::read_to_string(project.join("Cargo.toml")).unwrap_or_default();
-    let Ok(manifest) = manifest.parse::<toml_edit::DocumentMut>() else {
-        return;
-    };
-    let Some(name) = manifest["package"]["name"].as_str() else {
-        return;
-    };
+fn drop_own_units(name: &str) {
     let target = generated_cargo_env()
         .into_iter()
         .find(|(key, _)| *key == "CARGO_TARGET_DIR")
