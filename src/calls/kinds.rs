@@ -811,6 +811,10 @@ pub(super) struct Typing<'a> {
     /// The `impl` being walked: its self type and its type parameters.
     pub(super) self_type: Option<syn::Type>,
     pub(super) impl_generics: Vec<String>,
+    /// The type the function being walked returns.
+    pub(super) output: Option<syn::Type>,
+    /// The trait whose provided methods are being walked.
+    pub(super) in_trait: Option<String>,
     /// The file uses rsop-runtime, whose manager and reconciler make requests of their own.
     pub(super) runtime: bool,
     /// The function is an `impl`'s or a trait's, called through a type
@@ -835,6 +839,8 @@ impl<'a> Typing<'a> {
             generics: Vec::new(),
             self_type: None,
             impl_generics: Vec::new(),
+            in_trait: None,
+            output: None,
             runtime: uses_runtime(imports),
             associated: false,
         }
@@ -860,10 +866,15 @@ impl<'a> Typing<'a> {
                 // fields agree on, or is not checked.
                 if let Some(owner) = self.type_of(&f.base, scope)
                     && let Some((struct_name, args)) = type_name(&owner)
-                    && let Some((_, kind)) = candidates.iter().find(|(s, _)| *s == struct_name)
                 {
-                    let kind = self.substitute(kind, &struct_name, &args);
-                    return Some(ApiKind::Known(Box::new(kind), None));
+                    if let Some((_, kind)) = candidates.iter().find(|(s, _)| *s == struct_name) {
+                        let kind = self.substitute(kind, &struct_name, &args);
+                        return Some(ApiKind::Known(Box::new(kind), None));
+                    }
+                    // A field of another of the crate's structs is no `Api`.
+                    if self.index.structs.contains(&struct_name) {
+                        return None;
+                    }
                 }
                 match candidates.as_slice() {
                     [(_, kind), rest @ ..] if rest.iter().all(|(_, k)| k == kind) => {
@@ -992,10 +1003,26 @@ impl<'a> Typing<'a> {
                 };
                 let owner = self.type_of(&f.base, scope)?;
                 let (struct_name, args) = type_name(&owner)?;
-                let ty = self
+                let Some(ty) = self
                     .index
                     .field_types
-                    .get(&(struct_name.clone(), name.to_string()))?;
+                    .get(&(struct_name.clone(), name.to_string()))
+                else {
+                    // kube-derive's `Widget` holds the `WidgetSpec` it is
+                    // derived from, and its `WidgetStatus`.
+                    let part = match name.to_string().as_str() {
+                        "spec" => "Spec",
+                        "status" => "Status",
+                        _ => return None,
+                    };
+                    let derived = format!("{struct_name}{part}");
+                    return self
+                        .index
+                        .structs
+                        .contains(&derived)
+                        .then(|| syn::parse_str(&derived).ok())
+                        .flatten();
+                };
                 Some(strip_wrappers(&self.substitute(ty, &struct_name, &args)))
             }
             _ => None,
@@ -1063,6 +1090,23 @@ impl<'a> Typing<'a> {
             && !matches!(own, syn::Type::Path(o) if o.path.is_ident("Self"))
         {
             return self.target(&own.clone());
+        }
+        // `Api<Self::Resource>`: the associated type the `impl` sets, or in
+        // a trait's provided method, the one every `impl` of it sets.
+        if let [first, assoc] = p.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && first.ident == "Self"
+        {
+            let assoc = assoc.ident.to_string();
+            let owner = match (&self.self_type, &self.in_trait) {
+                (Some(own), _) => type_name(own)?.0,
+                (None, Some(name)) => name.clone(),
+                (None, None) => return None,
+            };
+            let set = self.index.assoc_types.get(&(owner, assoc))?;
+            return match set.as_slice() {
+                [ty, rest @ ..] if rest.iter().all(|t| t == ty) => self.target(&ty.clone()),
+                _ => None,
+            };
         }
         // Metadata-only objects, and objects that may fail to deserialize,
         // are requests on the kind they wrap.

@@ -59,6 +59,11 @@ pub(super) struct Index {
     /// Field name -> each struct with a field of that name typed `Api<K>`,
     /// and its `K`: the struct an expression's value is decides which.
     pub(super) fields: HashMap<String, Vec<(String, syn::Type)>>,
+    /// (trait, associated type) and (type, associated type) -> the types
+    /// the `impl`s of the trait, or for the type, set it to.
+    pub(super) assoc_types: HashMap<(String, String), Vec<syn::Type>>,
+    /// The names of the crate's structs.
+    pub(super) structs: HashSet<String>,
     /// (struct, field) -> the field's type, for the value of `self.ctx.api`.
     pub(super) field_types: HashMap<(String, String), syn::Type>,
     /// Struct -> its type parameters, to give a generic struct's `Api<K>`
@@ -95,6 +100,22 @@ impl Index {
         struct Collector<'a>(&'a mut Index, Vec<syn::Ident>);
         impl<'ast> Visit<'ast> for Collector<'_> {
             fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+                if let Some((_, path, _)) = &item.trait_
+                    && let Some(trait_name) = path.segments.last()
+                    && let Some((own, _)) = super::syntax::type_name(&item.self_ty)
+                {
+                    for impl_item in &item.items {
+                        if let syn::ImplItem::Type(t) = impl_item {
+                            for owner in [trait_name.ident.to_string(), own.clone()] {
+                                self.0
+                                    .assoc_types
+                                    .entry((owner, t.ident.to_string()))
+                                    .or_default()
+                                    .push(t.ty.clone());
+                            }
+                        }
+                    }
+                }
                 let outer = std::mem::replace(
                     &mut self.1,
                     item.generics
@@ -130,6 +151,7 @@ impl Index {
             }
             fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
                 let owner = item.ident.to_string();
+                self.0.structs.insert(owner.clone());
                 let generics: Vec<String> = item
                     .generics
                     .type_params()

@@ -281,6 +281,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             );
         } else if !LOCAL_METHODS.contains(&method.as_str())
             && !self.cx.index.functions.contains(&method)
+            && !self.guessed_field(&call.receiver)
             && let Some(kind @ (ApiKind::Known(..) | ApiKind::Dynamic(..))) =
                 self.cx.kind_of(&call.receiver, self.scope)
         {
@@ -329,6 +330,14 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 }
                 "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Controller" => {
                     if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
+                        // `Controller::new(Api::all(client), ..)` in a function
+                        // that returns `Controller<K>`: the kind is `K`.
+                        let kind = match (kind, self.returned_kind("Controller")) {
+                            (ApiKind::Inferred(cluster), Some(returned)) => {
+                                ApiKind::Known(Box::new(returned), cluster)
+                            }
+                            (kind, _) => kind,
+                        };
                         self.push(&kind, WATCH, None, &last.ident, "Controller::new".into());
                     }
                 }
@@ -503,6 +512,49 @@ pub(super) const RUNTIME_MANAGER_REQUESTS: &[(&str, &str, &str, bool, bool)] = &
 ];
 
 impl Requests<'_, '_> {
+    /// `K` of the function's return type when it is `wrapper<K>` (or a
+    /// `Result` of one).
+    fn returned_kind(&self, wrapper: &str) -> Option<syn::Type> {
+        let output = self.cx.output.as_ref()?;
+        let (name, args) = type_name(super::syntax::unwrap_result(output))?;
+        match args.as_slice() {
+            [kind] if name == wrapper => Some(kind.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether `expr` is a field (`task.spec.data_sets`) of a struct the
+    /// code does not show, or of another crate's: it is taken for an `Api`
+    /// by its name alone, and a method no `Api` has (`iter`, `is_empty`)
+    /// shows it is something else.
+    fn guessed_field(&self, expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::Reference(r) => self.guessed_field(&r.expr),
+            syn::Expr::Paren(p) => self.guessed_field(&p.expr),
+            syn::Expr::MethodCall(m)
+                if matches!(m.method.to_string().as_str(), "clone" | "as_ref") =>
+            {
+                self.guessed_field(&m.receiver)
+            }
+            syn::Expr::Field(f) => {
+                let syn::Member::Named(name) = &f.member else {
+                    return false;
+                };
+                let owners = self.cx.index.fields.get(&name.to_string());
+                match self
+                    .cx
+                    .type_of(&f.base, self.scope)
+                    .as_ref()
+                    .and_then(type_name)
+                {
+                    Some((owner, _)) => !owners.is_some_and(|o| o.iter().any(|(s, _)| *s == owner)),
+                    None => true,
+                }
+            }
+            _ => false,
+        }
+    }
+
     /// Whether `expr` is a `kube::Client`: a value of that type, or one
     /// named `client` (`ctx.client.clone()`).
     fn is_client(&self, expr: &syn::Expr) -> bool {

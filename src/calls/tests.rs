@@ -291,6 +291,74 @@ async fn both(config: &Config, creds: std::sync::Arc<Credentials>, unknown: Opaq
 }
 
 #[test]
+fn a_traits_associated_kind_is_the_one_its_impls_set() {
+    let code = r"
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client};
+
+trait Store {
+    type Object;
+    fn api(&self) -> Api<Self::Object>;
+    async fn read(&self, name: &str) { self.api().get(name).await; }
+}
+struct Settings { client: Client }
+impl Store for Settings {
+    type Object = ConfigMap;
+    fn api(&self) -> Api<Self::Object> { Api::all(self.client.clone()) }
+}
+trait Wiped { type Object; async fn wipe(&self); }
+struct Vault { client: Client }
+impl Wiped for Vault {
+    type Object = Secret;
+    async fn wipe(&self) {
+        Api::<Self::Object>::all(self.client.clone()).delete_collection(&dp, &lp).await;
+    }
+}
+async fn run(settings: Settings, vault: Vault) {
+    settings.read('x').await;
+    vault.wipe().await;
+}
+"
+    .replace('\'', "\"");
+    let (calls, unchecked) = table(&[("src/store.rs", &code)]);
+    // The trait's provided method sends its request on the kind its one
+    // `impl` sets; in an `impl`, `Self::Object` is the one it sets.
+    assert_eq!(
+        calls,
+        ["8 get core/configmaps", "20 deletecollection core/secrets"]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn a_field_of_another_struct_is_no_api_for_its_name() {
+    let code = r"
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::{Api, CustomResource};
+
+struct Loader { data_sets: Api<ConfigMap> }
+#[derive(CustomResource)]
+#[kube(group = 'example.com', version = 'v1', kind = 'Task')]
+struct TaskSpec { data_sets: Vec<String>, cfg: Cfg }
+struct Cfg { data_sets: Vec<String> }
+
+async fn load(loader: &Loader, task: &Task, other: Opaque) {
+    loader.data_sets.list(&Default::default()).await;
+    for name in task.spec.data_sets.iter() {}
+    if task.spec.cfg.data_sets.is_empty() {}
+    if other.report.data_sets.is_empty() {}
+}
+"
+    .replace('\'', "\"");
+    let (calls, unchecked) = table(&[("src/load.rs", &code)]);
+    // `Task`'s `spec` is the `TaskSpec` it is derived from; a field of
+    // another struct is no `Api`, and a method no `Api` has (`is_empty`)
+    // on a field whose struct is not shown says the same.
+    assert_eq!(calls, ["12 list core/configmaps"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
 fn a_generic_wrapper_is_followed_to_the_kinds_its_users_name() {
     let code = r"
 use k8s_openapi::api::apps::v1::Deployment;
@@ -1343,4 +1411,33 @@ impl Widget {
         calls,
         ["9 list example.com/widgets", "9 watch example.com/widgets"]
     );
+}
+
+#[test]
+fn a_controller_takes_its_kind_from_the_type_its_function_returns() {
+    let code = r"
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client, runtime::Controller};
+
+trait Builder<K> { fn build(&self, client: Client) -> Controller<K>; }
+struct Maps;
+impl Builder<ConfigMap> for Maps {
+    fn build(&self, client: Client) -> Controller<ConfigMap> {
+        Controller::new(Api::all(client.clone()), Default::default())
+            .owns(Api::<Secret>::all(client), Default::default())
+    }
+}
+async fn run(client: Client) { Maps.build(client); }
+";
+    let (calls, unchecked) = table(&[("src/maps.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "9 list core/configmaps",
+            "9 watch core/configmaps",
+            "10 list core/secrets",
+            "10 watch core/secrets",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
 }

@@ -58,6 +58,11 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
             self.cx.associated = outer;
         }
     }
+    fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
+        let outer = self.cx.in_trait.replace(item.ident.to_string());
+        syn::visit::visit_item_trait(self, item);
+        self.cx.in_trait = outer;
+    }
     fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
         if is_test(&item.attrs) {
             return;
@@ -82,6 +87,10 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
 impl FileWalker<'_> {
     pub(super) fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
         self.cx.function = sig.ident.to_string();
+        self.cx.output = match &sig.output {
+            syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
+            syn::ReturnType::Default => None,
+        };
         self.cx.generics = self
             .cx
             .impl_generics
