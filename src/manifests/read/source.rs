@@ -1443,7 +1443,51 @@ fn path_dependencies(root: &Path) -> Result<Vec<Dependency>> {
             queue.push(path);
         }
     }
+    unify_workspace_features(root, &mut out)?;
     Ok(out)
+}
+
+/// A workspace builds its members together, and cargo compiles a path
+/// dependency once, with the features any member enables on it: a member
+/// may use a module of a sibling that only another member's features turn on.
+fn unify_workspace_features(root: &Path, dependencies: &mut [Dependency]) -> Result<()> {
+    let Some((workspace_dir, workspace_doc)) = workspace_manifest(root)? else {
+        return Ok(());
+    };
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let wanted: Vec<PathBuf> = dependencies.iter().map(|d| canonical(&d.dir)).collect();
+    for member in workspace_members(&workspace_dir, &workspace_doc) {
+        let Some(doc) = manifest(&member.join("Cargo.toml"))? else {
+            continue;
+        };
+        let Some(deps) = doc
+            .get("dependencies")
+            .and_then(toml_edit::Item::as_table_like)
+        else {
+            continue;
+        };
+        for (_, spec) in deps.iter() {
+            let Some(spec) = spec.as_table_like() else {
+                continue;
+            };
+            let Some(path) = spec.get("path").and_then(toml_edit::Item::as_str) else {
+                continue;
+            };
+            let dir = canonical(&member.join(path));
+            let Some(at) = wanted.iter().position(|w| *w == dir) else {
+                continue;
+            };
+            let (features, defaults) = enabled_features(&[spec]);
+            let dependency = &mut dependencies[at];
+            for feature in features {
+                if !dependency.features.contains(&feature) {
+                    dependency.features.push(feature);
+                }
+            }
+            dependency.defaults |= defaults;
+        }
+    }
+    Ok(())
 }
 
 /// The crates.io dependencies of the package at `root` whose types a kind
@@ -1919,6 +1963,40 @@ mod tests {
             Some(vec!["api".to_string(), "v1".to_string(), "app".to_string()])
         );
         assert_eq!(p("src/bin/tool.rs"), None);
+    }
+
+    #[test]
+    fn a_path_dependency_has_the_features_every_workspace_member_enables() {
+        let tmp = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = tmp.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(
+            "Cargo.toml",
+            "[workspace]\nmembers = [\"server\", \"controller\", \"lib\"]\n",
+        );
+        write(
+            "lib/Cargo.toml",
+            "[package]\nname = \"core\"\n[features]\nclient = []\nresources = []\n",
+        );
+        write(
+            "server/Cargo.toml",
+            "[package]\nname = \"server\"\n[dependencies]\ncore = { path = \"../lib\", features = [\"client\"], default-features = false }\n",
+        );
+        write(
+            "controller/Cargo.toml",
+            "[package]\nname = \"controller\"\n[dependencies]\ncore = { path = \"../lib\", features = [\"resources\"] }\n",
+        );
+        // Built at the workspace root, as its Dockerfile builds it, the
+        // server's `core` has the controller's features too.
+        let dependencies = path_dependencies(&tmp.path().join("server")).unwrap();
+        let [core] = dependencies.as_slice() else {
+            panic!("{:?}", dependencies.len())
+        };
+        assert_eq!(core.features, ["client", "resources"]);
+        assert!(core.defaults);
     }
 
     fn name_of(r: &Resolved<'_>) -> String {
