@@ -33,10 +33,14 @@ impl Dockerfile {
                 .any(|s| lower.ends_with(s))
     }
 
-    /// Reads the Dockerfile at `path` (shown as `shown`); a complaint when
-    /// its last stage names no program to run.
-    pub fn read(text: &str, shown: &Path) -> Result<Dockerfile, String> {
+    /// Reads the Dockerfile at `path` (shown as `shown`); `None` for an
+    /// image of files that runs nothing (`FROM scratch` with no command: an
+    /// OLM bundle, a chart), a complaint when its last stage names no
+    /// program to run.
+    pub fn read(text: &str, shown: &Path) -> Result<Option<Dockerfile>, String> {
         let mut stages: Vec<(Option<String>, Dockerfile)> = Vec::new();
+        // Whether the last stage starts from nothing.
+        let mut scratch = false;
         // `ARG`s before the first `FROM`, and the stage's `ARG`s and `ENV`s.
         let mut globals: HashMap<String, String> = HashMap::new();
         let mut vars: HashMap<String, String> = HashMap::new();
@@ -82,6 +86,7 @@ impl Dockerfile {
                     vars.clear();
                     let words: Vec<&str> = rest.split_whitespace().collect();
                     let base = words.iter().find(|w| !w.starts_with("--")).copied();
+                    scratch = base.is_some_and(|b| b.eq_ignore_ascii_case("scratch"));
                     let alias = words
                         .iter()
                         .position(|w| w.eq_ignore_ascii_case("as"))
@@ -130,6 +135,9 @@ impl Dockerfile {
         let Some((_, mut last)) = stages.pop() else {
             return Err(format!("{} has no FROM", shown.display()));
         };
+        if last.runs.is_empty() && scratch {
+            return Ok(None);
+        }
         if last.runs.is_empty() {
             return Err(format!(
                 "{} names no ENTRYPOINT or CMD in its last stage: the program its image runs is not known",
@@ -154,7 +162,7 @@ impl Dockerfile {
                     .map(|d| d.to_string_lossy().to_string())
                     .filter(|d| !matches!(d.as_str(), "docker" | "build" | "images" | "."))
             });
-        Ok(last)
+        Ok(Some(last))
     }
 
     /// The binary, of those `is_binary` accepts, its image runs: a word
@@ -306,20 +314,73 @@ pub fn letters(s: &str) -> String {
         .to_ascii_lowercase()
 }
 
+/// The names an image goes by: the segments of its repository path after
+/// the registry host, the last first (`ghcr.io/acme/walle/operator`:
+/// `operator`, `walle`, `acme`). A repository may be pushed under a path of
+/// its own, with the program's name anywhere in it.
+pub fn path_names(image: &str) -> Vec<&str> {
+    let mut segments: Vec<&str> = repository(image)
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    if segments.len() > 1 && (segments[0].contains(['.', ':']) || segments[0] == "localhost") {
+        segments.remove(0);
+    }
+    segments.reverse();
+    segments
+}
+
+/// Words an image or package name adds to a program's name without naming
+/// another program: `widget-operator` runs `widget`.
+const GENERIC_WORDS: &[&str] = &[
+    "app",
+    "agent",
+    "bin",
+    "cli",
+    "controller",
+    "daemon",
+    "dev",
+    "docker",
+    "image",
+    "k8s",
+    "kube",
+    "kubernetes",
+    "main",
+    "manager",
+    "operator",
+    "rs",
+    "rust",
+    "server",
+    "service",
+    "webhook",
+];
+
 /// Whether two names are one, or one is the other with words around it
-/// (`widget-operator` and `widget`, `acme-widget` and `widget`).
-pub fn same_or_around(a: &str, b: &str) -> bool {
+/// that say nothing else: words `known` accepts (the project's own names)
+/// or [`GENERIC_WORDS`]. `ame-controller` is the program `controller` of the
+/// project `ame`; `workflow-controller` is not, unless `workflow` is one of
+/// the project's names.
+pub fn same_or_around(a: &str, b: &str, known: impl Fn(&str) -> bool) -> bool {
     if a.is_empty() || b.is_empty() {
         return false;
     }
     let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
-    letters(&a) == letters(&b)
-        || [(&a, &b), (&b, &a)].iter().any(|(long, short)| {
-            long.starts_with(&format!("{short}-"))
-                || long.ends_with(&format!("-{short}"))
-                || long.starts_with(&format!("{short}_"))
-                || long.ends_with(&format!("_{short}"))
+    if letters(&a) == letters(&b) {
+        return true;
+    }
+    [(&a, &b), (&b, &a)].iter().any(|(long, short)| {
+        let rest = long
+            .strip_prefix(short.as_str())
+            .and_then(|r| r.strip_prefix(['-', '_']))
+            .or_else(|| {
+                long.strip_suffix(short.as_str())
+                    .and_then(|r| r.strip_suffix(['-', '_']))
+            });
+        rest.is_some_and(|rest| {
+            rest.split(['-', '_'])
+                .all(|w| !w.is_empty() && (GENERIC_WORDS.contains(&w) || known(w)))
         })
+    })
 }
 
 /// The files whose text names the images a repository builds and pushes.
@@ -365,7 +426,9 @@ USER 65532
 ENTRYPOINT ["/app/manager"]
 CMD ["--leader-elect"]
 "#;
-        let image = Dockerfile::read(text, Path::new("Dockerfile")).unwrap();
+        let image = Dockerfile::read(text, Path::new("Dockerfile"))
+            .unwrap()
+            .unwrap();
         assert_eq!(image.runs, ["manager", "--leader-elect"]);
         assert_eq!(
             image.binary(|b| b == "fleet-operator"),
@@ -376,14 +439,18 @@ CMD ["--leader-elect"]
         // A shell form under an init, in a stage built on another.
         let text = "FROM debian AS base\nCOPY target/release/agent /usr/local/bin/\n\
                     ENTRYPOINT /usr/bin/tini -- agent\nFROM base\nLABEL x=y\n";
-        let image = Dockerfile::read(text, Path::new("docker/agent/Dockerfile")).unwrap();
+        let image = Dockerfile::read(text, Path::new("docker/agent/Dockerfile"))
+            .unwrap()
+            .unwrap();
         assert_eq!(image.binary(|b| b == "agent"), Some("agent".into()));
         assert_eq!(image.name.as_deref(), Some("agent"));
 
         // A script that runs the one binary the image has.
         let text =
             "FROM alpine\nCOPY target/release/agent /bin/agent\nCOPY run.sh /\nCMD [\"/run.sh\"]\n";
-        let image = Dockerfile::read(text, Path::new("Dockerfile.node")).unwrap();
+        let image = Dockerfile::read(text, Path::new("Dockerfile.node"))
+            .unwrap()
+            .unwrap();
         assert_eq!(
             image.binary(|b| b == "agent" || b == "ctl"),
             Some("agent".into())
@@ -397,7 +464,9 @@ CMD ["--leader-elect"]
                     FROM rust AS build\nRUN cargo build\n\
                     FROM scratch\nARG ARTIFACT\nCOPY --from=build /app/${ARTIFACT} /operator\n\
                     ENTRYPOINT [\"/operator\"]\n";
-        let image = Dockerfile::read(text, Path::new("Dockerfile")).unwrap();
+        let image = Dockerfile::read(text, Path::new("Dockerfile"))
+            .unwrap()
+            .unwrap();
         assert_eq!(
             image.copies,
             [("project-operator".to_string(), "operator".to_string())]
@@ -417,6 +486,13 @@ CMD ["--leader-elect"]
             "build/Dockerfile names no ENTRYPOINT or CMD in its last stage: the program its image runs is not known"
         );
         assert!(Dockerfile::read("# nothing\n", Path::new("Dockerfile")).is_err());
+        // An image of files (an OLM bundle) runs nothing, and says nothing.
+        let bundle = "FROM scratch\nLABEL operators.operatorframework.io.bundle.mediatype.v1=registry+v1\nCOPY manifests /manifests/\n";
+        assert!(
+            Dockerfile::read(bundle, Path::new("bundle.Dockerfile"))
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
@@ -424,8 +500,18 @@ CMD ["--leader-elect"]
         assert_eq!(repository("ghcr.io/acme/widget:v1"), "ghcr.io/acme/widget");
         assert_eq!(repository("localhost:5000/widget"), "localhost:5000/widget");
         assert_eq!(base_name("ghcr.io/acme/widget@sha256:00"), "widget");
-        assert!(same_or_around("widget-operator", "widget"));
-        assert!(same_or_around("5spot", "5-spot"));
-        assert!(!same_or_around("widgetry", "widget"));
+        assert_eq!(
+            path_names("ghcr.io/acme/walle/operator:v1"),
+            ["operator", "walle", "acme"]
+        );
+        assert_eq!(path_names("localhost:5000/widget"), ["widget"]);
+        assert_eq!(path_names("widget:latest"), ["widget"]);
+        let none = |_: &str| false;
+        assert!(same_or_around("widget-operator", "widget", none));
+        assert!(same_or_around("5spot", "5-spot", none));
+        assert!(!same_or_around("widgetry", "widget", none));
+        // Words around a program's name are the project's or say nothing.
+        assert!(!same_or_around("workflow-controller", "controller", none));
+        assert!(same_or_around("ame-controller", "controller", |w| w == "ame"));
     }
 }

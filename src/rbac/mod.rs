@@ -205,6 +205,19 @@ fn runs<'p, 'w>(
         .collect();
     let binary = |name: &str| all.iter().find(|(_, b)| b.name == name).copied();
     let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    // The words of the project's own names and its binaries'.
+    let own_words: BTreeSet<String> = shipped
+        .names
+        .iter()
+        .map(String::as_str)
+        .chain(all.iter().map(|(_, b)| b.name.as_str()))
+        .flat_map(|name| {
+            std::iter::once(name.to_string()).chain(name.split(['-', '_']).map(str::to_string))
+        })
+        .map(|w| images::letters(&w))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let project_word = |w: &str| own_words.contains(&images::letters(w));
     // The one binary that makes requests (a crdgen or a docs tool makes
     // none; a kubectl plugin runs with its user's credentials). A binary
     // whose `main` does not parse may make any.
@@ -233,20 +246,32 @@ fn runs<'p, 'w>(
             .chain(&container.args)
             .map(|w| base(w))
             .collect();
-        // The image kustomize deploys in place of a placeholder.
+        // The image kustomize deploys in place of a placeholder, and the
+        // placeholder: the names of both are the image's.
         let deployed = shipped
             .renamed
             .iter()
             .find(|(from, _)| from == images::repository(&container.image))
             .map_or(container.image.as_str(), |(_, to)| to.as_str());
-        let image = images::base_name(deployed);
-        let named = |name: &str| images::same_or_around(image, name);
+        let mut image = images::path_names(deployed);
+        for name in images::path_names(&container.image) {
+            if !image.contains(&name) {
+                image.push(name);
+            }
+        }
+        let named = |name: &str| {
+            image
+                .iter()
+                .any(|i| images::same_or_around(i, name, project_word))
+        };
         let by_name = all
             .iter()
             .find(|(_, b)| words.contains(&b.name))
             .or_else(|| {
-                all.iter()
-                    .find(|(_, b)| images::letters(image) == images::letters(&b.name))
+                image.iter().find_map(|i| {
+                    all.iter()
+                        .find(|(_, b)| images::letters(i) == images::letters(&b.name))
+                })
             })
             .or_else(|| {
                 let mut around = all.iter().filter(|(_, b)| named(&b.name));
@@ -256,14 +281,22 @@ fn runs<'p, 'w>(
                 }
             })
             .copied();
+        // An image a chart read without helm names with a template action
+        // is not known to be another project's.
+        let hidden = image.iter().all(|n| n.contains("tplx"));
         let built = !image.is_empty()
-            && (shipped.names.iter().any(|n| named(n))
+            && (hidden
+                || shipped.names.iter().any(|n| named(n))
                 || shipped
                     .dockerfiles
                     .iter()
                     .any(|d| d.name.as_deref().is_some_and(named))
                 || mentions(&shipped.build_text, images::repository(deployed))
-                || mentions(&shipped.build_text, image));
+                // Its path without the registry (`acme/widget`), or a bare
+                // name (`widget:dev`); the last segment alone of a longer
+                // path is a word a workflow may use for anything
+                // (`postgresql`).
+                || mentions(&shipped.build_text, &owned_path(deployed)));
         let found = by_name.or_else(|| {
             if !built {
                 return None;
@@ -309,6 +342,14 @@ fn runs<'p, 'w>(
         });
     }
     tied
+}
+
+/// An image's repository path after its registry host: `acme/widget` of
+/// `ghcr.io/acme/widget:v1`, `widget` of `widget:dev`.
+fn owned_path(image: &str) -> String {
+    let mut names = images::path_names(image);
+    names.reverse();
+    names.join("/")
 }
 
 /// Whether `text` names `name` whole (not inside a longer name).
@@ -566,9 +607,25 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     // their accounts, whose rules they may need.
     let mut foreign: Vec<String> = Vec::new();
     let mut foreign_accounts: HashSet<&str> = HashSet::new();
+    // Roles by their place: those bound to a workload that may run the
+    // project's programs, and those bound only to other projects' images
+    // (a vendored install of another operator, whose resources are of a
+    // release rsop does not know).
+    let mut own_roles: HashSet<(PathBuf, usize)> = HashSet::new();
+    let mut foreign_roles: HashSet<(PathBuf, usize)> = HashSet::new();
     for workload in &shipped.workloads {
         let roles = bound_roles(workload, shipped);
         let tied = runs(workload, packages, shipped);
+        let whose = if tied.runs.is_empty() && tied.unknown.is_empty() && !tied.foreign.is_empty() {
+            &mut foreign_roles
+        } else {
+            &mut own_roles
+        };
+        whose.extend(
+            roles
+                .iter()
+                .map(|(r, _)| (r.location.file.clone(), r.location.line)),
+        );
         // A chart read without helm may name the account in its bindings
         // with a helper rsop cannot expand: which roles it is given is not
         // known, and nothing is asked of them.
@@ -605,10 +662,10 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         }
         if !roles.is_empty() {
             for container in &tied.foreign {
-                foreign.push(format!(
+                foreign.push(shipped::restore(&format!(
                     "container `{}` ({}) of {} `{}`",
                     container.name, container.image, workload.kind, workload.name
-                ));
+                )));
                 foreign_accounts.insert(&workload.account);
             }
         }
@@ -874,6 +931,10 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     }
     // Rules that name nothing the API serves grant nothing.
     for role in &shipped.roles {
+        let place = (role.location.file.clone(), role.location.line);
+        if foreign_roles.contains(&place) && !own_roles.contains(&place) {
+            continue;
+        }
         for rule in &role.rules {
             for (what, meant) in served.unserved(rule) {
                 findings.insert(Finding {

@@ -50,13 +50,14 @@ pub struct Binary {
 /// The packages under `root` that build binaries: the package there, or
 /// the members of the workspace there; in a repository whose Rust code sits
 /// in a folder of its own (`ctrl/`, `operator/`) beside its charts and
-/// Dockerfile, those of the folders nearest the root that hold one.
+/// Dockerfile, those of the folders nearest the root that hold one (as deep
+/// as `components/operators/widget/code/`).
 pub fn packages(root: &Path) -> Result<Vec<Package>> {
     let mut roots: Vec<PathBuf> = Vec::new();
     if root.join("Cargo.toml").is_file() {
         roots.push(PathBuf::new());
     } else {
-        for entry in super::shipped::searched(root, 3, &["target", "node_modules", "vendor"]) {
+        for entry in super::shipped::searched(root, 6, &["target", "node_modules", "vendor"]) {
             if entry.file_name() == "Cargo.toml"
                 && let Ok(dir) = entry.path().parent().unwrap_or(root).strip_prefix(root)
                 && !roots.iter().any(|r| dir.starts_with(r))

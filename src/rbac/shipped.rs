@@ -169,7 +169,7 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
             let shown = path.strip_prefix(root).unwrap_or(path);
             let text = std::fs::read_to_string(path).unwrap_or_default();
             match Dockerfile::read(&text, shown) {
-                Ok(dockerfile) => shipped.dockerfiles.push(dockerfile),
+                Ok(dockerfile) => shipped.dockerfiles.extend(dockerfile),
                 Err(complaint) => shipped.notes.push(complaint),
             }
             continue;
@@ -742,12 +742,36 @@ fn render_chart(
     shown: &Path,
     shipped: &mut Shipped,
 ) -> Result<bool> {
-    let output = Command::new(helm)
-        .args(["template", "rsop-rbac"])
-        .arg(chart)
-        .args(["--namespace", "default"])
-        .output()
-        .map_err(|e| Error::io("run", helm, e))?;
+    let template = |values: &[String]| {
+        Command::new(helm)
+            .args(["template", "rsop-rbac"])
+            .arg(chart)
+            .args(["--namespace", "default"])
+            .args(values.iter().flat_map(|v| ["--set-string", v.as_str()]))
+            .output()
+            .map_err(|e| Error::io("run", helm, e))
+    };
+    let mut output = template(&[])?;
+    // Values a chart marks `required` and leaves out of its defaults stop
+    // the render before any role is written: a placeholder for each lets
+    // the roles and workloads render (names, accounts and rules seldom
+    // come from such values).
+    let required = required_values(chart);
+    if !output.status.success() && !required.is_empty() {
+        let placeholders: Vec<String> = required
+            .iter()
+            .map(|path| format!("{path}=rsop-placeholder"))
+            .collect();
+        let retried = template(&placeholders)?;
+        if retried.status.success() {
+            shipped.notes.push(format!(
+                "the Helm chart `{}` requires values its defaults leave out ({}): rendered with a placeholder for each",
+                shown.display(),
+                required.join(", ")
+            ));
+            output = retried;
+        }
+    }
     if !output.status.success() {
         // The rest is checked all the same, the chart read as written.
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -791,6 +815,47 @@ fn render_chart(
         helm.display()
     ));
     Ok(true)
+}
+
+/// The values the templates of `chart` pass to `required`
+/// (`{{ required "msg" .Values.auth.secret }}`,
+/// `{{ .Values.url | required "msg" }}`), as dotted paths, in name order.
+fn required_values(chart: &Path) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for entry in walkdir::WalkDir::new(chart.join("templates"))
+        .into_iter()
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.file_type().is_file())
+    {
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find("{{") {
+            let action = &rest[start + 2..];
+            let end = action.find("}}").unwrap_or(action.len());
+            let (action, after) = action.split_at(end);
+            rest = after;
+            let words: Vec<&str> = action
+                .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '|'))
+                .filter(|w| !w.is_empty())
+                .collect();
+            if !words.contains(&"required") {
+                continue;
+            }
+            for word in words {
+                let path = word.trim_start_matches('$').strip_prefix(".Values.");
+                if let Some(path) = path.filter(|p| {
+                    p.split('.').all(|k| {
+                        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    })
+                }) {
+                    out.insert(path.to_string());
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// Without helm: the chart's templates, each action kept as an opaque name

@@ -29,9 +29,9 @@ fn path_with_helm(shim: Option<&Path>) -> OsString {
         .collect();
     if let Some(shim) = shim {
         let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/helm_chart.py");
-        // `helm template NAME CHART --namespace NS`, as rsop runs it.
+        // `helm template NAME CHART --namespace NS [--set-string K=V]..`, as rsop runs it.
         let script = format!(
-            "#!/bin/sh\n[ \"$1\" = template ] || exit 64\nexec python3 '{}' render \"$3\" --release \"$2\" --namespace \"$5\"\n",
+            "#!/bin/sh\n[ \"$1\" = template ] || exit 64\nrelease=$2 chart=$3 namespace=$5\nshift 5\nexec python3 '{}' render \"$chart\" --release \"$release\" --namespace \"$namespace\" \"$@\"\n",
             tool.display()
         );
         let helm = shim.join("helm");
@@ -256,6 +256,32 @@ fn a_role_file_that_cannot_be_read_is_an_error_and_a_chart_that_does_not_render_
         "{}",
         run.stdout
     );
+
+    // A chart that requires values its defaults leave out renders with a
+    // placeholder for each, and is checked as rendered.
+    let dir = broken("charts/widget-operator/templates/deployment.yaml", &|t| {
+        t.replace(
+            "args: [run]",
+            "args: [run, {{ required \"set auth.issuer\" .Values.auth.issuer | quote }}, {{ .Values.auth.audience | required \"set auth.audience\" }}]",
+        )
+    });
+    let run = rsop_with_env(dir.path(), &["rbac"], &env);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "note: the Helm chart `charts/widget-operator` requires values its defaults leave out (auth.audience, auth.issuer): rendered with a placeholder for each\n\
+             note: read the Helm chart `charts/widget-operator` as"
+        ),
+        "{}",
+        run.stdout
+    );
+    let rest = run.stdout.splitn(3, '\n').nth(2).unwrap();
+    assert_eq!(
+        findings(rest),
+        expected("rsop-rbac-widget-operator"),
+        "{}",
+        run.stdout
+    );
 }
 
 /// rsop's own scaffold passes its own check with nothing to say: every request the manager
@@ -338,7 +364,9 @@ fn modes_chosen_by_a_flag_value_are_checked_apart() {
 /// names every resource in the singular, so it grants nothing: each rule
 /// is an error with the plural it meant, and each request one too, never
 /// "nothing was checked". The metrics proxy beside it is another project's
-/// image, and a Dockerfile that runs nothing is named.
+/// image, and so is an operator installed beside it, whose role naming
+/// resources of its own releases is not judged. A Dockerfile that runs
+/// nothing is named; a bundle image of files is not.
 #[test]
 fn a_workload_is_tied_by_the_image_it_runs_whatever_its_roles_grant() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-image");
@@ -360,8 +388,49 @@ fn a_workload_is_tied_by_the_image_it_runs_whatever_its_roles_grant() {
             "error src/main.rs:11:21: `maps.list` sends `list` on `configmaps` | write `configmaps` for `configmap` in the rule at deploy/keeper.yaml:13:1",
             "error src/main.rs:13:20: `secrets.get_opt` sends `get` on `secrets` | write `secrets` for `secret` in the rule at deploy/keeper.yaml:16:1",
             "error src/main.rs:18:21: `secrets.create` sends `create` on `secrets` | write `secrets` for `secret` in the rule at deploy/keeper.yaml:16:1",
-            "note : not ours: container `metrics-proxy` (quay.io/brancz/kube-rbac-proxy:v0.18.0) of Deployment `keeper`: images of other projects, not checked; rules they may need are not reported unused | ",
+            "note : not ours: container `metrics-proxy` (quay.io/brancz/kube-rbac-proxy:v0.18.0) of Deployment `keeper`, \
+             container `workflow-controller` (quay.io/argoproj/workflow-controller:v3.5.0) of Deployment `workflow-controller`: \
+             images of other projects, not checked; rules they may need are not reported unused | ",
         ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.lines().last().unwrap(),
+        "rbac: `keeper` as Deployment `keeper` (3 requests checked, 0 not checked); 5 errors, 0 warnings"
+    );
+}
+
+/// An image pushed under a path of the repository's own
+/// (`ghcr.io/acme/keeper/operator`) names its program in any segment of the
+/// path, with no build file to tag it; another project's image whose name
+/// ends in the program's (`quay.io/argoproj/workflow-controller` beside a
+/// binary `controller`) runs nothing of the project's.
+#[test]
+fn an_image_path_names_its_program_and_a_longer_name_is_not_ours() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-image");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, repo.path(), None);
+    std::fs::remove_file(repo.path().join("Makefile")).unwrap();
+    let manifests = repo.path().join("deploy/keeper.yaml");
+    let text = std::fs::read_to_string(&manifests).unwrap();
+    std::fs::write(
+        &manifests,
+        text.replace(
+            "ghcr.io/acme/harbor-keeper:v0.3.0",
+            "ghcr.io/acme/keeper/operator:v0.3.0",
+        ),
+    )
+    .unwrap();
+    std::fs::rename(
+        repo.path().join("src/bin/keeperctl.rs"),
+        repo.path().join("src/bin/controller.rs"),
+    )
+    .unwrap();
+    let run = rsop_with_env(repo.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("container `workflow-controller` (quay.io/argoproj/workflow-controller:v3.5.0) of Deployment `workflow-controller`"),
         "{}",
         run.stdout
     );
