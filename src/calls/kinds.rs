@@ -52,7 +52,17 @@ pub(super) fn declared_kinds(text: &str) -> Vec<OwnKind> {
     let mut rest = text;
     let mut gap_ends_item = true;
     while let Some(start) = rest.find("#[kube(") {
-        let gap = &rest[..start];
+        // An attribute commented out (`// #[kube(`) is no attribute.
+        let line = &rest[rest[..start].rfind('\n').map_or(0, |n| n + 1)..start];
+        if line.contains("//") {
+            rest = &rest[start + 2..];
+            continue;
+        }
+        // What lies between this attribute and the last, comments left out.
+        let gap: String = rest[..start]
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect();
         if gap_ends_item || gap.contains("struct ") || gap.contains("enum ") || gap.contains('}') {
             items.push(Vec::new());
         }
@@ -463,12 +473,13 @@ pub(super) struct Scope {
     pub(super) remote_apis: HashSet<String>,
 }
 
-/// Values bound to names in a function, each from where it is bound: a
-/// name reads the last binding before it, so a `let` that shadows another,
-/// or one in a sibling `match` arm, does not change what an earlier use
-/// reads.
+/// Values bound to names in a function, each from where it is bound to
+/// the end of the block that binds it: a name reads the last binding before
+/// it that is still in scope, so a `let` that shadows another, one in a
+/// sibling `match` arm, or one in a loop body that has ended, does not
+/// change what a use reads.
 #[derive(Debug)]
-pub(super) struct Bound<T>(HashMap<String, Vec<(Place, T)>>);
+pub(super) struct Bound<T>(HashMap<String, Vec<(Place, Place, T)>>);
 
 /// A line and column.
 pub(super) type Place = (usize, usize);
@@ -482,10 +493,15 @@ impl<T> Default for Bound<T> {
 impl<T> Bound<T> {
     /// Binds `name` from `at` (line, column) on.
     pub(super) fn insert(&mut self, name: String, at: Place, value: T) {
+        self.insert_until(name, at, (usize::MAX, usize::MAX), value);
+    }
+
+    /// Binds `name` from `at` to `until`, the end of its block.
+    pub(super) fn insert_until(&mut self, name: String, at: Place, until: Place, value: T) {
         let bindings = self.0.entry(name).or_default();
-        match bindings.binary_search_by_key(&at, |(place, _)| *place) {
-            Ok(i) => bindings[i].1 = value,
-            Err(i) => bindings.insert(i, (at, value)),
+        match bindings.binary_search_by_key(&at, |(place, _, _)| *place) {
+            Ok(i) => bindings[i] = (at, until, value),
+            Err(i) => bindings.insert(i, (at, until, value)),
         }
     }
 
@@ -495,8 +511,8 @@ impl<T> Bound<T> {
             .get(name)?
             .iter()
             .rev()
-            .find(|(place, _)| *place <= at)
-            .map(|(_, value)| value)
+            .find(|(place, until, _)| *place <= at && at <= *until)
+            .map(|(_, _, value)| value)
     }
 
     /// The binding `name` reads at `at`, to settle it.
@@ -505,8 +521,8 @@ impl<T> Bound<T> {
             .get_mut(name)?
             .iter_mut()
             .rev()
-            .find(|(place, _)| *place <= at)
-            .map(|(_, value)| value)
+            .find(|(place, until, _)| *place <= at && at <= *until)
+            .map(|(_, _, value)| value)
     }
 }
 
@@ -516,6 +532,79 @@ fn tail(block: &syn::Block) -> Option<&syn::Expr> {
         syn::Stmt::Expr(expr, None) => Some(expr),
         _ => None,
     }
+}
+
+/// The tuple an expression yields: written out, or the one every branch
+/// that does not panic yields.
+fn tuple_of(expr: &syn::Expr) -> Option<&syn::ExprTuple> {
+    match expr {
+        syn::Expr::Tuple(t) => Some(t),
+        syn::Expr::Paren(p) => tuple_of(&p.expr),
+        syn::Expr::Block(b) => tuple_of(tail(&b.block)?),
+        syn::Expr::If(_) | syn::Expr::Match(_) => match yielding_branches(expr)?.as_slice() {
+            [only] => tuple_of(only),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a branch never yields a value: it panics (`todo!()`,
+/// `unreachable!()`), returns, breaks or continues.
+pub(super) fn diverges(expr: &syn::Expr) -> bool {
+    let diverging_macro = |mac: &syn::Macro| {
+        mac.path.segments.last().is_some_and(|s| {
+            matches!(
+                s.ident.to_string().as_str(),
+                "todo" | "unimplemented" | "unreachable" | "panic"
+            )
+        })
+    };
+    match expr {
+        syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_) => true,
+        syn::Expr::Macro(m) => diverging_macro(&m.mac),
+        syn::Expr::Block(b) => match b.block.stmts.last() {
+            Some(syn::Stmt::Expr(e, _)) => diverges(e),
+            Some(syn::Stmt::Macro(m)) => diverging_macro(&m.mac),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The branches of an `if` (with its `else`) or a `match` that yield a
+/// value, as the expressions they end with.
+fn yielding_branches(expr: &syn::Expr) -> Option<Vec<&syn::Expr>> {
+    let branches: Vec<&syn::Expr> = match expr {
+        syn::Expr::If(i) => {
+            let (_, otherwise) = i.else_branch.as_ref()?;
+            let then = tail(&i.then_branch);
+            let then_diverges = i.then_branch.stmts.last().is_some_and(|s| match s {
+                syn::Stmt::Macro(m) => diverges(&syn::Expr::Macro(syn::ExprMacro {
+                    attrs: Vec::new(),
+                    mac: m.mac.clone(),
+                })),
+                syn::Stmt::Expr(e, _) => diverges(e),
+                _ => false,
+            });
+            let mut out = Vec::new();
+            if !then_diverges {
+                out.push(then?);
+            }
+            if !diverges(otherwise) {
+                out.push(&**otherwise);
+            }
+            out
+        }
+        syn::Expr::Match(m) => m
+            .arms
+            .iter()
+            .map(|arm| &*arm.body)
+            .filter(|body| !diverges(body))
+            .collect(),
+        _ => return None,
+    };
+    Some(branches)
 }
 
 /// The kind all of `kinds` are, the `Api::all` or `namespaced` they agree
@@ -551,14 +640,48 @@ pub(super) fn start(node: &impl Spanned) -> Place {
 pub(super) struct Bindings<'w, 'a> {
     pub(super) cx: &'w Typing<'a>,
     pub(super) scope: &'w mut Scope,
+    /// Where each block being read ends, the innermost last.
+    pub(super) blocks: Vec<Place>,
 }
 
 impl<'ast> Visit<'ast> for Bindings<'_, '_> {
+    fn visit_block(&mut self, block: &'ast syn::Block) {
+        let end = block.brace_token.span.close().end();
+        self.blocks.push((end.line, end.column));
+        syn::visit::visit_block(self, block);
+        self.blocks.pop();
+    }
     fn visit_local(&mut self, local: &'ast syn::Local) {
         let (pat, annotated) = match &local.pat {
             syn::Pat::Type(t) => (&*t.pat, api_type(&t.ty)),
             other => (other, None),
         };
+        // `let (tasks, workflows) = (Api::namespaced(..), Api::namespaced(..))`,
+        // or the one branch of an `if` that does not panic.
+        if let syn::Pat::Tuple(names) = pat
+            && let Some(init) = &local.init
+            && let Some(values) = tuple_of(&init.expr)
+            && values.elems.len() == names.elems.len()
+        {
+            let end = local.span().end();
+            let until = self
+                .blocks
+                .last()
+                .copied()
+                .unwrap_or((usize::MAX, usize::MAX));
+            for (name, value) in names.elems.iter().zip(&values.elems) {
+                if let syn::Pat::Ident(name) = name
+                    && let Some(kind) = self.cx.kind_of(value, self.scope)
+                {
+                    self.scope.apis.insert_until(
+                        name.ident.to_string(),
+                        (end.line, end.column),
+                        until,
+                        kind,
+                    );
+                }
+            }
+        }
         if let syn::Pat::Ident(name) = pat {
             let name = name.ident.to_string();
             let from_init = local
@@ -600,7 +723,14 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
             }
             if let Some(kind) = kind {
                 let end = local.span().end();
-                self.scope.apis.insert(name, (end.line, end.column), kind);
+                let until = self
+                    .blocks
+                    .last()
+                    .copied()
+                    .unwrap_or((usize::MAX, usize::MAX));
+                self.scope
+                    .apis
+                    .insert_until(name, (end.line, end.column), until, kind);
             } else if literal != Literal::default() {
                 self.scope.literals.insert(name, literal);
             } else if let syn::Pat::Type(t) = &local.pat {
@@ -886,18 +1016,33 @@ impl<'a> Typing<'a> {
             // `if let Some(ns) = ns { Api::namespaced(..) } else { Api::all(..) }`:
             // the kind every branch agrees on.
             syn::Expr::Block(b) => self.kind_of(tail(&b.block)?, scope),
-            syn::Expr::If(i) => {
-                let (_, otherwise) = i.else_branch.as_ref()?;
-                agree([
-                    self.kind_of(tail(&i.then_branch)?, scope),
-                    self.kind_of(otherwise, scope),
-                ])
-            }
-            syn::Expr::Match(m) => agree(m.arms.iter().map(|arm| self.kind_of(&arm.body, scope))),
+            // A branch that panics or returns yields no `Api`.
+            syn::Expr::If(_) | syn::Expr::Match(_) => agree(
+                yielding_branches(expr)?
+                    .into_iter()
+                    .map(|branch| self.kind_of(branch, scope)),
+            ),
             syn::Expr::MethodCall(m) => {
                 let method = m.method.to_string();
                 if matches!(method.as_str(), "clone" | "to_owned" | "as_ref") {
                     return self.kind_of(&m.receiver, scope);
+                }
+                // `cache.entry(ns).or_insert_with(|| Api::namespaced(..))`:
+                // the `Api` the map holds is the one made for it.
+                if matches!(
+                    method.as_str(),
+                    "or_insert_with"
+                        | "or_insert_with_key"
+                        | "get_or_insert_with"
+                        | "or_insert"
+                        | "get_or_insert"
+                ) && let Some(made) = m.args.first()
+                {
+                    let made = match made {
+                        syn::Expr::Closure(c) => &*c.body,
+                        other => other,
+                    };
+                    return self.kind_of(made, scope);
                 }
                 // rsop-runtime's `ctx.api::<K>()`: the watched namespace's, or all namespaces'.
                 if self.runtime
@@ -913,6 +1058,14 @@ impl<'a> Typing<'a> {
                 Some(ApiKind::Known(Box::new(kind), *cluster))
             }
             syn::Expr::Call(c) => {
+                // `Api::<Pod>::clone(&pods)`, `Clone::clone(&pods)`: the `Api` cloned.
+                if let syn::Expr::Path(p) = &*c.func
+                    && p.path.segments.last().is_some_and(|s| s.ident == "clone")
+                    && p.path.segments.len() >= 2
+                    && let Some(cloned) = c.args.first()
+                {
+                    return self.kind_of(cloned, scope);
+                }
                 if let Some((kind, cluster)) = api_constructor(&c.func) {
                     if let Literal {
                         group: Some(group),

@@ -173,6 +173,10 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     })),
                     cluster,
                 ),
+                (ApiKind::Inferred(cluster), None) => match self.sent_kind(&method, &call.args) {
+                    Some(sent) => ApiKind::Known(Box::new(sent), cluster),
+                    None => ApiKind::Inferred(cluster),
+                },
                 (kind, _) => kind,
             };
             let first = self.analysis.calls.len();
@@ -231,17 +235,29 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     None,
                 ),
             }
-        } else if matches!(method.as_str(), "owns" | "watches")
-            && let Some(api) = call.args.first()
-            && let Some(kind) = self.cx.kind_of(api, self.scope)
+        } else if matches!(
+            method.as_str(),
+            "owns" | "watches" | "owns_with" | "watches_with"
+        ) && let Some(api) = call.args.first()
+            && (method.ends_with("_with") || built_by_controller(&call.receiver))
         {
-            self.push(
-                &kind,
-                WATCH,
-                None,
-                &call.method,
-                format!("Controller::{method}"),
-            );
+            // A controller's watch on an `Api` whose kind the code does not
+            // show is named, not dropped.
+            match self.cx.kind_of(api, self.scope) {
+                Some(kind) => self.push(
+                    &kind,
+                    WATCH,
+                    None,
+                    &call.method,
+                    format!("Controller::{method}"),
+                ),
+                None => self.unchecked(
+                    &call.method,
+                    format!("Controller::{method}"),
+                    Unknown::Kind,
+                    None,
+                ),
+            }
         } else if let Some(runtime) = self.runtime_request(call) {
             let (kind, verbs, sub, via) = runtime;
             self.push(&kind, verbs, sub, &call.method, via.clone());
@@ -329,7 +345,11 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     }
                 }
                 "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Controller" => {
-                    if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
+                    let kind = first.and_then(|a| self.cx.kind_of(a, self.scope));
+                    if kind.is_none() && first.is_some() {
+                        self.unchecked(&last.ident, "Controller::new".into(), Unknown::Kind, None);
+                    }
+                    if let Some(kind) = kind {
                         // `Controller::new(Api::all(client), ..)` in a function
                         // that returns `Controller<K>`: the kind is `K`.
                         let kind = match (kind, self.returned_kind("Controller")) {
@@ -511,7 +531,68 @@ pub(super) const RUNTIME_MANAGER_REQUESTS: &[(&str, &str, &str, bool, bool)] = &
     ),
 ];
 
+/// The `Patch` a `patch` call sends: `&Patch::Merge(..)` and the like.
+fn patch_value(arg: &syn::Expr) -> Option<(&syn::PathSegment, Option<&syn::Expr>)> {
+    let arg = match arg {
+        syn::Expr::Reference(r) => &*r.expr,
+        other => other,
+    };
+    let syn::Expr::Call(c) = arg else {
+        return None;
+    };
+    let syn::Expr::Path(p) = &*c.func else {
+        return None;
+    };
+    let segments: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+    match segments.as_slice() {
+        [.., patch, variant] if patch.ident == "Patch" => Some((variant, c.args.first())),
+        _ => None,
+    }
+}
+
+/// Whether `expr` is a controller being built: a chain of methods on
+/// `Controller::new(..)`.
+fn built_by_controller(expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::MethodCall(m) => built_by_controller(&m.receiver),
+        syn::Expr::Call(c) => matches!(&*c.func, syn::Expr::Path(p)
+            if p.path.segments.len() >= 2
+                && p.path.segments[p.path.segments.len() - 2].ident == "Controller"),
+        _ => false,
+    }
+}
+
 impl Requests<'_, '_> {
+    /// The kind rustc infers for an `Api` written without one from the
+    /// object a call sends: `create(&pp, &secret)`, `replace(name, &pp,
+    /// &obj)`, `patch(name, &pp, &Patch::Json::<T>(..))` or
+    /// `&Patch::Apply(&obj)` with `obj`'s type shown.
+    fn sent_kind(
+        &self,
+        method: &str,
+        args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
+    ) -> Option<syn::Type> {
+        let typed = |expr: &syn::Expr| {
+            self.cx
+                .type_of(expr, self.scope)
+                .filter(|ty| self.cx.target(ty).is_some() || type_parameter(ty).is_some())
+        };
+        match method {
+            "create" => typed(args.iter().nth(1)?),
+            "replace" | "replace_status" => typed(args.iter().nth(2)?),
+            "patch" | "patch_status" => {
+                let (variant, value) = patch_value(args.iter().nth(2)?)?;
+                if let syn::PathArguments::AngleBracketed(a) = &variant.arguments
+                    && let Some(syn::GenericArgument::Type(ty)) = a.args.first()
+                {
+                    return Some(ty.clone());
+                }
+                typed(value?)
+            }
+            _ => None,
+        }
+    }
+
     /// `K` of the function's return type when it is `wrapper<K>` (or a
     /// `Result` of one).
     fn returned_kind(&self, wrapper: &str) -> Option<syn::Type> {
@@ -555,23 +636,57 @@ impl Requests<'_, '_> {
         }
     }
 
-    /// Whether `expr` is a `kube::Client`: a value of that type, or one
-    /// named `client` (`ctx.client.clone()`).
+    /// Whether `expr` is a `kube::Client`: a value of that type, or, where
+    /// its type is not shown, one named `client` (`ctx.client.clone()`) in
+    /// a file that imports kube. A database's or a registry's `Client` is
+    /// not one.
     fn is_client(&self, expr: &syn::Expr) -> bool {
         match expr {
             syn::Expr::Reference(r) => self.is_client(&r.expr),
             syn::Expr::Paren(p) => self.is_client(&p.expr),
             syn::Expr::MethodCall(m) if m.method == "clone" => self.is_client(&m.receiver),
-            syn::Expr::Field(f) => matches!(&f.member, syn::Member::Named(n) if n == "client"),
+            syn::Expr::Field(f) => match self.cx.type_of(expr, self.scope) {
+                Some(ty) => self.is_kube_client_type(&ty),
+                None => {
+                    matches!(&f.member, syn::Member::Named(n) if n == "client")
+                        && self.imports_kube()
+                }
+            },
             syn::Expr::Path(p) => p.path.get_ident().is_some_and(|name| {
-                name == "client"
-                    || self
-                        .scope
-                        .values
-                        .get(&name.to_string())
-                        .is_some_and(super::reach::is_client_type)
+                match self.scope.values.get(&name.to_string()) {
+                    Some(ty) => self.is_kube_client_type(ty),
+                    None => name == "client" && self.imports_kube(),
+                }
             }),
             _ => false,
+        }
+    }
+
+    /// Whether the file imports anything of kube's.
+    fn imports_kube(&self) -> bool {
+        self.cx.imports.values().any(|path| {
+            path.first()
+                .is_some_and(|f| f == "kube" || f == "kube_client")
+        })
+    }
+
+    /// Whether `ty` is kube's `Client`: written `kube::Client`, or `Client`
+    /// not imported from another crate here (a field's type may be written
+    /// in another file).
+    fn is_kube_client_type(&self, ty: &syn::Type) -> bool {
+        if !super::reach::is_client_type(ty) {
+            return false;
+        }
+        let syn::Type::Path(p) = strip_wrappers(ty) else {
+            return false;
+        };
+        let from_kube = |first: &str| first == "kube" || first == "kube_client";
+        if p.path.segments.len() > 1 {
+            return from_kube(&p.path.segments[0].ident.to_string());
+        }
+        match self.cx.imports.get("Client") {
+            Some(path) => path.first().is_some_and(|f| from_kube(f)),
+            None => true,
         }
     }
 

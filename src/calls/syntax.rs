@@ -281,6 +281,10 @@ pub(super) fn api_type(ty: &syn::Type) -> Option<syn::Type> {
         syn::Type::Reference(r) => api_type(&r.elem),
         syn::Type::Path(p) => {
             let last = p.path.segments.last()?;
+            // `Arc<Api<K>>`, `Box<Api<K>>`: calls go through to the `Api`.
+            if matches!(last.ident.to_string().as_str(), "Arc" | "Box" | "Rc") {
+                return api_type(generic_args(&last.arguments).first()?);
+            }
             if last.ident != "Api" {
                 return None;
             }

@@ -1441,3 +1441,110 @@ async fn run(client: Client) { Maps.build(client); }
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn bindings_end_with_their_block_and_branches_that_panic_yield_nothing() {
+    let code = r"
+use std::sync::Arc;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
+use kube::{Api, Client};
+
+struct Service { pods: Arc<Api<Pod>> }
+
+async fn run(client: Client, service: &Service, ns: Option<&str>) {
+    for _ in 0..2 {
+        let api: Api<Pod> = Api::all(client.clone());
+        api.list(&lp).await;
+    }
+    let api = cache.entry(ns).or_insert_with(|| Api::<Secret>::all(client.clone()));
+    api.create(&pp, &secret).await;
+    let (maps, secrets) = if let Some(ns) = ns {
+        (Api::<ConfigMap>::namespaced(client.clone(), ns), Api::<Secret>::namespaced(client.clone(), ns))
+    } else {
+        todo!()
+    };
+    maps.patch('m', &pp, &patch).await;
+    secrets.delete('s', &dp).await;
+    service.pods.get('p').await;
+    await_condition(Api::<Pod>::clone(&service.pods), 'p', is_pod_running()).await;
+}
+"
+    .replace('\'', "\"");
+    let (calls, unchecked) = table(&[("src/service.rs", &code)]);
+    // The loop's `api` ends with the loop: the `api` after it is the
+    // `Secret` one the map is given.
+    assert_eq!(
+        calls,
+        [
+            "11 list core/pods",
+            "14 create core/secrets",
+            "20 patch core/configmaps",
+            "21 delete core/secrets",
+            "22 get core/pods",
+            "23 list core/pods",
+            "23 watch core/pods",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn a_commented_attribute_hides_no_kind_and_another_crates_client_is_not_kube() {
+    let code = r##"
+use kube::{Api, Client, CustomResource};
+use oci_client::Client as Registry;
+
+#[derive(CustomResource)]
+#[kube(kind = "Schedule", group = "ros.io", version = "v1")]
+// #[kube(
+//     printcolumn = r#"{"name":"State", "jsonPath":".status.state"}"#
+// )]
+#[kube(namespaced)]
+pub struct ScheduleSpec { every: String }
+
+struct Store { client: Registry }
+impl Store {
+    async fn pull(&self) { pull_blob(&self.client, "x").await; }
+}
+async fn run(client: Client, db: Db) {
+    Api::<Schedule>::all(client).list(&lp).await;
+    let client: tokio_postgres::Client = db.client().await;
+    queries::fetch(&client, 1).await;
+}
+"##;
+    let (calls, unchecked) = table(&[("src/schedule.rs", code)]);
+    assert_eq!(calls, ["18 list ros.io/schedules"]);
+    // Neither the registry's client nor the database's is kube's.
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+#[test]
+fn an_api_written_without_a_kind_takes_the_kind_of_the_object_it_sends() {
+    let code = r"
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client, api::Patch};
+
+async fn ipatch<T>(client: Client, obj: &T, patch: json_patch::Patch) {
+    Api::namespaced(client, 'ns').patch('n', &pp, &Patch::Json::<T>(patch)).await;
+}
+async fn upsert<T>(client: Client, obj: &T) {
+    Api::namespaced(client, 'ns').patch_status('n', &pp, &Patch::Merge(obj)).await;
+}
+async fn run(client: Client, map: ConfigMap, secret: Secret) {
+    Api::all(client.clone()).create(&pp, &secret).await;
+    ipatch(client.clone(), &map, patch).await;
+    upsert(client, &secret).await;
+}
+"
+    .replace('\'', "\"");
+    let (calls, unchecked) = table(&[("src/resource.rs", &code)]);
+    assert_eq!(
+        calls,
+        [
+            "6 patch core/configmaps",
+            "9 patch core/secrets/status",
+            "12 create core/secrets",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

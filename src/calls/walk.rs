@@ -150,6 +150,7 @@ impl FileWalker<'_> {
         let mut bindings = Bindings {
             cx: &self.cx,
             scope: &mut scope,
+            blocks: Vec::new(),
         };
         bindings.visit_block(block);
         let mut settle = Settle {
