@@ -358,7 +358,9 @@ pub fn analyze_when(
     if !deferred.is_empty() {
         let calls_before = analysis.calls.len();
         let mut round = deferred.clone();
-        let mut seen: HashSet<(String, String, PathBufLine)> = HashSet::new();
+        // A request lifted through two callers of one name (a function and
+        // its `#[cfg(not(..))]` twin) is kept for each.
+        let mut seen: HashSet<(String, String, PathBufLine, Option<PathBufLine>)> = HashSet::new();
         for _ in 0..GENERIC_DEPTH {
             if round.is_empty() {
                 break;
@@ -381,7 +383,8 @@ pub fn analyze_when(
                 .into_iter()
                 .filter(|d| {
                     let at = (d.location.file.clone(), d.location.line, d.location.column);
-                    seen.insert((d.function.clone(), d.generic.clone(), at))
+                    let via = d.through.last().map(|t| (t.file.clone(), t.line, t.column));
+                    seen.insert((d.function.clone(), d.generic.clone(), at, via))
                 })
                 .collect();
         }

@@ -1548,3 +1548,42 @@ async fn run(client: Client, map: ConfigMap, secret: Secret) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+#[test]
+fn a_generic_function_and_its_cfg_twin_each_pass_on_their_requests() {
+    let manifest: toml_edit::DocumentMut = "[features]\ndefault = [\"tracing\"]\ntracing = []\n"
+        .parse()
+        .unwrap();
+    let config = BuildConfig::from_manifest(Some(&manifest));
+    let code = r#"
+#[cfg(not(feature = "tracing"))]
+async fn patch<T>(client: Client, obj: &T) {
+    ipatch(client, obj).await
+}
+#[cfg(feature = "tracing")]
+async fn patch<T>(client: Client, obj: &T) {
+    ipatch(client, obj).await
+}
+async fn ipatch<T>(client: Client, obj: &T) {
+    let api: Api<T> = Api::all(client);
+    api.patch(NAME, &pp, &p).await;
+}
+async fn run(client: Client, map: ConfigMap) {
+    patch(client, &map).await;
+}
+"#;
+    let files: Vec<CrateFile<'_>> = vec![(Path::new("src/resource.rs"), code, Some(&config))];
+    let analysis = analyze_when(&files, &[], || Some(Vec::new())).unwrap();
+    let mut found: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| format!("{} {}", c.resource, c.gated.as_deref().unwrap_or("built")))
+        .collect();
+    found.sort();
+    found.dedup();
+    // The build with `tracing` on sends it through the twin it compiles.
+    assert_eq!(
+        found,
+        ["configmaps built", "configmaps not (feature = \"tracing\")"]
+    );
+}
