@@ -307,11 +307,15 @@ pub(super) fn is_self(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
 }
 
-/// `Client`, `&Client`, `kube::Client`.
+/// `Client`, `&Client`, `kube::Client`, and kube's `APIClient` of before 0.30.
 pub(super) fn is_client_type(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Reference(r) => is_client_type(&r.elem),
-        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Client"),
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "Client" || s.ident == "APIClient"),
         _ => false,
     }
 }

@@ -239,10 +239,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             method.as_str(),
             "owns" | "watches" | "owns_with" | "watches_with"
         ) && let Some(api) = call.args.first()
-            && (method.ends_with("_with") || built_by_controller(&call.receiver))
         {
-            // A controller's watch on an `Api` whose kind the code does not
-            // show is named, not dropped.
             match self.cx.kind_of(api, self.scope) {
                 Some(kind) => self.push(
                     &kind,
@@ -251,12 +248,17 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     &call.method,
                     format!("Controller::{method}"),
                 ),
-                None => self.unchecked(
-                    &call.method,
-                    format!("Controller::{method}"),
-                    Unknown::Kind,
-                    None,
-                ),
+                // A controller's watch on an `Api` whose kind the code does
+                // not show is named, not dropped (another builder's `owns`
+                // is none of rsop's business).
+                None if method.ends_with("_with") || built_by_controller(&call.receiver) => self
+                    .unchecked(
+                        &call.method,
+                        format!("Controller::{method}"),
+                        Unknown::Kind,
+                        None,
+                    ),
+                None => {}
             }
         } else if let Some(runtime) = self.runtime_request(call) {
             let (kind, verbs, sub, via) = runtime;
@@ -684,7 +686,7 @@ impl Requests<'_, '_> {
         if p.path.segments.len() > 1 {
             return from_kube(&p.path.segments[0].ident.to_string());
         }
-        match self.cx.imports.get("Client") {
+        match self.cx.imports.get(&p.path.segments[0].ident.to_string()) {
             Some(path) => path.first().is_some_and(|f| from_kube(f)),
             None => true,
         }

@@ -1416,7 +1416,7 @@ impl Widget {
 #[test]
 fn a_controller_takes_its_kind_from_the_type_its_function_returns() {
     let code = r"
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::{Api, Client, runtime::Controller};
 
 trait Builder<K> { fn build(&self, client: Client) -> Controller<K>; }

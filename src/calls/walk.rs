@@ -26,8 +26,9 @@ pub(super) struct FileWalker<'a> {
 }
 
 /// How many generic functions deep a kind is passed down: `main` calls
-/// `run::<Widget>`, which runs `reconcile::<T>`, which calls `apply::<T>`.
-pub(super) const GENERIC_DEPTH: usize = 4;
+/// `run::<Widget>`, which runs `reconcile::<T>`, which calls `apply::<T>`;
+/// helper libraries stack `upsert::<T>` on `patch::<T>` on a request.
+pub(super) const GENERIC_DEPTH: usize = 6;
 
 /// A place in a file: path, line, column.
 pub(super) type PathBufLine = (std::path::PathBuf, usize, usize);
