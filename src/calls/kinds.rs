@@ -551,25 +551,32 @@ fn tuple_of(expr: &syn::Expr) -> Option<&syn::ExprTuple> {
 
 /// Whether a branch never yields a value: it panics (`todo!()`,
 /// `unreachable!()`), returns, breaks or continues.
-pub(super) fn diverges(expr: &syn::Expr) -> bool {
-    let diverging_macro = |mac: &syn::Macro| {
-        mac.path.segments.last().is_some_and(|s| {
-            matches!(
-                s.ident.to_string().as_str(),
-                "todo" | "unimplemented" | "unreachable" | "panic"
-            )
-        })
-    };
+fn diverges(expr: &syn::Expr) -> bool {
     match expr {
         syn::Expr::Return(_) | syn::Expr::Break(_) | syn::Expr::Continue(_) => true,
         syn::Expr::Macro(m) => diverging_macro(&m.mac),
-        syn::Expr::Block(b) => match b.block.stmts.last() {
-            Some(syn::Stmt::Expr(e, _)) => diverges(e),
-            Some(syn::Stmt::Macro(m)) => diverging_macro(&m.mac),
-            _ => false,
-        },
+        syn::Expr::Block(b) => block_diverges(&b.block),
         _ => false,
     }
+}
+
+/// Whether a block ends in a branch that never yields a value.
+fn block_diverges(block: &syn::Block) -> bool {
+    match block.stmts.last() {
+        Some(syn::Stmt::Expr(e, _)) => diverges(e),
+        Some(syn::Stmt::Macro(m)) => diverging_macro(&m.mac),
+        _ => false,
+    }
+}
+
+/// `todo!()`, `unimplemented!()`, `unreachable!()`, `panic!()`.
+fn diverging_macro(mac: &syn::Macro) -> bool {
+    mac.path.segments.last().is_some_and(|s| {
+        matches!(
+            s.ident.to_string().as_str(),
+            "todo" | "unimplemented" | "unreachable" | "panic"
+        )
+    })
 }
 
 /// The branches of an `if` (with its `else`) or a `match` that yield a
@@ -578,18 +585,9 @@ fn yielding_branches(expr: &syn::Expr) -> Option<Vec<&syn::Expr>> {
     let branches: Vec<&syn::Expr> = match expr {
         syn::Expr::If(i) => {
             let (_, otherwise) = i.else_branch.as_ref()?;
-            let then = tail(&i.then_branch);
-            let then_diverges = i.then_branch.stmts.last().is_some_and(|s| match s {
-                syn::Stmt::Macro(m) => diverges(&syn::Expr::Macro(syn::ExprMacro {
-                    attrs: Vec::new(),
-                    mac: m.mac.clone(),
-                })),
-                syn::Stmt::Expr(e, _) => diverges(e),
-                _ => false,
-            });
             let mut out = Vec::new();
-            if !then_diverges {
-                out.push(then?);
+            if !block_diverges(&i.then_branch) {
+                out.push(tail(&i.then_branch)?);
             }
             if !diverges(otherwise) {
                 out.push(&**otherwise);
@@ -644,6 +642,19 @@ pub(super) struct Bindings<'w, 'a> {
     pub(super) blocks: Vec<Place>,
 }
 
+impl Bindings<'_, '_> {
+    /// Where a `let`'s names are bound: from its end to the end of its block.
+    fn span_of(&self, local: &syn::Local) -> (Place, Place) {
+        let end = local.span().end();
+        let until = self
+            .blocks
+            .last()
+            .copied()
+            .unwrap_or((usize::MAX, usize::MAX));
+        ((end.line, end.column), until)
+    }
+}
+
 impl<'ast> Visit<'ast> for Bindings<'_, '_> {
     fn visit_block(&mut self, block: &'ast syn::Block) {
         let end = block.brace_token.span.close().end();
@@ -663,22 +674,14 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
             && let Some(values) = tuple_of(&init.expr)
             && values.elems.len() == names.elems.len()
         {
-            let end = local.span().end();
-            let until = self
-                .blocks
-                .last()
-                .copied()
-                .unwrap_or((usize::MAX, usize::MAX));
+            let (from, until) = self.span_of(local);
             for (name, value) in names.elems.iter().zip(&values.elems) {
                 if let syn::Pat::Ident(name) = name
                     && let Some(kind) = self.cx.kind_of(value, self.scope)
                 {
-                    self.scope.apis.insert_until(
-                        name.ident.to_string(),
-                        (end.line, end.column),
-                        until,
-                        kind,
-                    );
+                    self.scope
+                        .apis
+                        .insert_until(name.ident.to_string(), from, until, kind);
                 }
             }
         }
@@ -722,15 +725,8 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 self.scope.remote_apis.insert(name.clone());
             }
             if let Some(kind) = kind {
-                let end = local.span().end();
-                let until = self
-                    .blocks
-                    .last()
-                    .copied()
-                    .unwrap_or((usize::MAX, usize::MAX));
-                self.scope
-                    .apis
-                    .insert_until(name, (end.line, end.column), until, kind);
+                let (from, until) = self.span_of(local);
+                self.scope.apis.insert_until(name, from, until, kind);
             } else if literal != Literal::default() {
                 self.scope.literals.insert(name, literal);
             } else if let syn::Pat::Type(t) = &local.pat {
@@ -1052,6 +1048,18 @@ impl<'a> Typing<'a> {
                     && let Some(kind) = turbofish(m.turbofish.as_ref())
                 {
                     return Some(ApiKind::Known(Box::new(kind), None));
+                }
+                // `self.get_api()` in a trait's provided method: what the
+                // trait declares it returns (`Api<R>`), not what one of its
+                // `impl`s does.
+                if let Some(name) = &self.in_trait
+                    && matches!(&*m.receiver, syn::Expr::Path(p) if p.path.is_ident("self"))
+                    && let Some(kind) = self
+                        .index
+                        .trait_returns
+                        .get(&(name.clone(), method.clone()))
+                {
+                    return Some(ApiKind::Known(Box::new(kind.clone()), None));
                 }
                 let (kind, cluster) = self.index.returns.get(&method)?;
                 let kind = kind.clone().or_else(|| turbofish(m.turbofish.as_ref()))?;

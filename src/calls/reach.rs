@@ -59,6 +59,13 @@ pub(super) struct Index {
     /// Field name -> each struct with a field of that name typed `Api<K>`,
     /// and its `K`: the struct an expression's value is decides which.
     pub(super) fields: HashMap<String, Vec<(String, syn::Type)>>,
+    /// Trait -> its type parameters, and the type arguments each of its
+    /// `impl`s gives them (`impl Collect<Node> for Info`: `[Node]`).
+    pub(super) trait_generics: HashMap<String, Vec<String>>,
+    pub(super) trait_impls: HashMap<String, Vec<TraitImpl>>,
+    /// (trait, method) -> the `K` of the `Api<K>` the trait's declaration of
+    /// the method returns (`fn get_api(&self) -> Api<R>`).
+    pub(super) trait_returns: HashMap<(String, String), syn::Type>,
     /// (trait, associated type) and (type, associated type) -> the types
     /// the `impl`s of the trait, or for the type, set it to.
     pub(super) assoc_types: HashMap<(String, String), Vec<syn::Type>>,
@@ -94,12 +101,39 @@ pub(super) struct Index {
     pub(super) value_fns: HashMap<String, Option<syn::Type>>,
 }
 
+/// An `impl` of a generic trait: the type arguments it gives the trait,
+/// and its own type parameters (`impl<R> Collect<R> for Objects<R>`).
+#[derive(Debug, Clone)]
+pub(super) struct TraitImpl {
+    pub(super) args: Vec<syn::Type>,
+    pub(super) generics: Vec<String>,
+}
+
 impl Index {
     pub(super) fn collect(&mut self, file: &syn::File) {
         /// The index, and the type parameters of the `impl` being read.
         struct Collector<'a>(&'a mut Index, Vec<syn::Ident>);
         impl<'ast> Visit<'ast> for Collector<'_> {
             fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
+                if let Some((_, path, _)) = &item.trait_
+                    && let Some(trait_name) = path.segments.last()
+                {
+                    let args =
+                        crate::manifests::derive::schema::generic_args(&trait_name.arguments)
+                            .into_iter()
+                            .cloned()
+                            .collect();
+                    let generics = item
+                        .generics
+                        .type_params()
+                        .map(|p| p.ident.to_string())
+                        .collect();
+                    self.0
+                        .trait_impls
+                        .entry(trait_name.ident.to_string())
+                        .or_default()
+                        .push(TraitImpl { args, generics });
+                }
                 if let Some((_, path, _)) = &item.trait_
                     && let Some(trait_name) = path.segments.last()
                     && let Some((own, _)) = super::syntax::type_name(&item.self_ty)
@@ -125,6 +159,28 @@ impl Index {
                 );
                 syn::visit::visit_item_impl(self, item);
                 self.1 = outer;
+            }
+            fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
+                let name = item.ident.to_string();
+                let generics: Vec<String> = item
+                    .generics
+                    .type_params()
+                    .map(|p| p.ident.to_string())
+                    .collect();
+                if !generics.is_empty() {
+                    self.0.trait_generics.insert(name.clone(), generics);
+                }
+                for trait_item in &item.items {
+                    if let syn::TraitItem::Fn(f) = trait_item
+                        && let syn::ReturnType::Type(_, ty) = &f.sig.output
+                        && let Some(kind) = api_type(unwrap_result(ty))
+                    {
+                        self.0
+                            .trait_returns
+                            .insert((name.clone(), f.sig.ident.to_string()), kind);
+                    }
+                }
+                syn::visit::visit_item_trait(self, item);
             }
             fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
                 if !is_test(&m.attrs) {

@@ -6,6 +6,7 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use super::kinds::{ApiKind, Scope, Target, Typing};
+use super::reach::TraitImpl;
 use super::syntax::{
     api_constructor_call, macro_exprs, receiver_text, strip_wrappers, turbofish, type_name,
     type_parameter, variable,
@@ -714,6 +715,41 @@ impl Requests<'_, '_> {
         at: &impl Spanned,
         via: String,
     ) {
+        // In a trait's provided method, a request on the `Api` of the
+        // trait's type parameter is sent with each kind its `impl`s give it
+        // (`impl Collect<Node> for Info`).
+        if let ApiKind::Known(ty, cluster) = kind
+            && let Some(ident) = type_parameter(ty)
+            && let Some(name) = &self.cx.in_trait
+            && let Some(generics) = self.cx.index.trait_generics.get(name)
+            && let Some(place) = generics.iter().position(|g| ident == g)
+        {
+            let impls = self
+                .cx
+                .index
+                .trait_impls
+                .get(name)
+                .cloned()
+                .unwrap_or_default();
+            for TraitImpl { args, generics } in impls {
+                match args.get(place) {
+                    Some(arg)
+                        if type_parameter(arg).is_none_or(|p| !generics.iter().any(|g| p == g)) =>
+                    {
+                        self.push(
+                            &ApiKind::Known(Box::new(arg.clone()), *cluster),
+                            verbs,
+                            subresource,
+                            at,
+                            via.clone(),
+                        );
+                    }
+                    // An `impl` generic in it too: its kinds are not shown.
+                    _ => self.unchecked(at, via.clone(), Unknown::Kind, None),
+                }
+            }
+            return;
+        }
         let location = self.cx.location(at);
         // A request on the `Api` of a type parameter waits for its callers.
         if let ApiKind::Known(ty, _) = kind

@@ -1587,3 +1587,49 @@ async fn run(client: Client, map: ConfigMap) {
         ["configmaps built", "configmaps not (feature = \"tracing\")"]
     );
 }
+
+#[test]
+fn a_generic_traits_provided_method_requests_each_kind_its_impls_give() {
+    let code = r"
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use kube::{Api, Client};
+
+trait Collect<R> {
+    fn get_api(&self) -> Api<R>;
+    async fn list(&self) { self.get_api().list(&lp).await; }
+}
+struct Info { client: Client }
+impl Collect<Node> for Info {
+    fn get_api(&self) -> Api<Node> { Api::all(self.client.clone()) }
+}
+struct Events { client: Client }
+impl Collect<Event> for Events {
+    fn get_api(&self) -> Api<Event> { Api::all(self.client.clone()) }
+}
+struct Logs { client: Client }
+impl Collect<Pod> for Logs {
+    fn get_api(&self) -> Api<Pod> { Api::all(self.client.clone()) }
+}
+struct Objects<R> { client: Client, r: R }
+impl<R> Collect<R> for Objects<R> {
+    fn get_api(&self) -> Api<R> { Api::all(self.client.clone()) }
+}
+async fn run(info: Info, events: Events, logs: Logs) {
+    info.list().await;
+    events.list().await;
+    logs.list().await;
+}
+";
+    let (calls, unchecked) = table(&[("src/collect.rs", code)]);
+    // Each `impl` gives the provided method its kind; the generic one's
+    // are not shown, and that is said.
+    assert_eq!(
+        calls,
+        [
+            "7 list core/events",
+            "7 list core/nodes",
+            "7 list core/pods"
+        ]
+    );
+    assert_eq!(unchecked, ["7 self.get_api().list"]);
+}
