@@ -111,17 +111,28 @@ pub(super) struct TraitImpl {
 
 impl Index {
     pub(super) fn collect(&mut self, file: &syn::File) {
-        /// The index, and the type parameters of the `impl` being read.
-        struct Collector<'a>(&'a mut Index, Vec<syn::Ident>);
+        /// The index, the type parameters of the `impl` being read, and the
+        /// file's `use`s.
+        struct Collector<'a>(&'a mut Index, Vec<syn::Ident>, HashMap<String, Vec<String>>);
         impl<'ast> Visit<'ast> for Collector<'_> {
             fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
                 if let Some((_, path, _)) = &item.trait_
                     && let Some(trait_name) = path.segments.last()
                 {
+                    // Written out in full: the trait's provided methods are
+                    // read in another file, with other `use`s.
                     let args =
                         crate::manifests::derive::schema::generic_args(&trait_name.arguments)
                             .into_iter()
-                            .cloned()
+                            .map(|arg| match arg {
+                                syn::Type::Path(p) if p.qself.is_none() => p
+                                    .path
+                                    .get_ident()
+                                    .and_then(|i| self.2.get(&i.to_string()))
+                                    .and_then(|full| syn::parse_str(&full.join("::")).ok())
+                                    .unwrap_or_else(|| arg.clone()),
+                                _ => arg.clone(),
+                            })
                             .collect();
                     let generics = item
                         .generics
@@ -232,7 +243,7 @@ impl Index {
                 syn::visit::visit_item_struct(self, item);
             }
         }
-        Collector(self, Vec::new()).visit_file(file);
+        Collector(self, Vec::new(), super::syntax::imports(file)).visit_file(file);
     }
 
     pub(super) fn signature(&mut self, sig: &syn::Signature, body: Option<&syn::Block>) {

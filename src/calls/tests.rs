@@ -1633,3 +1633,25 @@ async fn run(info: Info, events: Events, logs: Logs) {
     );
     assert_eq!(unchecked, ["7 self.get_api().list"]);
 }
+
+#[test]
+fn an_impl_names_its_kind_with_its_own_files_uses() {
+    let trait_file = r"
+use kube::Api;
+pub trait Collect<R> {
+    fn get_api(&self) -> Api<R>;
+    async fn list(&self) { self.get_api().list(&lp).await; }
+}
+";
+    let impl_file = r"
+use k8s_openapi::api::events::v1::Event;
+use kube::{Api, Client};
+pub struct Events { client: Client }
+impl Collect<Event> for Events {
+    fn get_api(&self) -> Api<Event> { Api::all(self.client.clone()) }
+}
+";
+    let (calls, unchecked) = table(&[("src/collect.rs", trait_file), ("src/events.rs", impl_file)]);
+    assert_eq!(calls, ["5 list events.k8s.io/events"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
