@@ -10,7 +10,7 @@ use syn::visit::Visit;
 use super::literals::Literal;
 use super::syntax::{
     api_constructor_call, api_type, constructor_scope, is_ident, is_test, macro_exprs,
-    strip_wrappers, unwrap_result, variable,
+    strip_wrappers, type_param_names, unwrap_result, variable,
 };
 
 /// Whether a file can make a request at all: it names kube's API types or
@@ -134,11 +134,7 @@ impl Index {
                                 _ => arg.clone(),
                             })
                             .collect();
-                    let generics = item
-                        .generics
-                        .type_params()
-                        .map(|p| p.ident.to_string())
-                        .collect();
+                    let generics = type_param_names(&item.generics);
                     self.0
                         .trait_impls
                         .entry(trait_name.ident.to_string())
@@ -173,11 +169,7 @@ impl Index {
             }
             fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
                 let name = item.ident.to_string();
-                let generics: Vec<String> = item
-                    .generics
-                    .type_params()
-                    .map(|p| p.ident.to_string())
-                    .collect();
+                let generics = type_param_names(&item.generics);
                 if !generics.is_empty() {
                     self.0.trait_generics.insert(name.clone(), generics);
                 }
@@ -219,11 +211,7 @@ impl Index {
             fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
                 let owner = item.ident.to_string();
                 self.0.structs.insert(owner.clone());
-                let generics: Vec<String> = item
-                    .generics
-                    .type_params()
-                    .map(|p| p.ident.to_string())
-                    .collect();
+                let generics = type_param_names(&item.generics);
                 if !generics.is_empty() {
                     self.0.struct_generics.insert(owner.clone(), generics);
                 }
@@ -260,11 +248,7 @@ impl Index {
     ) {
         let name = sig.ident.to_string();
         self.functions.insert(name.clone());
-        let generics: Vec<String> = sig
-            .generics
-            .type_params()
-            .map(|p| p.ident.to_string())
-            .collect();
+        let generics = type_param_names(&sig.generics);
         if !generics.is_empty() {
             let values: Vec<syn::Type> = sig
                 .inputs

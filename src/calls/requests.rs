@@ -553,6 +553,12 @@ fn patch_value(arg: &syn::Expr) -> Option<(&syn::PathSegment, Option<&syn::Expr>
     }
 }
 
+/// Whether a path starting with `name` is kube's (`kube::Client`,
+/// `kube_client::Client`).
+fn is_kube_crate(name: &str) -> bool {
+    name == "kube" || name == "kube_client"
+}
+
 /// Whether `expr` is a controller being built: a chain of methods on
 /// `Controller::new(..)`.
 fn built_by_controller(expr: &syn::Expr) -> bool {
@@ -667,10 +673,10 @@ impl Requests<'_, '_> {
 
     /// Whether the file imports anything of kube's.
     fn imports_kube(&self) -> bool {
-        self.cx.imports.values().any(|path| {
-            path.first()
-                .is_some_and(|f| f == "kube" || f == "kube_client")
-        })
+        self.cx
+            .imports
+            .values()
+            .any(|path| path.first().is_some_and(|f| is_kube_crate(f)))
     }
 
     /// Whether `ty` is kube's `Client`: written `kube::Client`, or `Client`
@@ -683,12 +689,11 @@ impl Requests<'_, '_> {
         let syn::Type::Path(p) = strip_wrappers(ty) else {
             return false;
         };
-        let from_kube = |first: &str| first == "kube" || first == "kube_client";
         if p.path.segments.len() > 1 {
-            return from_kube(&p.path.segments[0].ident.to_string());
+            return is_kube_crate(&p.path.segments[0].ident.to_string());
         }
         match self.cx.imports.get(&p.path.segments[0].ident.to_string()) {
-            Some(path) => path.first().is_some_and(|f| from_kube(f)),
+            Some(path) => path.first().is_some_and(|f| is_kube_crate(f)),
             None => true,
         }
     }
@@ -718,20 +723,15 @@ impl Requests<'_, '_> {
         // In a trait's provided method, a request on the `Api` of the
         // trait's type parameter is sent with each kind its `impl`s give it
         // (`impl Collect<Node> for Info`).
+        let cx = self.cx;
         if let ApiKind::Known(ty, cluster) = kind
             && let Some(ident) = type_parameter(ty)
-            && let Some(name) = &self.cx.in_trait
-            && let Some(generics) = self.cx.index.trait_generics.get(name)
+            && let Some(name) = &cx.in_trait
+            && let Some(generics) = cx.index.trait_generics.get(name)
             && let Some(place) = generics.iter().position(|g| ident == g)
         {
-            let impls = self
-                .cx
-                .index
-                .trait_impls
-                .get(name)
-                .cloned()
-                .unwrap_or_default();
-            for TraitImpl { args, generics } in impls {
+            for TraitImpl { args, generics } in cx.index.trait_impls.get(name).into_iter().flatten()
+            {
                 match args.get(place) {
                     Some(arg)
                         if type_parameter(arg).is_none_or(|p| !generics.iter().any(|g| p == g)) =>

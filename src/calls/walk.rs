@@ -12,7 +12,7 @@ use super::instantiate::Instantiations;
 use super::kinds::{ApiKind, Bindings, Scope, Settle, Typing};
 use super::reach::remote_locals;
 use super::requests::{Deferred, Requests};
-use super::syntax::{api_type, is_test};
+use super::syntax::{api_type, is_test, type_param_names};
 
 pub(super) struct FileWalker<'a> {
     pub(super) cx: Typing<'a>,
@@ -74,11 +74,7 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
         );
         self.cx.self_type = Some((*item.self_ty).clone());
         let associated = std::mem::replace(&mut self.cx.associated, true);
-        self.cx.impl_generics = item
-            .generics
-            .type_params()
-            .map(|p| p.ident.to_string())
-            .collect();
+        self.cx.impl_generics = type_param_names(&item.generics);
         syn::visit::visit_item_impl(self, item);
         (self.cx.self_type, self.cx.impl_generics) = outer;
         self.cx.associated = associated;
@@ -97,7 +93,7 @@ impl FileWalker<'_> {
             .impl_generics
             .iter()
             .cloned()
-            .chain(sig.generics.type_params().map(|p| p.ident.to_string()))
+            .chain(type_param_names(&sig.generics))
             .collect();
         let mut scope = Scope::default();
         if let Some(ty) = &self.cx.self_type {

@@ -299,13 +299,6 @@ pub fn repository(image: &str) -> &str {
     }
 }
 
-/// The last segment of an image's repository: `widget` of
-/// `ghcr.io/acme/widget:v1`.
-pub fn base_name(image: &str) -> &str {
-    let repository = repository(image);
-    repository.rsplit('/').next().unwrap_or(repository)
-}
-
 /// Letters and digits only, lower case: `5-spot` and `5spot` are one name.
 pub fn letters(s: &str) -> String {
     s.chars()
@@ -499,7 +492,10 @@ CMD ["--leader-elect"]
     fn image_names() {
         assert_eq!(repository("ghcr.io/acme/widget:v1"), "ghcr.io/acme/widget");
         assert_eq!(repository("localhost:5000/widget"), "localhost:5000/widget");
-        assert_eq!(base_name("ghcr.io/acme/widget@sha256:00"), "widget");
+        assert_eq!(
+            path_names("ghcr.io/acme/widget@sha256:00"),
+            ["widget", "acme"]
+        );
         assert_eq!(
             path_names("ghcr.io/acme/walle/operator:v1"),
             ["operator", "walle", "acme"]

@@ -756,8 +756,12 @@ fn render_chart(
     // the render before any role is written: a placeholder for each lets
     // the roles and workloads render (names, accounts and rules seldom
     // come from such values).
-    let required = required_values(chart);
-    if !output.status.success() && !required.is_empty() {
+    let required = if output.status.success() {
+        Vec::new()
+    } else {
+        required_values(chart)
+    };
+    if !required.is_empty() {
         let placeholders: Vec<String> = required
             .iter()
             .map(|path| format!("{path}=rsop-placeholder"))
