@@ -7,8 +7,12 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use super::kinds::{ApiKind, Scope, Target, Typing};
+use super::reach::Owner;
 use super::requests::Deferred;
-use super::syntax::{macro_exprs, strip_wrappers, type_name, type_parameter};
+use super::requests::visit_if;
+use super::syntax::{
+    bool_literal, flag_condition, macro_exprs, strip_wrappers, type_name, type_parameter,
+};
 use super::{Analysis, Call};
 use crate::manifests::diagnostics::Location;
 
@@ -21,21 +25,27 @@ pub(super) struct Instantiations<'w, 'a> {
     pub(super) pending: &'w mut Vec<Deferred>,
     pub(super) scope: &'w Scope,
     pub(super) deferred: &'w HashMap<String, Vec<Deferred>>,
+    /// The conditions on the function's `bool` parameters the visit is
+    /// under (see [`Deferred::flags`]).
+    pub(super) flags: Vec<(usize, bool)>,
 }
 
 impl Instantiations<'_, '_> {
     /// The requests of `callee`, a generic function, with the kinds of the
     /// `Api`s passed to it.
+    /// `owners`: the crate's functions named `callee` the call may be of.
     pub(super) fn instantiate(
         &mut self,
         callee: &str,
+        owners: Option<&[Owner]>,
         by_type: Option<bool>,
         args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
         at: &impl Spanned,
     ) {
-        let (Some(requests), Some(params)) =
-            (self.deferred.get(callee), self.cx.index.params.get(callee))
-        else {
+        let (Some(requests), Some(params)) = (
+            self.deferred.get(callee),
+            self.cx.index.params.at(callee, owners),
+        ) else {
             return;
         };
         let site = self.cx.location(at);
@@ -51,8 +61,9 @@ impl Instantiations<'_, '_> {
                 d.owner.is_none()
                     && d.generic == generic
                     && by_type.is_none_or(|t| d.associated == t)
+                    && owners.is_none_or(|o| o.contains(&d.defined_in))
             }) {
-                self.bind(d, &ty, cluster, callee, &site);
+                self.bind(d, &ty, cluster, callee, &site, Some(args));
             }
         }
     }
@@ -63,6 +74,7 @@ impl Instantiations<'_, '_> {
     pub(super) fn instantiate_values(
         &mut self,
         callee: &str,
+        owners: Option<&[Owner]>,
         by_type: Option<bool>,
         turbofish: Option<&syn::AngleBracketedGenericArguments>,
         args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
@@ -70,7 +82,7 @@ impl Instantiations<'_, '_> {
     ) {
         let (Some(requests), Some((generics, values))) = (
             self.deferred.get(callee),
-            self.cx.index.generic_values.get(callee),
+            self.cx.index.generic_values.at(callee, owners),
         ) else {
             return;
         };
@@ -93,8 +105,9 @@ impl Instantiations<'_, '_> {
                 d.owner.is_none()
                     && d.generic == generic
                     && by_type.is_none_or(|t| d.associated == t)
+                    && owners.is_none_or(|o| o.contains(&d.defined_in))
             }) {
-                self.bind(d, &ty, None, callee, &site);
+                self.bind(d, &ty, None, callee, &site, Some(args));
             }
         }
     }
@@ -112,9 +125,10 @@ impl Instantiations<'_, '_> {
             return;
         };
         let by_type = by_type(&f.path);
+        let owners = self.cx.owners_of_path(&f.path);
         let (Some(requests), Some((_, values))) = (
             self.deferred.get(&callee),
-            self.cx.index.generic_values.get(&callee),
+            self.cx.index.generic_values.at(&callee, owners.as_deref()),
         ) else {
             return;
         };
@@ -149,7 +163,7 @@ impl Instantiations<'_, '_> {
             .iter()
             .filter(|d| d.owner.is_none() && d.generic == *generic && d.associated == by_type)
         {
-            self.bind(d, &ty, cluster, &callee, &site);
+            self.bind(d, &ty, cluster, &callee, &site, None);
         }
     }
 
@@ -157,6 +171,10 @@ impl Instantiations<'_, '_> {
     /// parameter of the generic function making the call, a request of
     /// that function, for its own callers to give the kind
     /// (`reconcile::<T>` called in `run<T>`, called with `Widget`).
+    /// `args`: the call's arguments, which decide the conditions on the
+    /// callee's `bool` parameters the request is made under (`None`: a
+    /// function passed as a value, called with arguments the code does not
+    /// show).
     pub(super) fn bind(
         &mut self,
         d: &Deferred,
@@ -164,7 +182,21 @@ impl Instantiations<'_, '_> {
         cluster: Option<bool>,
         callee: &str,
         site: &Location,
+        args: Option<&syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>>,
     ) {
+        // `upsert(client, &event, false)` of a request made `if status`:
+        // none. A flag the caller passes on from its own parameter is the
+        // caller's condition; the caller's own `if`s around the call are too.
+        let mut flags = self.flags.clone();
+        for &(at, value) in &d.flags {
+            match args.and_then(|args| args.iter().nth(at)) {
+                Some(arg) if bool_literal(arg).is_some_and(|given| given != value) => return,
+                Some(arg) => flags.extend(
+                    flag_condition(arg, &self.cx.flags).map(|(at, given)| (at, given == value)),
+                ),
+                None => {}
+            }
+        }
         if let Some(param) = type_parameter(ty)
             && self.cx.generics.iter().any(|g| param == g)
             && !self.cx.impl_generics.iter().any(|g| param == g)
@@ -174,6 +206,7 @@ impl Instantiations<'_, '_> {
             self.pending.push(Deferred {
                 associated: self.cx.associated,
                 function: self.cx.function.clone(),
+                defined_in: self.cx.owner(),
                 generic: param.to_string(),
                 owner: None,
                 through,
@@ -183,6 +216,7 @@ impl Instantiations<'_, '_> {
                     self.cx.path.display(),
                     site.line
                 ),
+                flags,
                 ..d.clone()
             });
             return;
@@ -306,6 +340,10 @@ fn bind_generics(
 }
 
 impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        let flag = flag_condition(&e.cond, &self.cx.flags);
+        visit_if(self, e, flag, |v| &mut v.flags);
+    }
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         for expr in macro_exprs(mac).iter().flatten() {
             self.visit_expr(expr);
@@ -317,12 +355,14 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
         {
             let callee = last.ident.to_string();
             let by_type = Some(by_type(&p.path));
-            self.instantiate(&callee, by_type, &call.args, &last.ident);
+            let owners = self.cx.owners_of_path(&p.path);
+            let owners = owners.as_deref();
+            self.instantiate(&callee, owners, by_type, &call.args, &last.ident);
             let turbofish = match &last.arguments {
                 syn::PathArguments::AngleBracketed(a) => Some(a),
                 _ => None,
             };
-            self.instantiate_values(&callee, by_type, turbofish, &call.args, &last.ident);
+            self.instantiate_values(&callee, owners, by_type, turbofish, &call.args, &last.ident);
             // The function's own path is not a value passed: its turbofish
             // is read above.
             for arg in &call.args {
@@ -339,8 +379,10 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
             && let syn::PathArguments::AngleBracketed(turbofish) = &last.arguments
         {
             let callee = last.ident.to_string();
+            let owners = self.cx.owners_of_path(&path.path);
             self.instantiate_values(
                 &callee,
+                owners.as_deref(),
                 Some(by_type(&path.path)),
                 Some(turbofish),
                 &syn::punctuated::Punctuated::new(),
@@ -350,9 +392,14 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let callee = call.method.to_string();
-        self.instantiate(&callee, None, &call.args, &call.method);
+        let owners = self
+            .cx
+            .owners_of_method(&callee, &call.receiver, self.scope);
+        let owners = owners.as_deref();
+        self.instantiate(&callee, owners, None, &call.args, &call.method);
         self.instantiate_values(
             &callee,
+            owners,
             None,
             call.turbofish.as_ref(),
             &call.args,

@@ -11,7 +11,7 @@ use syn::visit::Visit;
 
 use super::OwnKind;
 use super::literals::{Known, Literal, literal_parts, string_value};
-use super::reach::{Index, is_self, uses_runtime};
+use super::reach::{Callee, Index, Owner, crate_relative, is_self, uses_runtime};
 use super::syntax::{
     api_constructor, api_constructor_call, api_type, is_ident, macro_exprs, strip_wrappers,
     turbofish, type_name, variable,
@@ -769,18 +769,20 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
 
 /// An `Api` whose kind rustc infers takes the kind of the parameter it is
 /// passed to.
-pub(super) struct Settle<'w> {
-    pub(super) index: &'w Index,
+pub(super) struct Settle<'w, 'a> {
+    pub(super) cx: &'w Typing<'a>,
     pub(super) scope: &'w mut Scope,
 }
 
-impl Settle<'_> {
+impl Settle<'_, '_> {
+    /// `owners`: the crate's functions named `callee` the call may be of.
     pub(super) fn settle(
         &mut self,
         callee: &str,
+        owners: Option<&[Owner]>,
         args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
     ) {
-        let Some(params) = self.index.params.get(callee) else {
+        let Some(params) = self.cx.index.params.at(callee, owners) else {
             return;
         };
         for (arg, param) in args.iter().zip(params) {
@@ -796,7 +798,7 @@ impl Settle<'_> {
     }
 }
 
-impl<'ast> Visit<'ast> for Settle<'_> {
+impl<'ast> Visit<'ast> for Settle<'_, '_> {
     /// `let secret: Secret = api.get(..).await?`: an `Api` whose kind rustc
     /// infers is of the kind its answer is bound to.
     fn visit_local(&mut self, local: &'ast syn::Local) {
@@ -820,7 +822,8 @@ impl<'ast> Visit<'ast> for Settle<'_> {
         if let syn::Expr::Path(p) = &*call.func
             && let Some(last) = p.path.segments.last()
         {
-            self.settle(&last.ident.to_string(), &call.args);
+            let owners = self.cx.owners_of_path(&p.path);
+            self.settle(&last.ident.to_string(), owners.as_deref(), &call.args);
             // `finalizer(&api, name, obj, ..)`: the `Api` is of the object's kind.
             if last.ident == "finalizer"
                 && let (Some(api), Some(obj)) = (
@@ -837,7 +840,11 @@ impl<'ast> Visit<'ast> for Settle<'_> {
         syn::visit::visit_expr_call(self, call);
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
-        self.settle(&call.method.to_string(), &call.args);
+        let method = call.method.to_string();
+        let owners = self
+            .cx
+            .owners_of_method(&method, &call.receiver, self.scope);
+        self.settle(&method, owners.as_deref(), &call.args);
         syn::visit::visit_expr_method_call(self, call);
     }
 }
@@ -946,6 +953,11 @@ pub(super) struct Typing<'a> {
     /// The function is an `impl`'s or a trait's, called through a type
     /// (`Self::reconcile`), not a free function of the same name.
     pub(super) associated: bool,
+    /// The module being walked (the file's, with its inline `mod`s).
+    pub(super) module: Vec<String>,
+    /// The names of the function's `bool` parameters, by place (a method's
+    /// `self` left out; other parameters are empty names).
+    pub(super) flags: Vec<String>,
 }
 
 impl<'a> Typing<'a> {
@@ -969,7 +981,67 @@ impl<'a> Typing<'a> {
             output: None,
             runtime: uses_runtime(imports),
             associated: false,
+            module: super::syntax::module_path(path),
+            flags: Vec::new(),
         }
+    }
+
+    /// Where the function being walked is (see [`Owner`]).
+    pub(super) fn owner(&self) -> Owner {
+        let mut owner = self.module.clone();
+        if let Some(name) = &self.in_trait {
+            owner.push(name.clone());
+        } else if let Some((name, _)) = self.self_type.as_ref().and_then(type_name) {
+            owner.push(name);
+        }
+        owner
+    }
+
+    /// The crate's functions a call of `path` may be of; `None` when the
+    /// path does not tell the functions of its name apart.
+    pub(super) fn owners_of_path(&self, path: &syn::Path) -> Option<Vec<Owner>> {
+        let mut segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let name = segments.pop()?;
+        if let Some(first) = segments.first().cloned() {
+            let expanded = if first == "Self" {
+                vec![type_name(self.self_type.as_ref()?)?.0]
+            } else {
+                self.imports
+                    .get(&first)
+                    .cloned()
+                    .unwrap_or_else(|| vec![first])
+            };
+            segments.splice(..1, expanded);
+        }
+        self.index.resolve(
+            &name,
+            &Callee {
+                qualifier: crate_relative(&segments),
+                method: false,
+                module: &self.module,
+                imports: self.imports,
+            },
+        )
+    }
+
+    /// The crate's methods `x.name()` may be of, by the type of `x`.
+    pub(super) fn owners_of_method(
+        &self,
+        name: &str,
+        receiver: &syn::Expr,
+        scope: &Scope,
+    ) -> Option<Vec<Owner>> {
+        let ty = self.type_of(receiver, scope)?;
+        let (ty, _) = type_name(&ty)?;
+        self.index.resolve(
+            name,
+            &Callee {
+                qualifier: vec![ty],
+                method: true,
+                module: &self.module,
+                imports: self.imports,
+            },
+        )
     }
     /// The kind of an `Api` expression.
     pub(super) fn kind_of(&self, expr: &syn::Expr, scope: &Scope) -> Option<ApiKind> {
@@ -1061,7 +1133,8 @@ impl<'a> Typing<'a> {
                 {
                     return Some(ApiKind::Known(Box::new(kind.clone()), None));
                 }
-                let (kind, cluster) = self.index.returns.get(&method)?;
+                let owners = self.owners_of_method(&method, &m.receiver, scope);
+                let (kind, cluster) = self.index.returns.at(&method, owners.as_deref())?;
                 let kind = kind.clone().or_else(|| turbofish(m.turbofish.as_ref()))?;
                 Some(ApiKind::Known(Box::new(kind), *cluster))
             }
@@ -1102,7 +1175,11 @@ impl<'a> Typing<'a> {
                     return None;
                 };
                 let last = p.path.segments.last()?;
-                let (kind, cluster) = self.index.returns.get(&last.ident.to_string())?;
+                let owners = self.owners_of_path(&p.path);
+                let (kind, cluster) = self
+                    .index
+                    .returns
+                    .at(&last.ident.to_string(), owners.as_deref())?;
                 let mut kind = kind
                     .clone()
                     .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))?;
@@ -1156,7 +1233,8 @@ impl<'a> Typing<'a> {
                     return None;
                 };
                 let name = p.path.segments.last()?.ident.to_string();
-                self.index.value_fns.get(&name)?.clone()
+                let owners = self.owners_of_path(&p.path);
+                self.index.value_fns.at(&name, owners.as_deref())?.clone()
             }
             syn::Expr::Field(f) => {
                 let syn::Member::Named(name) = &f.member else {

@@ -32,10 +32,12 @@ mod walk;
 use kinds::Typing;
 use kinds::{best_kind, declared_kinds, implemented_kinds, inherited_kinds, kubernetes_kind};
 use literals::{Known, literal_parts, string_consts};
-use reach::{Index, called_names, find_remote_params, mentions_kube, spread_remote_fns};
+use reach::{
+    Index, called_names, find_remote_params, mentions_kube, module_calls, spread_remote_fns,
+};
 use requests::Deferred;
 pub(crate) use requests::method_requests;
-use syntax::{imports, without_tests};
+use syntax::{imports, module_path, without_tests};
 use walk::{FileWalker, GENERIC_DEPTH, PathBufLine};
 
 /// One request the code makes.
@@ -224,9 +226,10 @@ pub fn analyze_when(
         .filter_map(|(path, text, _)| parse(path, text))
         .collect();
     let mut index = Index::default();
-    for (_, file) in &parsed {
-        index.collect(file);
+    for (path, file) in &parsed {
+        index.collect(file, module_path(path));
     }
+    let indexed = parsed.len();
     // A file that names no `Api` can still call the crate's functions that
     // return one (`let nodes = helpers::nodes(client); nodes.list(..)`).
     let helpers: Vec<String> = index
@@ -243,6 +246,22 @@ pub fn analyze_when(
         .filter_map(|(path, text, _)| parse(path, text))
         .collect();
     parsed.extend(more);
+    // Down the modules named by the modules read, to those that call none.
+    let mut from = 0;
+    loop {
+        let named: Vec<_> = named_modules(files, &parsed[from..])
+            .filter(|(path, _, _)| !parsed.iter().any(|(p, _)| p == path))
+            .filter_map(|(path, text, _)| parse(path, text))
+            .collect();
+        if named.is_empty() {
+            break;
+        }
+        from = parsed.len();
+        parsed.extend(named);
+    }
+    for (path, file) in &parsed[indexed..] {
+        index.collect(file, module_path(path));
+    }
 
     spread_remote_fns(&mut index);
     index.consts = string_consts(
@@ -341,7 +360,7 @@ pub fn analyze_when(
     };
     let mut deferred = Vec::new();
     // Each file's `use`s, read once for both walks.
-    let file_imports: Vec<HashMap<String, Vec<String>>> =
+    let mut file_imports: Vec<HashMap<String, Vec<String>>> =
         parsed.iter().map(|(_, file)| imports(file)).collect();
     for ((path, file), imports) in parsed.iter().zip(&file_imports) {
         let mut walker = FileWalker {
@@ -359,8 +378,8 @@ pub fn analyze_when(
         let calls_before = analysis.calls.len();
         let mut round = deferred.clone();
         // A request lifted through two callers of one name (a function and
-        // its `#[cfg(not(..))]` twin) is kept for each.
-        let mut seen: HashSet<(String, String, PathBufLine, Option<PathBufLine>)> = HashSet::new();
+        // its `#[cfg(not(..))]` twin), at any depth, is kept for each.
+        let mut seen: HashSet<(String, String, PathBufLine, Vec<PathBufLine>)> = HashSet::new();
         for _ in 0..GENERIC_DEPTH {
             if round.is_empty() {
                 break;
@@ -368,6 +387,40 @@ pub fn analyze_when(
             let mut by_function: HashMap<String, Vec<Deferred>> = HashMap::new();
             for d in round {
                 by_function.entry(d.function.clone()).or_default().push(d);
+            }
+            // A file that names no `Api` can still call a generic function
+            // that makes requests, with the kind they wait for, and take
+            // the value it passes from a module that names none either.
+            let callers: Vec<(&Path, syn::File)> = files
+                .iter()
+                .filter(|(path, text, _)| {
+                    !parsed.iter().any(|(p, _)| p == path)
+                        && by_function.keys().any(|name| {
+                            text.contains(&format!("{name}("))
+                                || text.contains(&format!("{name}::<"))
+                        })
+                })
+                .filter_map(|(path, text, _)| parse(path, text))
+                .collect();
+            if !callers.is_empty() {
+                let before = parsed.len();
+                parsed.extend(callers);
+                let mut from = before;
+                loop {
+                    let named: Vec<_> = named_modules(files, &parsed[from..])
+                        .filter(|(path, _, _)| !parsed.iter().any(|(p, _)| p == path))
+                        .filter_map(|(path, text, _)| parse(path, text))
+                        .collect();
+                    if named.is_empty() {
+                        break;
+                    }
+                    from = parsed.len();
+                    parsed.extend(named);
+                }
+                for (path, file) in &parsed[before..] {
+                    index.collect(file, module_path(path));
+                    file_imports.push(imports(file));
+                }
             }
             let mut lifted = Vec::new();
             for ((path, file), imports) in parsed.iter().zip(&file_imports) {
@@ -383,7 +436,11 @@ pub fn analyze_when(
                 .into_iter()
                 .filter(|d| {
                     let at = (d.location.file.clone(), d.location.line, d.location.column);
-                    let via = d.through.last().map(|t| (t.file.clone(), t.line, t.column));
+                    let via = d
+                        .through
+                        .iter()
+                        .map(|t| (t.file.clone(), t.line, t.column))
+                        .collect();
                     seen.insert((d.function.clone(), d.generic.clone(), at, via))
                 })
                 .collect();
@@ -445,6 +502,29 @@ pub fn analyze_when(
     analysis.calls.sort();
     analysis.calls.dedup();
     Some(analysis)
+}
+
+/// The files of `files` that define a function the files of `parsed` call
+/// by a module path (`secret::new(..)`): what it returns
+/// is read there, though the module names no `Api`.
+fn named_modules<'f>(
+    files: &'f [CrateFile<'f>],
+    parsed: &[(&Path, syn::File)],
+) -> impl Iterator<Item = &'f CrateFile<'f>> {
+    let named: HashSet<(Vec<String>, String)> = parsed
+        .iter()
+        .flat_map(|(_, file)| module_calls(file, &imports(file)))
+        .collect();
+    files.iter().filter(move |(path, text, _)| {
+        if named.is_empty() {
+            return false;
+        }
+        let module = module_path(path);
+        named.iter().any(|(m, name)| {
+            (module.ends_with(m) || (!module.is_empty() && m.ends_with(&module)))
+                && text.contains(&format!("fn {name}"))
+        })
+    })
 }
 
 /// The calls, grouped by what they need: (group, resource, verb) -> the

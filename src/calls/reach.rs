@@ -44,18 +44,19 @@ pub(super) fn mentions_kube(text: &str) -> bool {
 /// functions' parameters typed `Api<K>`, and struct fields typed `Api<K>`.
 #[derive(Debug, Default)]
 pub(super) struct Index {
-    /// The names of the crate's functions and methods.
-    pub(super) functions: HashSet<String>,
-    /// Function name -> the `K` it returns an `Api` of (`None`: generic, read
+    /// The crate's functions and methods: name -> the owner of each
+    /// function of that name (see [`ByName`]).
+    pub(super) functions: HashMap<String, Vec<Owner>>,
+    /// Function -> the `K` it returns an `Api` of (`None`: generic, read
     /// from the call's turbofish), and whether it is made with `Api::all`.
-    pub(super) returns: HashMap<String, (Option<syn::Type>, Option<bool>)>,
-    /// Function name -> the `K` of each parameter typed `Api<K>`, by position
+    pub(super) returns: ByName<(Option<syn::Type>, Option<bool>)>,
+    /// Function -> the `K` of each parameter typed `Api<K>`, by position
     /// (a method's `self` left out).
-    pub(super) params: HashMap<String, Vec<Option<syn::Type>>>,
+    pub(super) params: ByName<Vec<Option<syn::Type>>>,
     /// Generic function -> its type parameters in order, and the types of
     /// its parameters (`obj: Arc<T>`, `keep: Option<&T>`), matched with
     /// the types of the values its callers pass.
-    pub(super) generic_values: HashMap<String, (Vec<String>, Vec<syn::Type>)>,
+    pub(super) generic_values: ByName<(Vec<String>, Vec<syn::Type>)>,
     /// Field name -> each struct with a field of that name typed `Api<K>`,
     /// and its `K`: the struct an expression's value is decides which.
     pub(super) fields: HashMap<String, Vec<(String, syn::Type)>>,
@@ -98,7 +99,173 @@ pub(super) struct Index {
     /// Function -> the type of the value it returns, for the kind of
     /// `let sa = build_service_account(..)` a generic function is given;
     /// `None` when functions of that name return different types.
-    pub(super) value_fns: HashMap<String, Option<syn::Type>>,
+    pub(super) value_fns: ByName<Option<syn::Type>>,
+}
+
+/// Where a function is: the module path of a free function
+/// (`["svc", "k8s", "secret"]`), with the type or trait of a method last
+/// (`["reconciler", "Context"]`).
+pub(super) type Owner = Vec<String>;
+
+/// A fact about each of the crate's functions, by name and owner: a call
+/// whose path or `use` tells which function it is gets that function's
+/// fact, and one that does not the fact all functions of the name give
+/// together (`merged`).
+#[derive(Debug)]
+pub(super) struct ByName<T> {
+    merged: HashMap<String, T>,
+    owned: HashMap<String, Vec<(Owner, T)>>,
+}
+
+impl<T> Default for ByName<T> {
+    fn default() -> Self {
+        ByName {
+            merged: HashMap::new(),
+            owned: HashMap::new(),
+        }
+    }
+}
+
+impl<T: Clone + PartialEq> ByName<T> {
+    /// The fact of `owner`'s function `name`; `merge` folds it into what
+    /// the other functions of the name say.
+    pub(super) fn insert(
+        &mut self,
+        name: String,
+        owner: &[String],
+        value: T,
+        merge: fn(&mut T, T),
+    ) {
+        let of_name = self.owned.entry(name.clone()).or_default();
+        match of_name.iter_mut().find(|(o, _)| o == owner) {
+            Some((_, known)) => merge(known, value.clone()),
+            None => of_name.push((owner.to_vec(), value.clone())),
+        }
+        match self.merged.get_mut(&name) {
+            Some(known) => merge(known, value),
+            None => {
+                self.merged.insert(name, value);
+            }
+        }
+    }
+
+    /// What all functions of the name say together.
+    pub(super) fn get(&self, name: &str) -> Option<&T> {
+        self.merged.get(name)
+    }
+
+    pub(super) fn contains_key(&self, name: &str) -> bool {
+        self.merged.contains_key(name)
+    }
+
+    pub(super) fn keys(&self) -> impl Iterator<Item = &String> {
+        self.merged.keys()
+    }
+
+    /// The fact of the function a call names: `owners` are those the call
+    /// may be of (`None`: its path does not tell). Functions of those
+    /// owners with no fact give none; ones that disagree give what all
+    /// functions of the name say.
+    pub(super) fn at(&self, name: &str, owners: Option<&[Owner]>) -> Option<&T> {
+        let Some(owners) = owners else {
+            return self.get(name);
+        };
+        let mut facts = self
+            .owned
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|(o, _)| owners.contains(o))
+            .map(|(_, fact)| fact);
+        let first = facts.next()?;
+        if facts.all(|fact| fact == first) {
+            Some(first)
+        } else {
+            self.get(name)
+        }
+    }
+}
+
+/// How a call names its function, to tell the crate's functions of one
+/// name apart.
+pub(super) struct Callee<'a> {
+    /// The path written before the name, its first segment expanded by the
+    /// file's `use`s, `crate`, `self` and `super` left out (`secret::new`
+    /// in a file that has `use crate::svc::k8s::secret`: `svc::k8s::secret`).
+    /// A method's: the type of its receiver, when the code shows it.
+    pub(super) qualifier: Vec<String>,
+    /// Called as a method (`x.f()`): found by the receiver's type, not by
+    /// the modules in scope.
+    pub(super) method: bool,
+    /// The module of the call, and the file's `use`s.
+    pub(super) module: &'a [String],
+    pub(super) imports: &'a HashMap<String, Vec<String>>,
+}
+
+impl Index {
+    /// The owners of the functions named `name` a call may be of; `None`
+    /// when its path does not tell them apart, empty when it names a
+    /// module none of the functions is in.
+    pub(super) fn resolve(&self, name: &str, callee: &Callee<'_>) -> Option<Vec<Owner>> {
+        let all = self.functions.get(name)?;
+        let by_type = |ty: &str| -> Vec<Owner> {
+            all.iter()
+                .filter(|o| o.last().is_some_and(|last| last == ty))
+                .cloned()
+                .collect()
+        };
+        let by_module = |path: &[String]| -> Vec<Owner> {
+            all.iter()
+                .filter(|o| {
+                    !path.is_empty() && (o.ends_with(path) || (!o.is_empty() && path.ends_with(o)))
+                })
+                .cloned()
+                .collect()
+        };
+        let found = if callee.method {
+            match callee.qualifier.last() {
+                Some(ty) => by_type(ty),
+                None => return None,
+            }
+        } else {
+            let qualifier: Vec<String> = if callee.qualifier.is_empty() {
+                // A plain call: a function of the call's module, or one
+                // the file brings in by a `use`.
+                match callee.imports.get(name) {
+                    Some(path) => crate_relative(&path[..path.len() - 1]),
+                    None => {
+                        return Some(
+                            all.iter()
+                                .filter(|o| o.as_slice() == callee.module)
+                                .cloned()
+                                .collect(),
+                        )
+                        .filter(|found: &Vec<Owner>| !found.is_empty());
+                    }
+                }
+            } else {
+                callee.qualifier.clone()
+            };
+            match qualifier.last() {
+                Some(last) if last.starts_with(char::is_uppercase) => by_type(last),
+                // A module's function that none of the modules read
+                // defines is another crate's, or one whose file is not
+                // read: none of the crate's of the name.
+                Some(_) => return Some(by_module(&qualifier)),
+                None => return None,
+            }
+        };
+        (!found.is_empty()).then_some(found)
+    }
+}
+
+/// A path of a `use` or a call, from the crate's root: `crate`, `self` and
+/// `super` left out.
+pub(super) fn crate_relative(path: &[String]) -> Vec<String> {
+    path.iter()
+        .skip_while(|s| matches!(s.as_str(), "crate" | "self" | "super"))
+        .cloned()
+        .collect()
 }
 
 /// An `impl` of a generic trait: the type arguments it gives the trait,
@@ -110,10 +277,18 @@ pub(super) struct TraitImpl {
 }
 
 impl Index {
-    pub(super) fn collect(&mut self, file: &syn::File) {
-        /// The index, the type parameters of the `impl` being read, and the
-        /// file's `use`s.
-        struct Collector<'a>(&'a mut Index, Vec<syn::Ident>, HashMap<String, Vec<String>>);
+    /// Reads a file whose module path is `module`.
+    pub(super) fn collect(&mut self, file: &syn::File, module: Owner) {
+        struct Collector<'a> {
+            index: &'a mut Index,
+            /// The type parameters of the `impl` being read.
+            impl_generics: Vec<syn::Ident>,
+            /// The file's `use`s.
+            imports: HashMap<String, Vec<String>>,
+            /// The owner of the functions being read: the module, and the
+            /// type of the `impl` or the trait.
+            owner: Owner,
+        }
         impl<'ast> Visit<'ast> for Collector<'_> {
             fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
                 if let Some((_, path, _)) = &item.trait_
@@ -128,14 +303,14 @@ impl Index {
                                 syn::Type::Path(p) if p.qself.is_none() => p
                                     .path
                                     .get_ident()
-                                    .and_then(|i| self.2.get(&i.to_string()))
+                                    .and_then(|i| self.imports.get(&i.to_string()))
                                     .and_then(|full| syn::parse_str(&full.join("::")).ok())
                                     .unwrap_or_else(|| arg.clone()),
                                 _ => arg.clone(),
                             })
                             .collect();
                     let generics = type_param_names(&item.generics);
-                    self.0
+                    self.index
                         .trait_impls
                         .entry(trait_name.ident.to_string())
                         .or_default()
@@ -148,7 +323,7 @@ impl Index {
                     for impl_item in &item.items {
                         if let syn::ImplItem::Type(t) = impl_item {
                             for owner in [trait_name.ident.to_string(), own.clone()] {
-                                self.0
+                                self.index
                                     .assoc_types
                                     .entry((owner, t.ident.to_string()))
                                     .or_default()
@@ -158,96 +333,127 @@ impl Index {
                     }
                 }
                 let outer = std::mem::replace(
-                    &mut self.1,
+                    &mut self.impl_generics,
                     item.generics
                         .type_params()
                         .map(|p| p.ident.clone())
                         .collect(),
                 );
+                let ty = super::syntax::type_name(&item.self_ty).map(|(name, _)| name);
+                self.owner.extend(ty.clone());
                 syn::visit::visit_item_impl(self, item);
-                self.1 = outer;
+                if ty.is_some() {
+                    self.owner.pop();
+                }
+                self.impl_generics = outer;
             }
             fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
                 let name = item.ident.to_string();
                 let generics = type_param_names(&item.generics);
                 if !generics.is_empty() {
-                    self.0.trait_generics.insert(name.clone(), generics);
+                    self.index.trait_generics.insert(name.clone(), generics);
                 }
                 for trait_item in &item.items {
                     if let syn::TraitItem::Fn(f) = trait_item
                         && let syn::ReturnType::Type(_, ty) = &f.sig.output
                         && let Some(kind) = api_type(unwrap_result(ty))
                     {
-                        self.0
+                        self.index
                             .trait_returns
                             .insert((name.clone(), f.sig.ident.to_string()), kind);
                     }
                 }
+                self.owner.push(name);
                 syn::visit::visit_item_trait(self, item);
+                self.owner.pop();
             }
             fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
                 if !is_test(&m.attrs) {
+                    self.owner.push(m.ident.to_string());
                     syn::visit::visit_item_mod(self, m);
+                    self.owner.pop();
                 }
             }
             fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
                 if !is_test(&f.attrs) {
-                    self.0.signature(&f.sig, Some(&f.block));
+                    let sig = qualified(&f.sig, &self.imports);
+                    self.index.signature(&sig, Some(&f.block), &self.owner);
                     syn::visit::visit_item_fn(self, f);
                 }
             }
             fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
                 if !is_test(&f.attrs) {
-                    self.0.signature_in(&f.sig, Some(&f.block), &self.1);
+                    self.index.signature_in(
+                        &qualified(&f.sig, &self.imports),
+                        Some(&f.block),
+                        &self.impl_generics,
+                        &self.owner,
+                    );
                     syn::visit::visit_impl_item_fn(self, f);
                 }
             }
             fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
                 if !is_test(&f.attrs) {
-                    self.0.signature(&f.sig, f.default.as_ref());
+                    let sig = qualified(&f.sig, &self.imports);
+                    self.index.signature(&sig, f.default.as_ref(), &self.owner);
                     syn::visit::visit_trait_item_fn(self, f);
                 }
             }
             fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
                 let owner = item.ident.to_string();
-                self.0.structs.insert(owner.clone());
+                self.index.structs.insert(owner.clone());
                 let generics = type_param_names(&item.generics);
                 if !generics.is_empty() {
-                    self.0.struct_generics.insert(owner.clone(), generics);
+                    self.index.struct_generics.insert(owner.clone(), generics);
                 }
                 for field in &item.fields {
                     let Some(name) = &field.ident else { continue };
                     let name = name.to_string();
                     if let Some(kind) = api_type(&field.ty) {
-                        let entry = self.0.fields.entry(name.clone()).or_default();
+                        let entry = self.index.fields.entry(name.clone()).or_default();
                         if !entry.iter().any(|(o, _)| *o == owner) {
                             entry.push((owner.clone(), kind));
                         }
                     }
-                    self.0
+                    self.index
                         .field_types
                         .insert((owner.clone(), name), field.ty.clone());
                 }
                 syn::visit::visit_item_struct(self, item);
             }
         }
-        Collector(self, Vec::new(), super::syntax::imports(file)).visit_file(file);
+        Collector {
+            index: self,
+            impl_generics: Vec::new(),
+            imports: super::syntax::imports(file),
+            owner: module,
+        }
+        .visit_file(file);
     }
 
-    pub(super) fn signature(&mut self, sig: &syn::Signature, body: Option<&syn::Block>) {
-        self.signature_in(sig, body, &[]);
+    pub(super) fn signature(
+        &mut self,
+        sig: &syn::Signature,
+        body: Option<&syn::Block>,
+        owner: &[String],
+    ) {
+        self.signature_in(sig, body, &[], owner);
     }
 
     /// A function's signature, read in an `impl` with the type parameters
-    /// `impl_generics`.
+    /// `impl_generics`; `owner` is where it is.
     pub(super) fn signature_in(
         &mut self,
         sig: &syn::Signature,
         body: Option<&syn::Block>,
         impl_generics: &[syn::Ident],
+        owner: &[String],
     ) {
         let name = sig.ident.to_string();
-        self.functions.insert(name.clone());
+        let owners = self.functions.entry(name.clone()).or_default();
+        if !owners.iter().any(|o| o == owner) {
+            owners.push(owner.to_vec());
+        }
         let generics = type_param_names(&sig.generics);
         if !generics.is_empty() {
             let values: Vec<syn::Type> = sig
@@ -258,7 +464,10 @@ impl Index {
                     syn::FnArg::Receiver(_) => None,
                 })
                 .collect();
-            self.generic_values.insert(name.clone(), (generics, values));
+            self.generic_values
+                .insert(name.clone(), owner, (generics, values), |known, new| {
+                    *known = new;
+                });
         }
         if let syn::ReturnType::Type(_, ty) = &sig.output {
             let value = strip_wrappers(unwrap_result(ty));
@@ -269,13 +478,11 @@ impl Index {
             });
             if matches!(&value, syn::Type::Path(p) if p.qself.is_none()) && !generic {
                 self.value_fns
-                    .entry(name.clone())
-                    .and_modify(|known| {
-                        if known.as_ref() != Some(&value) {
+                    .insert(name.clone(), owner, Some(value), |known, new| {
+                        if *known != new {
                             *known = None;
                         }
-                    })
-                    .or_insert(Some(value));
+                    });
             }
         }
         let clients: Vec<usize> = sig
@@ -320,7 +527,10 @@ impl Index {
             })
             .collect();
         if params.iter().any(Option::is_some) {
-            self.params.insert(name.clone(), params);
+            self.params
+                .insert(name.clone(), owner, params, |known, new| {
+                    *known = new;
+                });
         }
         if let syn::ReturnType::Type(_, ty) = &sig.output
             && let Some(kind) = api_type(unwrap_result(ty))
@@ -330,27 +540,52 @@ impl Index {
                 .type_params()
                 .any(|p| is_ident(&kind, &p.ident));
             let cluster = body.and_then(constructor_scope);
-            // A trait's `fn get_api() -> Api<Self>` says most of the kind;
-            // another trait's method of the same name that returns an
-            // associated type does not replace it.
-            let says_less = |k: &syn::Type| {
-                matches!(k, syn::Type::Path(p) if p.path.segments.len() > 1
-                    && p.path.segments[0].ident == "Self")
-            };
             // `impl<K> Helper for (K, Scope) { fn get_api() -> Api<K> }`:
             // the kind is the `impl`'s parameter, which a call does not name.
             let of_impl = impl_generics.iter().any(|g| is_ident(&kind, g));
-            let keep = self.returns.get(&name).is_some_and(|(k, _)| {
-                k.as_ref().is_some_and(is_self) && (says_less(&kind) || of_impl)
+            let value = (if generic || of_impl { None } else { Some(kind) }, cluster);
+            self.returns.insert(name, owner, value, |known, new| {
+                // A trait's `fn get_api() -> Api<Self>` says most of the
+                // kind; another function of the same name that returns an
+                // associated type or an `impl`'s parameter does not replace
+                // it.
+                let says_less = new.0.as_ref().is_none_or(|k| {
+                    matches!(k, syn::Type::Path(p) if p.path.segments.len() > 1
+                        && p.path.segments[0].ident == "Self")
+                });
+                if !(known.0.as_ref().is_some_and(is_self) && says_less) {
+                    *known = new;
+                }
             });
-            if !keep {
-                self.returns.insert(
-                    name,
-                    (if generic || of_impl { None } else { Some(kind) }, cluster),
-                );
+        }
+    }
+}
+
+/// A signature with the types its file brings in by `use` written out in
+/// full (`Event` after `use k8s_openapi::api::core::v1::Event`): what a
+/// function returns or takes is read in its callers' files, with other
+/// `use`s.
+fn qualified(sig: &syn::Signature, imports: &HashMap<String, Vec<String>>) -> syn::Signature {
+    struct Qualify<'a>(&'a HashMap<String, Vec<String>>);
+    impl syn::visit_mut::VisitMut for Qualify<'_> {
+        fn visit_type_path_mut(&mut self, ty: &mut syn::TypePath) {
+            syn::visit_mut::visit_type_path_mut(self, ty);
+            if ty.qself.is_none()
+                && ty.path.leading_colon.is_none()
+                && let [only] = ty.path.segments.iter().collect::<Vec<_>>().as_slice()
+                && let Some(full) = self.0.get(&only.ident.to_string())
+                && let Ok(mut path) = syn::parse_str::<syn::Path>(&full.join("::"))
+            {
+                if let Some(last) = path.segments.last_mut() {
+                    last.arguments = only.arguments.clone();
+                }
+                ty.path = path;
             }
         }
     }
+    let mut sig = sig.clone();
+    syn::visit_mut::VisitMut::visit_signature_mut(&mut Qualify(imports), &mut sig);
+    sig
 }
 
 /// `Self`.
@@ -674,4 +909,54 @@ pub(super) fn uses_runtime(imports: &HashMap<String, Vec<String>>) -> bool {
     imports
         .values()
         .any(|path| path.first().is_some_and(|first| first == "rsop_runtime"))
+}
+
+/// The crate's functions a file names by a module path (`secret::new(..)`,
+/// or `new(..)` after `use crate::svc::k8s::secret::new`): the module, from
+/// the crate's root, and the name. The module's file is read for what they
+/// return even when it makes no request itself.
+pub(super) fn module_calls(
+    file: &syn::File,
+    imports: &HashMap<String, Vec<String>>,
+) -> HashSet<(Vec<String>, String)> {
+    struct Calls<'a> {
+        imports: &'a HashMap<String, Vec<String>>,
+        found: HashSet<(Vec<String>, String)>,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            for expr in macro_exprs(mac).iter().flatten() {
+                self.visit_expr(expr);
+            }
+        }
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            if let syn::Expr::Path(p) = &*call.func {
+                let mut path: Vec<String> = p
+                    .path
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect();
+                if let Some(full) = path.first().and_then(|first| self.imports.get(first)) {
+                    path.splice(..1, full.iter().cloned());
+                }
+                // Only a file of the crate whose module path ends so is
+                // read: another crate's module (`std::mem`) has none.
+                let path = crate_relative(&path);
+                if let [module @ .., name] = path.as_slice()
+                    && !module.is_empty()
+                    && module.iter().all(|m| m.starts_with(char::is_lowercase))
+                {
+                    self.found.insert((module.to_vec(), name.clone()));
+                }
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    let mut calls = Calls {
+        imports,
+        found: HashSet::new(),
+    };
+    calls.visit_file(file);
+    calls.found
 }

@@ -6,10 +6,10 @@ use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use super::kinds::{ApiKind, Scope, Target, Typing};
-use super::reach::TraitImpl;
+use super::reach::{Owner, TraitImpl};
 use super::syntax::{
-    api_constructor_call, macro_exprs, receiver_text, strip_wrappers, turbofish, type_name,
-    type_parameter, variable,
+    api_constructor_call, flag_condition, macro_exprs, receiver_text, strip_wrappers, turbofish,
+    type_name, type_parameter, variable,
 };
 use super::{Analysis, Call, Unchecked, Unknown};
 use crate::manifests::diagnostics::Location;
@@ -151,9 +151,16 @@ pub(super) struct Requests<'w, 'a> {
     /// Requests on the `Api` of a type parameter, waiting for its callers.
     pub(super) deferred: &'w mut Vec<Deferred>,
     pub(super) scope: &'w Scope,
+    /// The conditions on the function's `bool` parameters the visit is
+    /// under (see [`Deferred::flags`]).
+    pub(super) flags: Vec<(usize, bool)>,
 }
 
 impl<'ast> Visit<'ast> for Requests<'_, '_> {
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        let flag = flag_condition(&e.cond, &self.cx.flags);
+        visit_if(self, e, flag, |v| &mut v.flags);
+    }
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
         for expr in macro_exprs(mac).iter().flatten() {
             self.visit_expr(expr);
@@ -299,7 +306,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 format!("{name}.controller_owner_ref"),
             );
         } else if !LOCAL_METHODS.contains(&method.as_str())
-            && !self.cx.index.functions.contains(&method)
+            && !self.cx.index.functions.contains_key(&method)
             && !self.guessed_field(&call.receiver)
             && let Some(kind @ (ApiKind::Known(..) | ApiKind::Dynamic(..))) =
                 self.cx.kind_of(&call.receiver, self.scope)
@@ -465,7 +472,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 // A function of another crate given an `Api` (a helper
                 // library's `create_or_update(&api, ..)`) sends requests
                 // rsop cannot read: noted, not left out.
-                _ if !self.cx.index.functions.contains(&name)
+                _ if !self.cx.index.functions.contains_key(&name)
                     && !name.starts_with(|c: char| c.is_ascii_uppercase()) =>
                 {
                     let known = KNOWN_FUNCTIONS.contains(&name.as_str());
@@ -759,6 +766,7 @@ impl Requests<'_, '_> {
             self.deferred.push(Deferred {
                 associated: self.cx.associated,
                 function: self.cx.function.clone(),
+                defined_in: self.cx.owner(),
                 generic: ident.to_string(),
                 owner: self.cx.owner_of(ident),
                 verbs: verbs.to_vec(),
@@ -767,6 +775,7 @@ impl Requests<'_, '_> {
                 via,
                 optional: false,
                 through: Vec::new(),
+                flags: self.flags.clone(),
             });
             return;
         }
@@ -972,6 +981,30 @@ pub(super) fn applies(args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![
 }
 
 /// A request of a generic function, on the `Api` of its type parameter
+/// An `if` visited with `flag` (a condition on a `bool` parameter) on the
+/// visitor's stack of conditions in its branch, and the opposite in its
+/// `else`.
+pub(super) fn visit_if<'ast, V: Visit<'ast>>(
+    v: &mut V,
+    e: &'ast syn::ExprIf,
+    flag: Option<(usize, bool)>,
+    flags: fn(&mut V) -> &mut Vec<(usize, bool)>,
+) {
+    v.visit_expr(&e.cond);
+    flags(v).extend(flag);
+    v.visit_block(&e.then_branch);
+    if let Some((_, other)) = &e.else_branch {
+        if let Some((at, value)) = flag {
+            flags(v).pop();
+            flags(v).push((at, !value));
+        }
+        v.visit_expr(other);
+    }
+    if flag.is_some() {
+        flags(v).pop();
+    }
+}
+
 /// `generic`, waiting for the kinds its callers give it.
 #[derive(Debug, Clone)]
 pub(super) struct Deferred {
@@ -979,6 +1012,9 @@ pub(super) struct Deferred {
     /// [`Typing::associated`]).
     pub(super) associated: bool,
     pub(super) function: String,
+    /// Where the function is: a call whose path names another function of
+    /// the same name does not give it a kind.
+    pub(super) defined_in: Owner,
     pub(super) generic: String,
     /// A type parameter of the `impl`, not of the function: the struct the
     /// `impl` is for, and the parameter's place among its type arguments
@@ -991,4 +1027,8 @@ pub(super) struct Deferred {
     pub(super) optional: bool,
     /// The calls of generic callers it was passed up through.
     pub(super) through: Vec<Location>,
+    /// The `bool` parameters of `function` it is made under, by place, and
+    /// the value each must have (`if status { .. }`): a caller that passes
+    /// another literal does not make it.
+    pub(super) flags: Vec<(usize, bool)>,
 }

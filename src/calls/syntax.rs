@@ -2,6 +2,7 @@
 //! with no meaning of the crate's own.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use syn::visit::Visit;
 
@@ -345,4 +346,70 @@ pub(super) fn api_constructor(func: &syn::Expr) -> Option<(Option<syn::Type>, bo
     };
     let kind = generic_args(&api.arguments).first().map(|t| (*t).clone());
     Some((kind, cluster))
+}
+
+/// The module a file of a crate is, by its path: `src/svc/k8s/secret.rs`
+/// and `src/svc/k8s/secret/mod.rs` are `svc::k8s::secret`, a crate root
+/// (`src/main.rs`, `src/lib.rs`, `src/bin/tool.rs`) is the root.
+pub(super) fn module_path(path: &Path) -> Vec<String> {
+    let parts: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => s.to_str().map(str::to_string),
+            _ => None,
+        })
+        .collect();
+    let Some(src) = parts.iter().rposition(|p| p == "src") else {
+        return Vec::new();
+    };
+    let mut module: Vec<String> = parts[src + 1..].to_vec();
+    if let Some(last) = module.last_mut()
+        && let Some(stem) = last.strip_suffix(".rs")
+    {
+        *last = stem.to_string();
+    }
+    // A program of `src/bin/` is a crate root of its own.
+    if module.first().is_some_and(|m| m == "bin") {
+        module.remove(0);
+        if module.len() == 1 {
+            return Vec::new();
+        }
+        module.remove(0);
+    }
+    if module.len() == 1 && matches!(module[0].as_str(), "main" | "lib") {
+        return Vec::new();
+    }
+    if module.last().is_some_and(|m| m == "mod") {
+        module.pop();
+    }
+    module
+}
+
+/// A condition on a `bool` parameter of the function (`if status`, `if
+/// !dry_run`): the parameter's place among `params` and the value under
+/// which the branch runs.
+pub(super) fn flag_condition(cond: &syn::Expr, params: &[String]) -> Option<(usize, bool)> {
+    match cond {
+        syn::Expr::Paren(p) => flag_condition(&p.expr, params),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => {
+            flag_condition(&u.expr, params).map(|(at, value)| (at, !value))
+        }
+        syn::Expr::Path(p) => {
+            let name = p.path.get_ident()?.to_string();
+            params.iter().position(|p| *p == name).map(|at| (at, true))
+        }
+        _ => None,
+    }
+}
+
+/// A `bool` literal (`false`).
+pub(super) fn bool_literal(expr: &syn::Expr) -> Option<bool> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => Some(b.value),
+        syn::Expr::Paren(p) => bool_literal(&p.expr),
+        _ => None,
+    }
 }

@@ -1655,3 +1655,115 @@ impl Collect<Event> for Events {
     assert_eq!(calls, ["5 list events.k8s.io/events"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// Functions of one name in different modules are told apart by the path
+/// a call names them with or the `use` that brings them in: `secret::new`
+/// returns a `Secret` though `event::new` returns an `Event` and
+/// `Context::new` a context, and `apply::upsert` sends a patch where
+/// `replace::upsert` sends an update. A module that names no `Api` is read
+/// for what its functions return, and a file that names none for the
+/// generic functions it calls.
+#[test]
+fn functions_of_one_name_are_told_apart_by_their_module() {
+    let secret = r"
+use k8s_openapi::api::core::v1::Secret;
+
+pub fn new<T>(owner: &T, data: BTreeMap<String, String>) -> Secret {
+    Secret::default()
+}
+";
+    let event = r"
+use k8s_openapi::api::core::v1::Event;
+
+pub fn new<T>(owner: &T, reason: &str) -> Event {
+    Event::default()
+}
+";
+    let context = r"
+pub struct Context { pub client: kube::Client }
+
+impl Context {
+    pub fn new(client: kube::Client) -> Self {
+        Context { client }
+    }
+}
+";
+    let apply = r#"
+use kube::{Api, Client, Resource};
+
+pub async fn upsert<T: Resource>(client: &Client, obj: &T) {
+    let api: Api<T> = Api::namespaced(client.clone(), "apps");
+    api.patch("x", &Default::default(), &Default::default()).await;
+}
+"#;
+    let replace = r#"
+use kube::{Api, Client, Resource};
+
+pub async fn upsert<T: Resource>(client: &Client, obj: &T) {
+    let api: Api<T> = Api::namespaced(client.clone(), "apps");
+    api.replace("x", &Default::default(), obj).await;
+}
+"#;
+    let reconcile = r#"
+use crate::k8s::{apply, event, secret};
+use crate::k8s::replace::upsert;
+
+pub async fn reconcile(client: kube::Client, owner: &Widget) {
+    let s = secret::new(owner, BTreeMap::new());
+    apply::upsert(&client, &s).await;
+    let e = event::new(owner, "Synced");
+    upsert(&client, &e).await;
+}
+"#;
+    let (calls, unchecked) = table(&[
+        ("src/k8s/secret.rs", secret),
+        ("src/k8s/event.rs", event),
+        ("src/context.rs", context),
+        ("src/k8s/apply.rs", apply),
+        ("src/k8s/replace.rs", replace),
+        ("src/reconcile.rs", reconcile),
+    ]);
+    assert_eq!(calls, ["6 patch core/secrets", "6 update core/events"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+/// A request a generic helper makes only under one of its `bool`
+/// parameters (`if status { .. }`) is not made by a caller that passes the
+/// other literal, also when the flag is passed on through another helper.
+#[test]
+fn a_request_under_a_flag_is_made_only_by_callers_that_set_it() {
+    let code = r#"
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client, Resource};
+
+async fn apply<T: Resource>(client: Client, obj: &T, status: bool) {
+    let api: Api<T> = Api::namespaced(client, "apps");
+    api.patch("x", &Default::default(), &Default::default()).await;
+    if status {
+        api.patch_status("x", &Default::default(), &Default::default()).await;
+    } else {
+        api.get("x").await;
+    }
+}
+
+async fn upsert<T: Resource>(client: Client, obj: &T, status: bool) {
+    apply(client, obj, status).await;
+}
+
+async fn reconcile(client: Client, secret: Secret, map: ConfigMap) {
+    upsert(client.clone(), &secret, false).await;
+    upsert(client, &map, true).await;
+}
+"#;
+    let (calls, unchecked) = table(&[("src/apply.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "7 patch core/configmaps",
+            "7 patch core/secrets",
+            "9 patch core/configmaps/status",
+            "11 get core/secrets",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

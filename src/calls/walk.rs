@@ -36,7 +36,9 @@ pub(super) type PathBufLine = (std::path::PathBuf, usize, usize);
 impl<'ast> Visit<'ast> for FileWalker<'_> {
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
         if !is_test(&m.attrs) {
+            self.cx.module.push(m.ident.to_string());
             syn::visit::visit_item_mod(self, m);
+            self.cx.module.pop();
         }
     }
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
@@ -88,6 +90,19 @@ impl FileWalker<'_> {
             syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
             syn::ReturnType::Default => None,
         };
+        self.cx.flags = sig
+            .inputs
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::FnArg::Typed(t) => Some(match (&*t.pat, &*t.ty) {
+                    (syn::Pat::Ident(name), syn::Type::Path(ty)) if ty.path.is_ident("bool") => {
+                        name.ident.to_string()
+                    }
+                    _ => String::new(),
+                }),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
         self.cx.generics = self
             .cx
             .impl_generics
@@ -151,7 +166,7 @@ impl FileWalker<'_> {
         };
         bindings.visit_block(block);
         let mut settle = Settle {
-            index: self.cx.index,
+            cx: &self.cx,
             scope: &mut scope,
         };
         settle.visit_block(block);
@@ -162,6 +177,7 @@ impl FileWalker<'_> {
                 pending: self.deferred,
                 scope: &scope,
                 deferred,
+                flags: Vec::new(),
             };
             calls.visit_block(block);
         } else {
@@ -170,6 +186,7 @@ impl FileWalker<'_> {
                 analysis: self.analysis,
                 deferred: self.deferred,
                 scope: &scope,
+                flags: Vec::new(),
             };
             requests.visit_block(block);
         }

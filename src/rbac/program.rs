@@ -646,6 +646,13 @@ impl Graph {
                 continue;
             }
             let chosen: Vec<usize> = match qualifier.as_deref() {
+                // `Self::upsert(..)` in a trait's provided method: the
+                // method of each type that implements a trait.
+                Some("Self") if from.provided => candidates
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.functions[i].implements || self.functions[i].provided)
+                    .collect(),
                 Some("Self") => candidates
                     .iter()
                     .copied()
@@ -1622,6 +1629,40 @@ mod tests {
                 "src/job.rs:reconcile_all",
                 "src/job.rs:sync",
                 "src/main.rs:main"
+            ]
+        );
+    }
+    /// `Self::upsert(..)` in a provided method runs each implementation's
+    /// `upsert`, not a free function of the name.
+    #[test]
+    fn self_in_a_provided_method_calls_the_implementations() {
+        let main = "mod k8s; mod widget;\nfn main() { widget::Widget::reconcile(obj) }";
+        let k8s = r"
+            pub trait Reconciler {
+                async fn upsert(obj: Obj);
+                fn reconcile(obj: Obj) { Self::upsert(obj) }
+            }
+            pub fn upsert(obj: Obj) {}
+        ";
+        let widget = r"
+            pub struct Widget;
+            impl k8s::Reconciler for Widget {
+                async fn upsert(obj: Obj) { apply(obj) }
+            }
+            fn apply(obj: Obj) {}
+        ";
+        let files = [
+            ("src/main.rs", main),
+            ("src/k8s.rs", k8s),
+            ("src/widget.rs", widget),
+        ];
+        assert_eq!(
+            reached(&files, &[]),
+            [
+                "src/k8s.rs:reconcile",
+                "src/main.rs:main",
+                "src/widget.rs:apply",
+                "src/widget.rs:upsert"
             ]
         );
     }
