@@ -293,7 +293,9 @@ impl Instantiations<'_, '_> {
                     d.via,
                     self.cx.path.display()
                 ),
-                optional: d.optional,
+                // An apply's `create` is optional on the crate's own kinds
+                // only (see `Requests::apply_creates`).
+                optional: d.optional && self.cx.is_own(&target.group, &target.plural),
                 remote: false,
                 site: Some((site.clone(), self.cx.function.clone())),
                 gated: None,

@@ -471,6 +471,8 @@ pub(super) struct Scope {
     /// with one.
     pub(super) remote_clients: HashSet<String>,
     pub(super) remote_apis: HashSet<String>,
+    /// Variables that hold a `Patch::Apply(..)`.
+    pub(super) applies: HashSet<String>,
 }
 
 /// Values bound to names in a function, each from where it is bound to
@@ -687,6 +689,12 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
         }
         if let syn::Pat::Ident(name) = pat {
             let name = name.ident.to_string();
+            // `let patch = Patch::Apply(&cm); api.patch(.., &patch)`.
+            if let Some(init) = &local.init
+                && super::requests::applies([&*init.expr], &HashSet::new())
+            {
+                self.scope.applies.insert(name.clone());
+            }
             let from_init = local
                 .init
                 .as_ref()
@@ -1063,8 +1071,25 @@ impl<'a> Typing<'a> {
                 // whose type the code does not show takes the kind all such
                 // fields agree on, or is not checked.
                 if let Some(owner) = self.type_of(&f.base, scope)
-                    && let Some((struct_name, args)) = type_name(&owner)
+                    && let Some((mut struct_name, mut args)) = type_name(&owner)
                 {
+                    // A struct that derefs to another (`impl Deref for
+                    // Controller { type Target = Context; }`) has its fields.
+                    for _ in 0..4 {
+                        if candidates.iter().any(|(s, _)| *s == struct_name) {
+                            break;
+                        }
+                        let Some((target, target_args)) = self
+                            .index
+                            .assoc_types
+                            .get(&(struct_name.clone(), "Target".to_string()))
+                            .and_then(|targets| targets.first())
+                            .and_then(type_name)
+                        else {
+                            break;
+                        };
+                        (struct_name, args) = (target, target_args);
+                    }
                     if let Some((_, kind)) = candidates.iter().find(|(s, _)| *s == struct_name) {
                         let kind = self.substitute(kind, &struct_name, &args);
                         return Some(ApiKind::Known(Box::new(kind), None));
@@ -1317,6 +1342,29 @@ impl<'a> Typing<'a> {
     }
 
     /// Where requests on `ty` go: a kind of the crate, or of Kubernetes.
+    /// Whether `ident` names another crate's type `name`: itself, or a
+    /// rename a `use` gives it (`use kube::runtime::Controller as
+    /// RuntimeController`), and not a type of the crate's of that name.
+    pub(super) fn names_type(&self, ident: &syn::Ident, name: &str) -> bool {
+        match self.imports.get(&ident.to_string()) {
+            Some(path) => {
+                path.last().is_some_and(|last| last == name)
+                    && !path
+                        .first()
+                        .is_some_and(|first| matches!(first.as_str(), "crate" | "self" | "super"))
+            }
+            None => ident == name,
+        }
+    }
+
+    /// Whether a kind is one of the crate's own: its object is the one a
+    /// controller reconciles, which exists when the code writes it.
+    pub(super) fn is_own(&self, group: &str, plural: &str) -> bool {
+        self.own
+            .iter()
+            .any(|k| k.group == group && k.plural == plural)
+    }
+
     pub(super) fn target(&self, ty: &syn::Type) -> Option<Target> {
         let syn::Type::Path(p) = ty else {
             return None;

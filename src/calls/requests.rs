@@ -2,6 +2,8 @@
 //! methods in the project's kube release, of the runtime's and kube-runtime's
 //! helpers, and of rsop-runtime's manager and reconciler.
 
+use std::collections::HashSet;
+
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
@@ -198,15 +200,8 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             // A server-side apply creates the object it does not find, which
             // the API server then authorizes as a `create` too. (A
             // subresource's apply never creates its object.)
-            if method == "patch" && applies(&call.args) {
-                let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
-                self.push(&kind, &["create"], None, &call.method, via);
-                for call in &mut self.analysis.calls[calls..] {
-                    call.optional = true;
-                }
-                for call in &mut self.deferred[deferred..] {
-                    call.optional = true;
-                }
+            if method == "patch" && applies(&call.args, &self.scope.applies) {
+                self.apply_creates(&kind, &call.method, via);
             }
             if remote {
                 for call in &mut self.analysis.calls[first..] {
@@ -273,14 +268,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             self.push(&kind, verbs, sub, &call.method, via.clone());
             if method == "apply" {
                 // Server-side apply: a `create` too when the object is not there yet.
-                let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
-                self.push(&kind, &["create"], None, &call.method, via.clone());
-                for call in &mut self.analysis.calls[calls..] {
-                    call.optional = true;
-                }
-                for call in &mut self.deferred[deferred..] {
-                    call.optional = true;
-                }
+                self.apply_creates(&kind, &call.method, via.clone());
             }
             if method == "write_status" {
                 // Each condition transition is announced with an event, in the object's namespace.
@@ -354,7 +342,12 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                         self.push(&kind, WATCH, None, &last.ident, name.clone());
                     }
                 }
-                "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Controller" => {
+                "new"
+                    if segments >= 2
+                        && self
+                            .cx
+                            .names_type(&p.path.segments[segments - 2].ident, "Controller") =>
+                {
                     let kind = first.and_then(|a| self.cx.kind_of(a, self.scope));
                     if kind.is_none() && first.is_some() {
                         self.unchecked(&last.ident, "Controller::new".into(), Unknown::Kind, None);
@@ -575,6 +568,25 @@ fn built_by_controller(expr: &syn::Expr) -> bool {
             if p.path.segments.len() >= 2
                 && p.path.segments[p.path.segments.len() - 2].ident == "Controller"),
         _ => false,
+    }
+}
+
+impl Requests<'_, '_> {
+    /// The `create` of a server-side apply, which the API server
+    /// authorizes when the object is not there yet. The object of one of
+    /// the crate's own kinds is the one its controller reconciles, there
+    /// already: a rule may grant that `create`, none has to. The objects it
+    /// makes (a Deployment, a Secret) are created by their first apply.
+    fn apply_creates(&mut self, kind: &ApiKind, method: &syn::Ident, via: String) {
+        let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
+        self.push(kind, &["create"], None, method, via);
+        for call in &mut self.analysis.calls[calls..] {
+            call.optional = self.cx.is_own(&call.group, &call.resource);
+        }
+        // A generic function's: decided by the kind each caller gives.
+        for call in &mut self.deferred[deferred..] {
+            call.optional = true;
+        }
     }
 }
 
@@ -962,25 +974,31 @@ fn path_text(path: &syn::Path) -> String {
 
 /// Whether a `patch` call's arguments make it a server-side apply
 /// (`Patch::Apply(..)`).
-pub(super) fn applies(args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>) -> bool {
-    struct Finder(bool);
-    impl<'ast> Visit<'ast> for Finder {
+pub(super) fn applies<'a>(
+    args: impl IntoIterator<Item = &'a syn::Expr>,
+    variables: &HashSet<String>,
+) -> bool {
+    struct Finder<'v>(bool, &'v HashSet<String>);
+    impl<'ast> Visit<'ast> for Finder<'_> {
         fn visit_path(&mut self, path: &'ast syn::Path) {
             let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-            if segments.ends_with(&["Patch".to_string(), "Apply".to_string()]) {
+            if segments.ends_with(&["Patch".to_string(), "Apply".to_string()])
+                || path
+                    .get_ident()
+                    .is_some_and(|i| self.1.contains(&i.to_string()))
+            {
                 self.0 = true;
             }
             syn::visit::visit_path(self, path);
         }
     }
-    let mut finder = Finder(false);
+    let mut finder = Finder(false, variables);
     for arg in args {
         finder.visit_expr(arg);
     }
     finder.0
 }
 
-/// A request of a generic function, on the `Api` of its type parameter
 /// An `if` visited with `flag` (a condition on a `bool` parameter) on the
 /// visitor's stack of conditions in its branch, and the opposite in its
 /// `else`.
@@ -1005,6 +1023,7 @@ pub(super) fn visit_if<'ast, V: Visit<'ast>>(
     }
 }
 
+/// A request of a generic function, on the `Api` of its type parameter
 /// `generic`, waiting for the kinds its callers give it.
 #[derive(Debug, Clone)]
 pub(super) struct Deferred {

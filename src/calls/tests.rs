@@ -1767,3 +1767,65 @@ async fn reconcile(client: Client, secret: Secret, map: ConfigMap) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// kube's `Controller` renamed by a `use` watches its kind; the crate's
+/// own `Controller` is none of kube's.
+#[test]
+fn a_renamed_controller_is_kubes_and_the_crates_own_is_not() {
+    let runtime = r"
+use k8s_openapi::api::core::v1::Service;
+use kube::{Api, Client};
+use kube::runtime::Controller as RuntimeController;
+
+pub fn run(client: Client) {
+    let api: Api<Service> = Api::all(client);
+    RuntimeController::new(api, Default::default());
+}
+";
+    let main = r"
+use crate::controller::Controller;
+
+fn main() {
+    let controller = Controller::new(reconciler, client);
+}
+";
+    let (calls, unchecked) = table(&[("src/controller.rs", runtime), ("src/main.rs", main)]);
+    assert_eq!(calls, ["8 list core/services", "8 watch core/services"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+/// A struct that derefs to another has its fields: `self.secrets` of a
+/// controller whose `Target` is the context holding `secrets: Api<Secret>`.
+#[test]
+fn a_field_reached_through_deref_is_the_targets() {
+    let code = r#"
+use std::ops::Deref;
+use k8s_openapi::api::core::v1::Secret;
+use kube::Api;
+
+pub struct Context {
+    secrets: Api<Secret>,
+}
+
+pub struct Controller {
+    context: Context,
+}
+
+impl Deref for Controller {
+    type Target = Context;
+    fn deref(&self) -> &Context {
+        &self.context
+    }
+}
+
+impl Controller {
+    async fn reconcile(&self) {
+        self.secrets.get("x").await;
+        create_or_update(&self.secrets, "y").await;
+    }
+}
+"#;
+    let (calls, unchecked) = table(&[("src/controller.rs", code)]);
+    assert_eq!(calls, ["23 get core/secrets"]);
+    assert_eq!(unchecked, ["24 create_or_update"]);
+}

@@ -659,12 +659,25 @@ impl Graph {
                     .filter(|&i| self.functions[i].owner == from.owner)
                     .collect(),
                 Some(q) => {
+                    // `AuthentikManager::new` after `pub use
+                    // authentik::Manager as AuthentikManager`.
+                    let qualifiers: Vec<&str> = std::iter::once(q)
+                        .chain(
+                            self.aliases
+                                .get(q)
+                                .into_iter()
+                                .flatten()
+                                .map(String::as_str),
+                        )
+                        .collect();
                     let by_qualifier: Vec<usize> = candidates
                         .iter()
                         .copied()
                         .filter(|&i| {
                             let f = &self.functions[i];
-                            f.owner.as_deref() == Some(q) || module_name(&f.file) == Some(q)
+                            qualifiers.iter().any(|q| {
+                                f.owner.as_deref() == Some(*q) || module_name(&f.file) == Some(*q)
+                            })
                         })
                         .collect();
                     // `PatchParams::apply` names a type of another crate
@@ -975,6 +988,10 @@ struct RefsVisitor<'g> {
     graph: &'g Graph,
     /// Local values read from the command line.
     command_line: HashMap<String, Source>,
+    /// Local `bool`s that test the command line (`let is_controller =
+    /// node_id == "controller"`): the words and whether they are definitive,
+    /// as [`RefsVisitor::condition`] gives them.
+    tests: HashMap<String, (Vec<String>, bool)>,
 }
 
 impl<'g> RefsVisitor<'g> {
@@ -1009,6 +1026,7 @@ impl<'g> RefsVisitor<'g> {
             arm: None,
             graph,
             command_line,
+            tests: HashMap::new(),
         }
     }
 
@@ -1090,10 +1108,24 @@ impl<'g> RefsVisitor<'g> {
     /// of a struct clap parses, or a field of one (the flag's value).
     fn source(&self, expr: &syn::Expr) -> Option<Source> {
         let mut flag = None;
+        // Built by clap's builder: `Command::new(..).arg(..).get_matches()`.
+        let mut parsed = false;
         let mut at = expr;
         loop {
             at = match at {
-                syn::Expr::MethodCall(m) => &m.receiver,
+                syn::Expr::MethodCall(m) => {
+                    let method = m.method.to_string();
+                    // `matches.get_one::<String>("node-id")`: the flag's value.
+                    if flag.is_none()
+                        && CLAP_ACCESSORS.contains(&method.as_str())
+                        && let Some(Compared::Literal(id)) = m.args.first().and_then(compared)
+                    {
+                        flag = Some(format!("--{id}"));
+                    }
+                    parsed |=
+                        method.starts_with("get_matches") || method.starts_with("try_get_matches");
+                    &m.receiver
+                }
                 syn::Expr::Field(f) => {
                     if flag.is_none()
                         && let syn::Member::Named(name) = &f.member
@@ -1135,6 +1167,16 @@ impl<'g> RefsVisitor<'g> {
                             flag,
                             definitive: false,
                         }),
+                        [.., builder, new]
+                            if parsed
+                                && new == "new"
+                                && (builder == "Command" || builder == "App") =>
+                        {
+                            Some(Source {
+                                flag,
+                                definitive: false,
+                            })
+                        }
                         _ => None,
                     };
                 }
@@ -1152,6 +1194,23 @@ impl<'g> RefsVisitor<'g> {
         };
         match cond {
             syn::Expr::Paren(p) => self.condition(&p.expr),
+            syn::Expr::Path(p) => self.tests.get(&p.path.get_ident()?.to_string()).cloned(),
+            // `matches!(node_id.as_str(), "controller" | "both")`.
+            syn::Expr::Macro(m) if m.mac.path.is_ident("matches") => {
+                let (scrutinee, pat) = m
+                    .mac
+                    .parse_body_with(|input: syn::parse::ParseStream<'_>| {
+                        let scrutinee: syn::Expr = input.parse()?;
+                        input.parse::<syn::Token![,]>()?;
+                        let pat = syn::Pat::parse_multi_with_leading_vert(input)?;
+                        input.parse::<proc_macro2::TokenStream>()?;
+                        Ok((scrutinee, pat))
+                    })
+                    .ok()?;
+                let source = self.source(&scrutinee)?;
+                let names = self.pattern_names(&pat, Some(&source));
+                (!names.is_empty()).then_some((names, source.definitive))
+            }
             // `if cli.install_crd { .. }`: a clap switch is off unless the
             // workload passes it.
             syn::Expr::Field(_) => {
@@ -1245,6 +1304,19 @@ impl<'g> RefsVisitor<'g> {
     }
 }
 
+/// The methods of clap's `ArgMatches` that read an argument by its id
+/// (old and new releases).
+const CLAP_ACCESSORS: &[&str] = &[
+    "get_one",
+    "get_many",
+    "get_flag",
+    "get_raw",
+    "contains_id",
+    "value_of",
+    "values_of",
+    "is_present",
+];
+
 /// A value a condition compares with: a string literal or a path.
 enum Compared {
     Literal(String),
@@ -1296,9 +1368,12 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         }
         if let syn::Pat::Ident(p) = pat
             && let Some(init) = &local.init
-            && let Some(source) = self.source(&init.expr)
         {
-            self.command_line.insert(p.ident.to_string(), source);
+            if let Some(source) = self.source(&init.expr) {
+                self.command_line.insert(p.ident.to_string(), source);
+            } else if let Some(test) = self.condition(&init.expr) {
+                self.tests.insert(p.ident.to_string(), test);
+            }
         }
         syn::visit::visit_local(self, local);
     }
@@ -1346,7 +1421,12 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         }
     }
     fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
-        let Some((names, definitive)) = self.condition(&e.cond) else {
+        // `if !is_controller { .. }`: the branch of the other modes.
+        let (cond, negated) = match &*e.cond {
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Not(_)) => (&*u.expr, true),
+            cond => (cond, false),
+        };
+        let Some((names, definitive)) = self.condition(cond) else {
             syn::visit::visit_expr_if(self, e);
             return;
         };
@@ -1355,7 +1435,7 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         self.arm(
             names.clone(),
             Vec::new(),
-            false,
+            negated,
             definitive,
             then.span(),
             |v| {
@@ -1363,9 +1443,16 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
             },
         );
         if let Some((_, otherwise)) = &e.else_branch {
-            self.arm(names, Vec::new(), true, definitive, otherwise.span(), |v| {
-                v.visit_expr(otherwise);
-            });
+            self.arm(
+                names,
+                Vec::new(),
+                !negated,
+                definitive,
+                otherwise.span(),
+                |v| {
+                    v.visit_expr(otherwise);
+                },
+            );
         }
     }
     fn visit_item_fn(&mut self, _: &'ast syn::ItemFn) {
@@ -1629,6 +1716,28 @@ mod tests {
                 "src/job.rs:reconcile_all",
                 "src/job.rs:sync",
                 "src/main.rs:main"
+            ]
+        );
+    }
+    /// A type renamed by a `use .. as` is reached by its new name.
+    #[test]
+    fn a_renamed_type_is_reached_by_its_new_name() {
+        let main = "mod resources;\nfn main() { resources::AuthentikManager::new(c) }";
+        let resources = r"
+            pub use authentik::Manager as AuthentikManager;
+            mod authentik {
+                pub struct Manager;
+                impl Manager { pub fn new(c: Client) { run() } }
+                fn run() {}
+            }
+        ";
+        let files = [("src/main.rs", main), ("src/resources.rs", resources)];
+        assert_eq!(
+            reached(&files, &[]),
+            [
+                "src/main.rs:main",
+                "src/resources.rs:new",
+                "src/resources.rs:run"
             ]
         );
     }
