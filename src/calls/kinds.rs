@@ -460,7 +460,7 @@ pub(super) const CLUSTER_KINDS: &[&str] = &[
 ];
 
 /// What a function's variables hold: `Api` values by their kind, and other
-/// values by their written type (for `obj.controller_owner_ref(..)`).
+/// values by their written type (the kind a generic function is given).
 #[derive(Debug, Default)]
 pub(super) struct Scope {
     pub(super) apis: Bound<ApiKind>,

@@ -155,7 +155,7 @@ pub struct Analysis {
     pub kinds: Vec<(String, String)>,
     /// The code writes owner references that may block their owner's
     /// deletion, on owners whose kind it does not show (`OwnerReference {
-    /// .. }` by hand, `controller_owner_ref` on an inferred value).
+    /// .. }` by hand with `block_owner_deletion`).
     pub owner_references: bool,
 }
 

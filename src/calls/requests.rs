@@ -274,25 +274,6 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 // Each condition transition is announced with an event, in the object's namespace.
                 self.runtime_event(&call.method);
             }
-        } else if method == "controller_owner_ref"
-            && variable(&call.receiver).is_none_or(|name| !self.scope.values.contains_key(&name))
-        {
-            // On a value whose kind the code does not show.
-            self.analysis.owner_references = true;
-        } else if method == "controller_owner_ref"
-            && let Some(name) = variable(&call.receiver)
-            && let Some(ty) = self.scope.values.get(&name)
-        {
-            // An owner reference with `blockOwnerDeletion` needs the right to
-            // update the owner's finalizers.
-            let owner = strip_wrappers(ty);
-            self.push(
-                &ApiKind::Known(Box::new(owner), None),
-                &["update"],
-                Some("finalizers"),
-                &call.method,
-                format!("{name}.controller_owner_ref"),
-            );
         } else if !LOCAL_METHODS.contains(&method.as_str())
             && !self.cx.index.functions.contains_key(&method)
             && !self.guessed_field(&call.receiver)

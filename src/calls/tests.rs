@@ -162,7 +162,6 @@ fn every_call_is_found_with_its_verb_and_line() {
         "src/controller.rs:31 patch example.com/widgets/status",
         "src/controller.rs:35 get core/secrets",
         "src/controller.rs:36 update coordination.k8s.io/leases",
-        "src/controller.rs:37 update example.com/widgets/finalizers",
         "src/controller.rs:38 patch example.com/widgets",
         "src/controller.rs:40 create core/pods/eviction",
         "src/controller.rs:41 get core/pods/log",

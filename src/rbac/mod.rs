@@ -733,19 +733,11 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 if granted(call, &roles) {
                     continue;
                 }
-                // An owner reference that blocks its owner's deletion needs
-                // this only where the OwnerReferencesPermissionEnforcement
-                // admission plugin runs (OpenShift, some hardened clusters).
-                let owner_reference = call.via.ends_with(".controller_owner_ref");
                 findings.insert(Finding {
-                    severity: if owner_reference {
-                        Severity::Warning
-                    } else {
-                        Severity::Error
-                    },
+                    severity: Severity::Error,
                     location: Some(call.location.clone()),
                     message: format!(
-                        "`{}` sends `{}` on {}{}, which no role bound to ServiceAccount `{}` grants ({} {} `{}` runs {} under it){}",
+                        "`{}` sends `{}` on {}{}, which no role bound to ServiceAccount `{}` grants ({} {} `{}` runs {} under it)",
                         call.via,
                         call.verb,
                         describe(call),
@@ -755,13 +747,6 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                         workload.kind,
                         workload.name,
                         run.name(),
-                        if owner_reference {
-                            "; the owner reference blocks its owner's deletion, which clusters \
-                             with the OwnerReferencesPermissionEnforcement admission plugin \
-                             (OpenShift) refuse without it"
-                        } else {
-                            ""
-                        },
                     ),
                     help: Some(help_for(call, &roles, workload, &served)),
                     rule: "ungranted-request",

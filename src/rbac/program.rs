@@ -1719,6 +1719,38 @@ mod tests {
             ]
         );
     }
+    /// A mode chosen by the value of a flag clap's builder reads, tested
+    /// once into a `bool`: each workload runs the branch its value picks.
+    #[test]
+    fn a_flag_value_tested_into_a_bool_chooses_the_branch() {
+        let main = r#"
+            mod controller; mod node;
+            fn main() {
+                let matches = Command::new("csi")
+                    .arg(Arg::new("node-id").long("node-id").default_value("node-1"))
+                    .get_matches();
+                let node_id = matches.get_one::<String>("node-id").unwrap();
+                let is_controller = matches!(node_id.as_str(), "controller");
+                if !is_controller {
+                    node::run();
+                } else {
+                    controller::run();
+                }
+            }"#;
+        let files = [
+            ("src/main.rs", main),
+            ("src/controller.rs", "pub fn run() {}"),
+            ("src/node.rs", "pub fn run() {}"),
+        ];
+        assert_eq!(
+            reached(&files, &["--node-id=controller"]),
+            ["src/controller.rs:run", "src/main.rs:main"]
+        );
+        assert_eq!(
+            reached(&files, &["--node-id=$(NODE_ID)"]),
+            ["src/main.rs:main", "src/node.rs:run"]
+        );
+    }
     /// A type renamed by a `use .. as` is reached by its new name.
     #[test]
     fn a_renamed_type_is_reached_by_its_new_name() {

@@ -329,7 +329,7 @@ fn a_scaffolded_project_grants_every_request_it_makes() {
         ],
     )
     .success();
-    clean(22);
+    clean(21);
 }
 
 /// One binary, two workloads (`tests/fixtures/rbac-modes`): the Deployment

@@ -232,8 +232,7 @@ async fn sync(obj: &Frontend, state: &State) -> Result<(), Error> {
     // TODO(user): bring the related objects in line with `obj`.
     // Give what it creates `obj.controller_owner_ref(&())` in `metadata.ownerReferences`: its
     // changes then come back here, `owned_certificates` and the like find it, and the
-    // garbage collector deletes it with `obj`. Setting `blockOwnerDeletion`, as that reference
-    // does, takes `update` on the Frontend's `finalizers`: `rsop manifests` names the marker.
+    // garbage collector deletes it with `obj`.
     debug!(
         certificates = certificates.len(),
         backends = backends.len(),

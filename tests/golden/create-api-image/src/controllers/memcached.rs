@@ -176,8 +176,6 @@ fn pod_instance(pod: &PartialObjectMeta<Pod>) -> Option<Instance> {
 
 // The reconciler hands an object over to another shard with a patch.
 // +rsop:rbac:groups=cache.example.com,resources=memcacheds,verbs=patch
-// The API server asks for this to set `blockOwnerDeletion` in the Deployment's owner reference.
-// +rsop:rbac:groups=cache.example.com,resources=memcacheds/finalizers,verbs=update
 /// Brings the Deployment of `obj` in line with its spec and reports its state in the status.
 #[instrument(skip_all, fields(namespace = obj.namespace(), name = obj.name_any()))]
 async fn reconcile(obj: Arc<Memcached>, state: Arc<State>) -> Result<Action, Error> {

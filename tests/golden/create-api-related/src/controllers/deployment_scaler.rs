@@ -200,8 +200,7 @@ async fn apply(obj: &Deployment, state: &State) -> Result<Action, Error> {
     // TODO(user): bring the related objects in line with `obj`.
     // Give what it creates `obj.controller_owner_ref(&())` in `metadata.ownerReferences`: its
     // changes then come back here, `owned_horizontal_pod_autoscalers` and the like find it, and the
-    // garbage collector deletes it with `obj`. Setting `blockOwnerDeletion`, as that reference
-    // does, takes `update` on the Deployment's `finalizers`: `rsop manifests` names the marker.
+    // garbage collector deletes it with `obj`.
     debug!(
         horizontal_pod_autoscalers = horizontal_pod_autoscalers.len(),
         pods = pods.len(),
