@@ -473,6 +473,61 @@ pub(super) struct Scope {
     pub(super) remote_apis: HashSet<String>,
     /// Variables that hold a `Patch::Apply(..)`.
     pub(super) applies: HashSet<String>,
+    /// The places of the `Recorder::new(..)` calls whose recorder the
+    /// function only calls methods on: it publishes and is dropped.
+    pub(super) passing_recorders: HashSet<Place>,
+}
+
+/// The `Recorder::new(..)` calls of a block bound by a `let` to a name the
+/// block uses only as a method's receiver (`recorder.publish(..)`): the
+/// recorder is not kept beyond the function.
+pub(super) fn passing_recorders(block: &syn::Block) -> HashSet<Place> {
+    #[derive(Default)]
+    struct Recorders {
+        made: Vec<(String, Place)>,
+        escaped: HashSet<String>,
+    }
+    impl<'ast> Visit<'ast> for Recorders {
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            if let syn::Pat::Ident(name) = &local.pat
+                && let Some(init) = &local.init
+                && let syn::Expr::Call(c) = &*init.expr
+                && let syn::Expr::Path(p) = &*c.func
+                && p.path.segments.len() >= 2
+                && p.path.segments[p.path.segments.len() - 2].ident == "Recorder"
+            {
+                self.made.push((name.ident.to_string(), start(c)));
+            }
+            syn::visit::visit_local(self, local);
+        }
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            // `recorder.publish(..)`: used, not kept.
+            if !matches!(&*call.receiver, syn::Expr::Path(p) if p.path.get_ident().is_some()) {
+                self.visit_expr(&call.receiver);
+            }
+            for arg in &call.args {
+                self.visit_expr(arg);
+            }
+        }
+        fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+            if let Some(name) = path.path.get_ident() {
+                self.escaped.insert(name.to_string());
+            }
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            for expr in macro_exprs(mac).iter().flatten() {
+                self.visit_expr(expr);
+            }
+        }
+    }
+    let mut recorders = Recorders::default();
+    recorders.visit_block(block);
+    recorders
+        .made
+        .into_iter()
+        .filter(|(name, _)| !recorders.escaped.contains(name))
+        .map(|(_, at)| at)
+        .collect()
 }
 
 /// Values bound to names in a function, each from where it is bound to

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::kinds::{ApiKind, Scope, Target, Typing};
+use super::kinds::{ApiKind, Scope, Target, Typing, start};
 use super::reach::{Owner, TraitImpl};
 use super::syntax::{
     api_constructor_call, flag_condition, macro_exprs, receiver_text, strip_wrappers, turbofish,
@@ -365,7 +365,12 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                             location: location.clone(),
                             function: self.cx.function.clone(),
                             via: "Recorder::new".into(),
-                            optional: false,
+                            // A recorder bound in the function that only
+                            // publishes with it ends with the function: its
+                            // cache of events, which turns a repeat into a
+                            // patch, never sees one.
+                            optional: verb == "patch"
+                                && self.scope.passing_recorders.contains(&start(call)),
                             remote: false,
                             site: None,
                             gated: None,

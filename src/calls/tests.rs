@@ -1828,3 +1828,31 @@ impl Controller {
     assert_eq!(calls, ["23 get core/secrets"]);
     assert_eq!(unchecked, ["24 create_or_update"]);
 }
+
+/// A recorder made and dropped in the function that publishes with it
+/// never patches: its cache of events ends with it. One kept in a context
+/// patches a repeated event.
+#[test]
+fn a_recorder_made_for_one_publish_does_not_need_patch() {
+    let code = r#"
+use kube::runtime::events::{Recorder, Reporter};
+
+async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>) {
+    let recorder = Recorder::new(ctx.client.clone(), ctx.reporter.clone());
+    recorder.publish(&event, &obj.object_ref(&())).await;
+}
+
+fn context(client: Client, reporter: Reporter) -> Context {
+    let recorder = Recorder::new(client, reporter);
+    Context { recorder }
+}
+"#;
+    let analysis = analyze(&[(Path::new("src/events.rs"), code)], &own());
+    let patches: Vec<(usize, bool)> = analysis
+        .calls
+        .iter()
+        .filter(|c| c.verb == "patch")
+        .map(|c| (c.location.line, c.optional))
+        .collect();
+    assert_eq!(patches, [(5, true), (10, false)]);
+}

@@ -9,7 +9,7 @@ use syn::visit::Visit;
 
 use super::Analysis;
 use super::instantiate::Instantiations;
-use super::kinds::{ApiKind, Bindings, Scope, Settle, Typing};
+use super::kinds::{ApiKind, Bindings, Scope, Settle, Typing, passing_recorders};
 use super::reach::remote_locals;
 use super::requests::{Deferred, Requests};
 use super::syntax::{api_type, is_test, type_param_names};
@@ -142,6 +142,7 @@ impl FileWalker<'_> {
             })
             .collect();
         scope.remote_clients = remote_locals(block, self.cx.index, remote_params);
+        scope.passing_recorders = passing_recorders(block);
         for arg in &sig.inputs {
             if let syn::FnArg::Typed(t) = arg
                 && let syn::Pat::Ident(name) = &*t.pat

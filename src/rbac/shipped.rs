@@ -401,6 +401,15 @@ fn documents(text: &str) -> Vec<(usize, String)> {
         if is_separator {
             out.push((start, std::mem::take(&mut current)));
             start = i + 2;
+        } else if let Some(rest) = line.strip_prefix("---")
+            && rest.starts_with(|c: char| c.is_ascii_alphabetic())
+        {
+            // `---kind: Role`: a template's `---` whose line break a `{{-`
+            // trimmed. Helm splits its manifests there all the same.
+            out.push((start, std::mem::take(&mut current)));
+            start = i + 1;
+            current.push_str(rest);
+            current.push('\n');
         } else {
             current.push_str(line);
             current.push('\n');
@@ -1126,5 +1135,17 @@ aggregationRule:
         let docs = documents("a: 1\n---\nb: 2\nc: 3\n--- # x\nd: 4\n");
         let starts: Vec<usize> = docs.iter().map(|(s, _)| *s).collect();
         assert_eq!(starts, vec![1, 3, 6]);
+    }
+
+    #[test]
+    fn a_separator_a_template_trimmed_still_splits() {
+        let docs = documents("a: 1\n---kind: Role\nb: 2\n");
+        assert_eq!(
+            docs,
+            [
+                (1, "a: 1\n".to_string()),
+                (2, "kind: Role\nb: 2\n".to_string())
+            ]
+        );
     }
 }
