@@ -1834,7 +1834,7 @@ impl Controller {
 /// patches a repeated event.
 #[test]
 fn a_recorder_made_for_one_publish_does_not_need_patch() {
-    let code = r#"
+    let code = r"
 use kube::runtime::events::{Recorder, Reporter};
 
 async fn reconcile(obj: Arc<Widget>, ctx: Arc<Context>) {
@@ -1846,7 +1846,7 @@ fn context(client: Client, reporter: Reporter) -> Context {
     let recorder = Recorder::new(client, reporter);
     Context { recorder }
 }
-"#;
+";
     let analysis = analyze(&[(Path::new("src/events.rs"), code)], &own());
     let patches: Vec<(usize, bool)> = analysis
         .calls
