@@ -665,24 +665,30 @@ fn yielding_branches(expr: &syn::Expr) -> Option<Vec<&syn::Expr>> {
 /// The kind all of `kinds` are, the `Api::all` or `namespaced` they agree
 /// on kept.
 fn agree(kinds: impl IntoIterator<Item = Option<ApiKind>>) -> Option<ApiKind> {
-    let mut kinds = kinds.into_iter();
-    let Some(ApiKind::Known(first, mut cluster)) = kinds.next()? else {
-        return None;
+    let kinds: Vec<ApiKind> = kinds.into_iter().collect::<Option<_>>()?;
+    let (first, rest) = kinds.split_first()?;
+    // Every branch yields an `Api` but they do not agree on its kind (one
+    // made from a resource found at run time, the other a clone): an `Api`
+    // whose kind the code does not show, noted where it is used.
+    let unknown = Some(ApiKind::Inferred(None));
+    let ApiKind::Known(first, cluster) = first else {
+        return unknown;
     };
-    for kind in kinds {
-        let Some(ApiKind::Known(ty, other)) = kind else {
-            return None;
+    let mut cluster = *cluster;
+    for kind in rest {
+        let ApiKind::Known(ty, other) = kind else {
+            return unknown;
         };
-        if quote::ToTokens::to_token_stream(&ty).to_string()
-            != quote::ToTokens::to_token_stream(&first).to_string()
+        if quote::ToTokens::to_token_stream(ty).to_string()
+            != quote::ToTokens::to_token_stream(first).to_string()
         {
-            return None;
+            return unknown;
         }
-        if other != cluster {
+        if *other != cluster {
             cluster = None;
         }
     }
-    Some(ApiKind::Known(first, cluster))
+    Some(ApiKind::Known(first.clone(), cluster))
 }
 
 /// Where a node starts: line and column.
@@ -726,6 +732,28 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
         };
         // `let (tasks, workflows) = (Api::namespaced(..), Api::namespaced(..))`,
         // or the one branch of an `if` that does not panic.
+        // `let (api, resource) = dynamic_api(..).await?`: the `Api`s of the
+        // tuple the crate's function returns.
+        if let syn::Pat::Tuple(names) = pat
+            && let Some(init) = &local.init
+            && tuple_of(&init.expr).is_none()
+            && let Some(kinds) = self.cx.tuple_returned(&init.expr)
+            && kinds.len() == names.elems.len()
+        {
+            let (from, until) = self.span_of(local);
+            for (name, kind) in names.elems.iter().zip(kinds) {
+                if let syn::Pat::Ident(name) = name
+                    && let Some(kind) = kind
+                {
+                    self.scope.apis.insert_until(
+                        name.ident.to_string(),
+                        from,
+                        until,
+                        ApiKind::Known(Box::new(kind), None),
+                    );
+                }
+            }
+        }
         if let syn::Pat::Tuple(names) = pat
             && let Some(init) = &local.init
             && let Some(values) = tuple_of(&init.expr)
@@ -1397,6 +1425,31 @@ impl<'a> Typing<'a> {
     }
 
     /// Where requests on `ty` go: a kind of the crate, or of Kubernetes.
+    /// The kinds of the `Api`s of the tuple a call of the crate's function
+    /// returns, by position.
+    pub(super) fn tuple_returned(&self, expr: &syn::Expr) -> Option<Vec<Option<syn::Type>>> {
+        match expr {
+            syn::Expr::Try(t) => self.tuple_returned(&t.expr),
+            syn::Expr::Await(a) => self.tuple_returned(&a.base),
+            syn::Expr::Paren(p) => self.tuple_returned(&p.expr),
+            syn::Expr::Call(c) => {
+                let syn::Expr::Path(p) = &*c.func else {
+                    return None;
+                };
+                let name = p.path.segments.last()?.ident.to_string();
+                let owners = self.owners_of_path(&p.path);
+                self.index
+                    .tuple_returns
+                    .at(&name, owners.as_deref())
+                    .cloned()
+            }
+            syn::Expr::MethodCall(m) => {
+                self.index.tuple_returns.get(&m.method.to_string()).cloned()
+            }
+            _ => None,
+        }
+    }
+
     /// Whether `ident` names another crate's type `name`: itself, or a
     /// rename a `use` gives it (`use kube::runtime::Controller as
     /// RuntimeController`), and not a type of the crate's of that name.

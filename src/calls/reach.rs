@@ -50,6 +50,9 @@ pub(super) struct Index {
     /// Function -> the `K` it returns an `Api` of (`None`: generic, read
     /// from the call's turbofish), and whether it is made with `Api::all`.
     pub(super) returns: ByName<(Option<syn::Type>, Option<bool>)>,
+    /// Function -> the `K` of each `Api<K>` of the tuple it returns, by
+    /// position (`-> (Api<DynamicObject>, ApiResource)`).
+    pub(super) tuple_returns: ByName<Vec<Option<syn::Type>>>,
     /// Function -> the `K` of each parameter typed `Api<K>`, by position
     /// (a method's `self` left out).
     pub(super) params: ByName<Vec<Option<syn::Type>>>,
@@ -516,6 +519,24 @@ impl Index {
                 self.remote_fns.insert(name.clone());
             } else {
                 self.client_fns.push((name.clone(), body.clone()));
+            }
+        }
+        if let syn::ReturnType::Type(_, ty) = &sig.output
+            && let syn::Type::Tuple(tuple) = unwrap_result(ty)
+        {
+            let kinds: Vec<Option<syn::Type>> = tuple
+                .elems
+                .iter()
+                .map(|elem| {
+                    api_type(elem).filter(|kind| {
+                        !sig.generics.type_params().any(|p| is_ident(kind, &p.ident))
+                            && !impl_generics.iter().any(|g| is_ident(kind, g))
+                    })
+                })
+                .collect();
+            if kinds.iter().any(Option::is_some) {
+                self.tuple_returns
+                    .insert(name.clone(), owner, kinds, |known, new| *known = new);
             }
         }
         let params: Vec<Option<syn::Type>> = sig

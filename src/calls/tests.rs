@@ -1856,3 +1856,36 @@ fn context(client: Client, reporter: Reporter) -> Context {
         .collect();
     assert_eq!(patches, [(5, true), (10, false)]);
 }
+
+/// An `Api` the crate's function returns in a tuple is bound by the `let`
+/// that takes the tuple apart, and one whose branches disagree on its kind
+/// is still an `Api`: requests on either are noted, not left out.
+#[test]
+fn an_api_returned_in_a_tuple_or_made_by_disagreeing_branches_is_noted() {
+    let code = r#"
+use kube::api::{Api, ApiResource, DynamicObject};
+
+async fn target(client: &Client) -> Result<(Api<DynamicObject>, ApiResource)> {
+    let ar = discover(client).await?;
+    Ok((Api::all_with(client.clone(), &ar), ar))
+}
+
+async fn reconcile(client: Client, ns: Option<String>) -> Result<()> {
+    let (api, ar) = target(&client).await?;
+    api.list(&Default::default()).await?;
+    let patch_api = if let Some(ns) = &ns {
+        Api::namespaced_with(client.clone(), ns, &ar)
+    } else {
+        api.clone()
+    };
+    patch_api.patch("x", &Default::default(), &Default::default()).await?;
+    Ok(())
+}
+"#;
+    let (calls, unchecked) = table(&[("src/dynamic.rs", code)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert_eq!(
+        unchecked,
+        ["5 discover", "11 api.list", "17 patch_api.patch"]
+    );
+}
