@@ -1154,25 +1154,11 @@ impl<'a> Typing<'a> {
                 // whose type the code does not show takes the kind all such
                 // fields agree on, or is not checked.
                 if let Some(owner) = self.type_of(&f.base, scope)
-                    && let Some((mut struct_name, mut args)) = type_name(&owner)
+                    && let Some((struct_name, args)) = type_name(&owner)
                 {
-                    // A struct that derefs to another (`impl Deref for
-                    // Controller { type Target = Context; }`) has its fields.
-                    for _ in 0..4 {
-                        if candidates.iter().any(|(s, _)| *s == struct_name) {
-                            break;
-                        }
-                        let Some((target, target_args)) = self
-                            .index
-                            .assoc_types
-                            .get(&(struct_name.clone(), "Target".to_string()))
-                            .and_then(|targets| targets.first())
-                            .and_then(type_name)
-                        else {
-                            break;
-                        };
-                        (struct_name, args) = (target, target_args);
-                    }
+                    let (struct_name, args) = self
+                        .with_field(&struct_name, &args, &name.to_string())
+                        .unwrap_or((struct_name, args));
                     if let Some((_, kind)) = candidates.iter().find(|(s, _)| *s == struct_name) {
                         let kind = self.substitute(kind, &struct_name, &args);
                         return Some(ApiKind::Known(Box::new(kind), None));
@@ -1345,19 +1331,21 @@ impl<'a> Typing<'a> {
                 self.index.value_fns.at(&name, owners.as_deref())?.clone()
             }
             syn::Expr::Field(f) => {
-                let syn::Member::Named(name) = &f.member else {
-                    return None;
+                // `self.0` of a tuple struct is its field "0".
+                let name = match &f.member {
+                    syn::Member::Named(name) => name.to_string(),
+                    syn::Member::Unnamed(index) => index.index.to_string(),
                 };
                 let owner = self.type_of(&f.base, scope)?;
                 let (struct_name, args) = type_name(&owner)?;
                 let Some(ty) = self
                     .index
                     .field_types
-                    .get(&(struct_name.clone(), name.to_string()))
+                    .get(&(struct_name.clone(), name.clone()))
                 else {
                     // kube-derive's `Widget` holds the `WidgetSpec` it is
                     // derived from, and its `WidgetStatus`.
-                    let part = match name.to_string().as_str() {
+                    let part = match name.as_str() {
                         "spec" => "Spec",
                         "status" => "Status",
                         _ => return None,
@@ -1425,6 +1413,31 @@ impl<'a> Typing<'a> {
     }
 
     /// Where requests on `ty` go: a kind of the crate, or of Kubernetes.
+    /// The struct whose `Api` field `field` a value of type `name<args>`
+    /// reads: its own, or, through `impl Deref for Controller { type Target
+    /// = Context; }`, the one it derefs to. `None` when neither declares it.
+    pub(super) fn with_field(
+        &self,
+        name: &str,
+        args: &[syn::Type],
+        field: &str,
+    ) -> Option<(String, Vec<syn::Type>)> {
+        let candidates = self.index.fields.get(field)?;
+        let (mut name, mut args) = (name.to_string(), args.to_vec());
+        for _ in 0..4 {
+            if candidates.iter().any(|(s, _)| *s == name) {
+                return Some((name, args));
+            }
+            (name, args) = self
+                .index
+                .assoc_types
+                .get(&(name, "Target".to_string()))
+                .and_then(|targets| targets.first())
+                .and_then(type_name)?;
+        }
+        None
+    }
+
     /// The kinds of the `Api`s of the tuple a call of the crate's function
     /// returns, by position.
     pub(super) fn tuple_returned(&self, expr: &syn::Expr) -> Option<Vec<Option<syn::Type>>> {

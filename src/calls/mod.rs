@@ -231,11 +231,20 @@ pub fn analyze_when(
     }
     let indexed = parsed.len();
     // A file that names no `Api` can still call the crate's functions that
-    // return one (`let nodes = helpers::nodes(client); nodes.list(..)`).
+    // return one (`let nodes = helpers::nodes(client); nodes.list(..)`), or
+    // use one a struct of the crate holds.
     let helpers: Vec<String> = index
         .returns
         .keys()
         .map(|name| format!("{name}("))
+        // Or read an `Api` field of the crate's structs (`self.0.configmaps`).
+        .chain(
+            index
+                .fields
+                .keys()
+                .filter(|name| !name.starts_with(|c: char| c.is_ascii_digit()))
+                .map(|name| format!(".{name}")),
+        )
         .collect();
     let more: Vec<(&Path, syn::File)> = files
         .iter()
@@ -499,9 +508,47 @@ pub fn analyze_when(
             unchecked.gated = gate(&unchecked.location);
         }
     }
+    applies_to_what_it_reads(&mut analysis.calls);
     analysis.calls.sort();
     analysis.calls.dedup();
     Some(analysis)
+}
+
+/// A server-side apply's `create` on a kind the code watches (a cache of
+/// pods it annotates) and no controller of it owns is one a rule may grant
+/// and none has to: the objects it applies to are those it read. On a kind
+/// it owns, or never reads, the first apply creates the object.
+fn applies_to_what_it_reads(calls: &mut [Call]) {
+    let kind = |c: &Call| (c.group.clone(), c.resource.clone());
+    let watched: HashSet<(String, String)> = calls
+        .iter()
+        .filter(|c| c.verb == "watch" && !c.via.starts_with("Controller::owns"))
+        .map(kind)
+        .collect();
+    let owned: HashSet<(String, String)> = calls
+        .iter()
+        .filter(|c| c.verb == "watch" && c.via.starts_with("Controller::owns"))
+        .map(kind)
+        .collect();
+    let patched: std::collections::BTreeSet<(Location, String, String)> = calls
+        .iter()
+        .filter(|c| c.verb == "patch")
+        .map(|c| (c.location.clone(), c.group.clone(), c.resource.clone()))
+        .collect();
+    for call in calls.iter_mut() {
+        if call.verb == "create"
+            && !call.optional
+            && patched.contains(&(
+                call.location.clone(),
+                call.group.clone(),
+                call.resource.clone(),
+            ))
+            && watched.contains(&kind(call))
+            && !owned.contains(&kind(call))
+        {
+            call.optional = true;
+        }
+    }
 }
 
 /// The files of `files` that define a function the files of `parsed` call

@@ -409,9 +409,12 @@ impl Index {
                 if !generics.is_empty() {
                     self.index.struct_generics.insert(owner.clone(), generics);
                 }
-                for field in &item.fields {
-                    let Some(name) = &field.ident else { continue };
-                    let name = name.to_string();
+                for (i, field) in item.fields.iter().enumerate() {
+                    // A tuple struct's fields are named by their place.
+                    let name = field
+                        .ident
+                        .as_ref()
+                        .map_or_else(|| i.to_string(), ToString::to_string);
                     if let Some(kind) = api_type(&field.ty) {
                         let entry = self.index.fields.entry(name.clone()).or_default();
                         if !entry.iter().any(|(o, _)| *o == owner) {

@@ -635,14 +635,16 @@ impl Requests<'_, '_> {
                 let syn::Member::Named(name) = &f.member else {
                     return false;
                 };
-                let owners = self.cx.index.fields.get(&name.to_string());
                 match self
                     .cx
                     .type_of(&f.base, self.scope)
                     .as_ref()
                     .and_then(type_name)
                 {
-                    Some((owner, _)) => !owners.is_some_and(|o| o.iter().any(|(s, _)| *s == owner)),
+                    Some((owner, args)) => self
+                        .cx
+                        .with_field(&owner, &args, &name.to_string())
+                        .is_none(),
                     None => true,
                 }
             }

@@ -1889,3 +1889,47 @@ async fn reconcile(client: Client, ns: Option<String>) -> Result<()> {
         ["5 discover", "11 api.list", "17 patch_api.patch"]
     );
 }
+
+/// A server-side apply creates what it does not find: its `create` is
+/// needed on a kind a controller owns, and one a rule may grant on a kind
+/// the code only watches (pods it annotates) or on its own kinds.
+#[test]
+fn an_apply_needs_create_on_what_it_makes_not_on_what_it_reads() {
+    let code = r#"
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::{Controller, watcher};
+
+async fn run(client: Client) {
+    let widgets: Api<Widget> = Api::all(client.clone());
+    let deployments: Api<Deployment> = Api::all(client.clone());
+    let pods: Api<Pod> = Api::all(client.clone());
+    Controller::new(widgets, Default::default()).owns(deployments, Default::default());
+    watcher(pods, Default::default());
+}
+
+async fn apply(client: Client, deployment: Deployment, pod: &Pod) {
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "apps");
+    let patch = Patch::Apply(&deployment);
+    deployments.patch("web", &PatchParams::apply("widget"), &patch).await;
+    let pods: Api<Pod> = Api::namespaced(client, "apps");
+    pods.patch("web-0", &PatchParams::apply("widget"), &Patch::Apply(&annotations)).await;
+}
+"#;
+    let analysis = analyze(&[(Path::new("src/apply.rs"), code)], &own());
+    let mut creates: Vec<(String, bool)> = analysis
+        .calls
+        .iter()
+        .filter(|c| c.verb == "create")
+        .map(|c| (c.resource.clone(), c.optional))
+        .collect();
+    creates.sort();
+    assert_eq!(
+        creates,
+        [
+            ("deployments".to_string(), false),
+            ("pods".to_string(), true)
+        ]
+    );
+}
