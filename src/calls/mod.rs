@@ -508,7 +508,14 @@ pub fn analyze_when(
             unchecked.gated = gate(&unchecked.location);
         }
     }
-    applies_to_what_it_reads(&mut analysis.calls);
+    // A controller that owns a stream (`owns_shared_stream(..)`) owns kinds
+    // its calls do not show: every kind may be one it makes.
+    if !files
+        .iter()
+        .any(|(_, text, _)| text.contains("owns_stream") || text.contains("owns_shared_stream"))
+    {
+        applies_to_what_it_reads(&mut analysis.calls);
+    }
     analysis.calls.sort();
     analysis.calls.dedup();
     Some(analysis)

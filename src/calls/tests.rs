@@ -1933,3 +1933,35 @@ async fn apply(client: Client, deployment: Deployment, pod: &Pod) {
         ]
     );
 }
+
+/// A controller that owns a stream owns kinds its calls do not show: an
+/// apply's `create` stays needed on every kind it watches.
+#[test]
+fn an_apply_under_a_controller_owning_a_stream_needs_create() {
+    let code = r#"
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::{Controller, watcher};
+
+async fn run(client: Client, widgets: Api<Widget>) {
+    let deployments: Api<Deployment> = Api::all(client.clone());
+    let (reader, writer) = reflector::store_shared(64);
+    let subscriber = writer.subscribe().unwrap();
+    let stream = watcher(deployments, Default::default()).reflect_shared(writer);
+    Controller::new(widgets, Default::default()).owns_shared_stream(subscriber);
+}
+
+async fn apply(client: Client, deployment: Deployment) {
+    let deployments: Api<Deployment> = Api::namespaced(client, "apps");
+    deployments.patch("web", &PatchParams::apply("widget"), &Patch::Apply(&deployment)).await;
+}
+"#;
+    let analysis = analyze(&[(Path::new("src/apply.rs"), code)], &own());
+    let creates: Vec<bool> = analysis
+        .calls
+        .iter()
+        .filter(|c| c.verb == "create")
+        .map(|c| c.optional)
+        .collect();
+    assert_eq!(creates, [false]);
+}
