@@ -352,6 +352,15 @@ fn owned_path(image: &str) -> String {
     names.join("/")
 }
 
+/// The resources whose objects grant: a program that writes them may grant
+/// only what it holds.
+const GRANTS: &[&str] = &[
+    "roles",
+    "clusterroles",
+    "rolebindings",
+    "clusterrolebindings",
+];
+
 /// Whether `text` names `name` whole (not inside a longer name).
 fn mentions(text: &str, name: &str) -> bool {
     if name.is_empty() {
@@ -805,13 +814,16 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                             && resources.contains(&c.resource.as_str())
                     })
                 };
-                entry.escalates |= calls.iter().any(|c| c.group == "rbac.authorization.k8s.io")
-                    && writes(&[
-                        "roles",
-                        "clusterroles",
-                        "rolebindings",
-                        "clusterrolebindings",
-                    ]);
+                // Also a call rsop cannot read on roles or bindings (another
+                // crate's `create_or_update(&roles, ..)`): it may write them.
+                entry.escalates |= (calls.iter().any(|c| c.group == "rbac.authorization.k8s.io")
+                    && writes(GRANTS))
+                    || unchecked.iter().any(|u| {
+                        u.resource.as_ref().is_some_and(|(group, resource)| {
+                            group == "rbac.authorization.k8s.io"
+                                && GRANTS.contains(&resource.as_str())
+                        })
+                    });
                 entry.spawns |= writes(&["pods", "jobs", "cronjobs"]);
 
                 if !checked_roles.iter().any(|r| std::ptr::eq(*r, *role)) {

@@ -520,6 +520,44 @@ fn rules_the_programs_need_without_naming_them_are_not_unused() {
     );
 }
 
+/// A program that hands its roles or bindings to another crate's function
+/// (`create_or_update(&bindings, ..)`) may write them: its role's rules,
+/// which the API server asks it to hold to grant, are not unused.
+#[test]
+fn a_binding_written_by_another_crate_still_shields_the_grants() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-unused");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, repo.path(), None);
+    let grants = repo.path().join("src/bin/warden-grants.rs");
+    let text = std::fs::read_to_string(&grants).unwrap();
+    std::fs::write(
+        &grants,
+        text.replace(
+            "    bindings\n        .create(&PostParams::default(), &RoleBinding::default())\n        .await?;\n",
+            "    installer::create_or_update(&bindings, RoleBinding::default()).await?;\n    let _ = PostParams::default();\n    let maps: Api<k8s_openapi::api::core::v1::Secret> = Api::default_namespaced(Client::try_default().await?);\n    maps.get(\"team\").await?;\n",
+        ),
+    )
+    .unwrap();
+    let run = rsop_with_env(repo.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let findings = findings(&run.stdout);
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.starts_with("note src/bin/warden-grants.rs:")
+                && f.contains("`installer::create_or_update`")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !findings
+            .iter()
+            .any(|f| f.contains("Role `warden-grants` grants")),
+        "{}",
+        run.stdout
+    );
+}
+
 /// A program that gives its `Client` to another crate's function (a
 /// reporter, a framework's runtime) may send any request through it: the
 /// rules nothing rsop reads needs are noted, not reported unused, beside
