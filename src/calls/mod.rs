@@ -255,9 +255,9 @@ pub fn analyze_when(
         .filter_map(|(path, text, _)| parse(path, text))
         .collect();
     parsed.extend(more);
-    // Down the modules named by the modules read, to those that call none.
-    let mut from = 0;
-    loop {
+    // Down the modules named by the files read from `from` on, to those
+    // that call none.
+    let read_named = |parsed: &mut Vec<_>, mut from: usize| loop {
         let named: Vec<_> = named_modules(files, &parsed[from..])
             .filter(|(path, _, _)| !parsed.iter().any(|(p, _)| p == path))
             .filter_map(|(path, text, _)| parse(path, text))
@@ -267,7 +267,8 @@ pub fn analyze_when(
         }
         from = parsed.len();
         parsed.extend(named);
-    }
+    };
+    read_named(&mut parsed, 0);
     for (path, file) in &parsed[indexed..] {
         index.collect(file, module_path(path));
     }
@@ -414,18 +415,7 @@ pub fn analyze_when(
             if !callers.is_empty() {
                 let before = parsed.len();
                 parsed.extend(callers);
-                let mut from = before;
-                loop {
-                    let named: Vec<_> = named_modules(files, &parsed[from..])
-                        .filter(|(path, _, _)| !parsed.iter().any(|(p, _)| p == path))
-                        .filter_map(|(path, text, _)| parse(path, text))
-                        .collect();
-                    if named.is_empty() {
-                        break;
-                    }
-                    from = parsed.len();
-                    parsed.extend(named);
-                }
+                read_named(&mut parsed, before);
                 for (path, file) in &parsed[before..] {
                     index.collect(file, module_path(path));
                     file_imports.push(imports(file));
