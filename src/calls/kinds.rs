@@ -11,7 +11,7 @@ use syn::visit::Visit;
 
 use super::OwnKind;
 use super::literals::{Known, Literal, literal_parts, string_value};
-use super::reach::{Callee, Index, Owner, crate_relative, is_self, uses_runtime};
+use super::reach::{Callee, Index, Owner, from_root, is_self, uses_runtime};
 use super::syntax::{
     api_constructor, api_constructor_call, api_type, is_ident, macro_exprs, strip_wrappers,
     turbofish, type_name, variable,
@@ -731,38 +731,32 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
             other => (other, None),
         };
         // `let (tasks, workflows) = (Api::namespaced(..), Api::namespaced(..))`,
-        // or the one branch of an `if` that does not panic.
-        // `let (api, resource) = dynamic_api(..).await?`: the `Api`s of the
-        // tuple the crate's function returns.
+        // or the one branch of an `if` that does not panic; `let (api,
+        // resource) = dynamic_api(..).await?`: the `Api`s of the tuple the
+        // crate's function returns.
         if let syn::Pat::Tuple(names) = pat
             && let Some(init) = &local.init
-            && tuple_of(&init.expr).is_none()
-            && let Some(kinds) = self.cx.tuple_returned(&init.expr)
+            && let Some(kinds) = match tuple_of(&init.expr) {
+                Some(values) => Some(
+                    values
+                        .elems
+                        .iter()
+                        .map(|value| self.cx.kind_of(value, self.scope))
+                        .collect::<Vec<_>>(),
+                ),
+                None => self.cx.tuple_returned(&init.expr).map(|kinds| {
+                    kinds
+                        .into_iter()
+                        .map(|kind| kind.map(|kind| ApiKind::Known(Box::new(kind), None)))
+                        .collect()
+                }),
+            }
             && kinds.len() == names.elems.len()
         {
             let (from, until) = self.span_of(local);
             for (name, kind) in names.elems.iter().zip(kinds) {
                 if let syn::Pat::Ident(name) = name
                     && let Some(kind) = kind
-                {
-                    self.scope.apis.insert_until(
-                        name.ident.to_string(),
-                        from,
-                        until,
-                        ApiKind::Known(Box::new(kind), None),
-                    );
-                }
-            }
-        }
-        if let syn::Pat::Tuple(names) = pat
-            && let Some(init) = &local.init
-            && let Some(values) = tuple_of(&init.expr)
-            && values.elems.len() == names.elems.len()
-        {
-            let (from, until) = self.span_of(local);
-            for (name, value) in names.elems.iter().zip(&values.elems) {
-                if let syn::Pat::Ident(name) = name
-                    && let Some(kind) = self.cx.kind_of(value, self.scope)
                 {
                     self.scope
                         .apis
@@ -1093,21 +1087,13 @@ impl<'a> Typing<'a> {
     pub(super) fn owners_of_path(&self, path: &syn::Path) -> Option<Vec<Owner>> {
         let mut segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         let name = segments.pop()?;
-        if let Some(first) = segments.first().cloned() {
-            let expanded = if first == "Self" {
-                vec![type_name(self.self_type.as_ref()?)?.0]
-            } else {
-                self.imports
-                    .get(&first)
-                    .cloned()
-                    .unwrap_or_else(|| vec![first])
-            };
-            segments.splice(..1, expanded);
+        if segments.first().is_some_and(|first| first == "Self") {
+            segments[0] = type_name(self.self_type.as_ref()?)?.0;
         }
         self.index.resolve(
             &name,
             &Callee {
-                qualifier: crate_relative(&segments),
+                qualifier: from_root(segments, self.imports),
                 method: false,
                 module: &self.module,
                 imports: self.imports,

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
 
 use super::literals::Literal;
 use super::syntax::{
@@ -152,6 +153,12 @@ impl<T: Clone + PartialEq> ByName<T> {
         }
     }
 
+    /// As [`ByName::insert`], the last function of the name read standing
+    /// for all of them.
+    pub(super) fn insert_last(&mut self, name: String, owner: &[String], value: T) {
+        self.insert(name, owner, value, |known, new| *known = new);
+    }
+
     /// What all functions of the name say together.
     pub(super) fn get(&self, name: &str) -> Option<&T> {
         self.merged.get(name)
@@ -271,6 +278,19 @@ pub(super) fn crate_relative(path: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// A path a file writes, from the crate's root: its first segment as the
+/// file's `use`s give it (`secret::new` after `use crate::svc::k8s::secret`
+/// is `svc::k8s::secret::new`).
+pub(super) fn from_root(
+    mut path: Vec<String>,
+    imports: &HashMap<String, Vec<String>>,
+) -> Vec<String> {
+    if let Some(full) = path.first().and_then(|first| imports.get(first)) {
+        path.splice(..1, full.iter().cloned());
+    }
+    crate_relative(&path)
+}
+
 /// An `impl` of a generic trait: the type arguments it gives the trait,
 /// and its own type parameters (`impl<R> Collect<R> for Objects<R>`).
 #[derive(Debug, Clone)]
@@ -302,14 +322,10 @@ impl Index {
                     let args =
                         crate::manifests::derive::schema::generic_args(&trait_name.arguments)
                             .into_iter()
-                            .map(|arg| match arg {
-                                syn::Type::Path(p) if p.qself.is_none() => p
-                                    .path
-                                    .get_ident()
-                                    .and_then(|i| self.imports.get(&i.to_string()))
-                                    .and_then(|full| syn::parse_str(&full.join("::")).ok())
-                                    .unwrap_or_else(|| arg.clone()),
-                                _ => arg.clone(),
+                            .map(|arg| {
+                                let mut arg = arg.clone();
+                                Qualify(&self.imports).visit_type_mut(&mut arg);
+                                arg
                             })
                             .collect();
                     let generics = type_param_names(&item.generics);
@@ -456,6 +472,13 @@ impl Index {
         owner: &[String],
     ) {
         let name = sig.ident.to_string();
+        // A kind that is a type parameter of the function, or of its `impl`
+        // (`impl<K> Helper for (K, Scope) { fn get_api() -> Api<K> }`), which
+        // a call does not name.
+        let type_param = |kind: &syn::Type| {
+            sig.generics.type_params().any(|p| is_ident(kind, &p.ident))
+                || impl_generics.iter().any(|g| is_ident(kind, g))
+        };
         let owners = self.functions.entry(name.clone()).or_default();
         if !owners.iter().any(|o| o == owner) {
             owners.push(owner.to_vec());
@@ -471,9 +494,7 @@ impl Index {
                 })
                 .collect();
             self.generic_values
-                .insert(name.clone(), owner, (generics, values), |known, new| {
-                    *known = new;
-                });
+                .insert_last(name.clone(), owner, (generics, values));
         }
         if let syn::ReturnType::Type(_, ty) = &sig.output {
             let value = strip_wrappers(unwrap_result(ty));
@@ -530,16 +551,10 @@ impl Index {
             let kinds: Vec<Option<syn::Type>> = tuple
                 .elems
                 .iter()
-                .map(|elem| {
-                    api_type(elem).filter(|kind| {
-                        !sig.generics.type_params().any(|p| is_ident(kind, &p.ident))
-                            && !impl_generics.iter().any(|g| is_ident(kind, g))
-                    })
-                })
+                .map(|elem| api_type(elem).filter(|kind| !type_param(kind)))
                 .collect();
             if kinds.iter().any(Option::is_some) {
-                self.tuple_returns
-                    .insert(name.clone(), owner, kinds, |known, new| *known = new);
+                self.tuple_returns.insert_last(name.clone(), owner, kinds);
             }
         }
         let params: Vec<Option<syn::Type>> = sig
@@ -551,23 +566,13 @@ impl Index {
             })
             .collect();
         if params.iter().any(Option::is_some) {
-            self.params
-                .insert(name.clone(), owner, params, |known, new| {
-                    *known = new;
-                });
+            self.params.insert_last(name.clone(), owner, params);
         }
         if let syn::ReturnType::Type(_, ty) = &sig.output
             && let Some(kind) = api_type(unwrap_result(ty))
         {
-            let generic = sig
-                .generics
-                .type_params()
-                .any(|p| is_ident(&kind, &p.ident));
             let cluster = body.and_then(constructor_scope);
-            // `impl<K> Helper for (K, Scope) { fn get_api() -> Api<K> }`:
-            // the kind is the `impl`'s parameter, which a call does not name.
-            let of_impl = impl_generics.iter().any(|g| is_ident(&kind, g));
-            let value = (if generic || of_impl { None } else { Some(kind) }, cluster);
+            let value = (if type_param(&kind) { None } else { Some(kind) }, cluster);
             self.returns.insert(name, owner, value, |known, new| {
                 // A trait's `fn get_api() -> Api<Self>` says most of the
                 // kind; another function of the same name that returns an
@@ -590,26 +595,29 @@ impl Index {
 /// function returns or takes is read in its callers' files, with other
 /// `use`s.
 fn qualified(sig: &syn::Signature, imports: &HashMap<String, Vec<String>>) -> syn::Signature {
-    struct Qualify<'a>(&'a HashMap<String, Vec<String>>);
-    impl syn::visit_mut::VisitMut for Qualify<'_> {
-        fn visit_type_path_mut(&mut self, ty: &mut syn::TypePath) {
-            syn::visit_mut::visit_type_path_mut(self, ty);
-            if ty.qself.is_none()
-                && ty.path.leading_colon.is_none()
-                && let [only] = ty.path.segments.iter().collect::<Vec<_>>().as_slice()
-                && let Some(full) = self.0.get(&only.ident.to_string())
-                && let Ok(mut path) = syn::parse_str::<syn::Path>(&full.join("::"))
-            {
-                if let Some(last) = path.segments.last_mut() {
-                    last.arguments = only.arguments.clone();
-                }
-                ty.path = path;
+    let mut sig = sig.clone();
+    Qualify(imports).visit_signature_mut(&mut sig);
+    sig
+}
+
+/// Writes out in full the types a file's `use`s bring in.
+struct Qualify<'a>(&'a HashMap<String, Vec<String>>);
+
+impl VisitMut for Qualify<'_> {
+    fn visit_type_path_mut(&mut self, ty: &mut syn::TypePath) {
+        syn::visit_mut::visit_type_path_mut(self, ty);
+        if ty.qself.is_none()
+            && ty.path.leading_colon.is_none()
+            && let [only] = ty.path.segments.iter().collect::<Vec<_>>().as_slice()
+            && let Some(full) = self.0.get(&only.ident.to_string())
+            && let Ok(mut path) = syn::parse_str::<syn::Path>(&full.join("::"))
+        {
+            if let Some(last) = path.segments.last_mut() {
+                last.arguments = only.arguments.clone();
             }
+            ty.path = path;
         }
     }
-    let mut sig = sig.clone();
-    syn::visit_mut::VisitMut::visit_signature_mut(&mut Qualify(imports), &mut sig);
-    sig
 }
 
 /// `Self`.
@@ -955,18 +963,16 @@ pub(super) fn module_calls(
         }
         fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
             if let syn::Expr::Path(p) = &*call.func {
-                let mut path: Vec<String> = p
-                    .path
-                    .segments
-                    .iter()
-                    .map(|s| s.ident.to_string())
-                    .collect();
-                if let Some(full) = path.first().and_then(|first| self.imports.get(first)) {
-                    path.splice(..1, full.iter().cloned());
-                }
+                let path = from_root(
+                    p.path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect(),
+                    self.imports,
+                );
                 // Only a file of the crate whose module path ends so is
                 // read: another crate's module (`std::mem`) has none.
-                let path = crate_relative(&path);
                 if let [module @ .., name] = path.as_slice()
                     && !module.is_empty()
                     && module.iter().all(|m| m.starts_with(char::is_lowercase))

@@ -120,8 +120,6 @@ pub(super) fn unwrap_result(ty: &syn::Type) -> &syn::Type {
     ty
 }
 
-/// The type parameter an `Api`'s kind is written with: `K` in `Api<K>` and
-/// in `Api<PartialObjectMeta<K>>`, whose requests are on `K`'s resource.
 /// The names of the type parameters `generics` declares (`K` of `<K: Resource>`).
 pub(super) fn type_param_names(generics: &syn::Generics) -> Vec<String> {
     generics
@@ -130,6 +128,8 @@ pub(super) fn type_param_names(generics: &syn::Generics) -> Vec<String> {
         .collect()
 }
 
+/// The type parameter an `Api`'s kind is written with: `K` in `Api<K>` and
+/// in `Api<PartialObjectMeta<K>>`, whose requests are on `K`'s resource.
 pub(super) fn type_parameter(ty: &syn::Type) -> Option<&syn::Ident> {
     let syn::Type::Path(p) = ty else {
         return None;

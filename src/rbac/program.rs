@@ -629,13 +629,24 @@ impl Graph {
             .collect()
     }
 
+    /// `name` and what it stands for where a `use .. as` gave it.
+    fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        std::iter::once(name).chain(
+            self.aliases
+                .get(name)
+                .into_iter()
+                .flatten()
+                .map(String::as_str),
+        )
+    }
+
     /// The functions `refs`, written in `from`, may name.
     fn targets(&self, from: &Function, refs: &Refs, files: &HashSet<PathBuf>) -> Vec<usize> {
         let mut out = Vec::new();
         let visible = |i: &usize| files.contains(&self.functions[*i].file);
         for (qualifier, name) in &refs.paths {
             // A name a `use .. as` gave stands for the function it renames.
-            let names = std::iter::once(name).chain(self.aliases.get(name).into_iter().flatten());
+            let names = self.named(name);
             let candidates: Vec<usize> = names
                 .filter_map(|n| self.by_name.get(n))
                 .flatten()
@@ -661,15 +672,7 @@ impl Graph {
                 Some(q) => {
                     // `AuthentikManager::new` after `pub use
                     // authentik::Manager as AuthentikManager`.
-                    let qualifiers: Vec<&str> = std::iter::once(q)
-                        .chain(
-                            self.aliases
-                                .get(q)
-                                .into_iter()
-                                .flatten()
-                                .map(String::as_str),
-                        )
-                        .collect();
+                    let qualifiers: Vec<&str> = self.named(q).collect();
                     let by_qualifier: Vec<usize> = candidates
                         .iter()
                         .copied()
@@ -720,7 +723,7 @@ impl Graph {
         }
         for name in refs.methods.iter().chain(&refs.loose) {
             // A name a `use .. as` gave stands for the function it renames.
-            let names = std::iter::once(name).chain(self.aliases.get(name).into_iter().flatten());
+            let names = self.named(name);
             for name in names {
                 if let Some(candidates) = self.by_name.get(name) {
                     out.extend(candidates.iter().copied().filter(visible));
