@@ -1052,6 +1052,7 @@ impl<'a> Typing<'a> {
         index: &'a Index,
         own: &'a [OwnKind],
         imports: &'a HashMap<String, Vec<String>>,
+        module: Vec<String>,
     ) -> Self {
         Typing {
             path,
@@ -1066,7 +1067,7 @@ impl<'a> Typing<'a> {
             output: None,
             runtime: uses_runtime(imports),
             associated: false,
-            module: super::syntax::module_path(path),
+            module,
             flags: Vec::new(),
         }
     }

@@ -37,7 +37,7 @@ use reach::{
 };
 use requests::Deferred;
 pub(crate) use requests::method_requests;
-use syntax::{imports, module_path, without_tests};
+use syntax::{imports_in, module_in, without_tests};
 use walk::{FileWalker, GENERIC_DEPTH, PathBufLine};
 
 /// One request the code makes.
@@ -120,10 +120,10 @@ impl Unknown {
             Unknown::Method => "rsop does not know the request this `Api` method sends",
             Unknown::Subresource => "the code computes the subresource it names",
             Unknown::Function => {
-                "it is a function of another crate given an `Api`, whose requests rsop does not read"
+                "it is a function of another crate given an `Api`, and rsop has not read that crate"
             }
             Unknown::Client => {
-                "it is a function of another crate given a `Client`, whose requests rsop does not read"
+                "it is a function of another crate given a `Client`, and rsop has not read that crate"
             }
         }
     }
@@ -138,8 +138,10 @@ impl Unknown {
                 "grant what it needs by hand, and report the method to rsop so the check learns it"
             }
             Unknown::Subresource => "name the subresource with a string literal",
+            // rsop reads a dependency that depends on kube once cargo has
+            // downloaded its sources.
             Unknown::Function | Unknown::Client => {
-                "grant what the function needs by hand (its documentation names the requests)"
+                "let cargo download the crate (`cargo fetch`) so rsop reads its requests, or grant what the function needs by hand"
             }
         }
     }
@@ -225,9 +227,17 @@ pub fn analyze_when(
         .filter(|(_, text, _)| mentions_kube(text))
         .filter_map(|(path, text, _)| parse(path, text))
         .collect();
+    // The files of the dependencies read with the crate, by the name the
+    // crate calls each by.
+    let crates: HashMap<&Path, &str> = files
+        .iter()
+        .filter_map(|(path, _, config)| Some((*path, config.as_ref()?.dependency.as_deref()?)))
+        .collect();
+    let crate_of = |path: &Path| crates.get(path).copied();
     let mut index = Index::default();
     for (path, file) in &parsed {
-        index.collect(file, module_path(path));
+        let name = crate_of(path);
+        index.collect(file, module_in(path, name), imports_in(file, name));
     }
     let indexed = parsed.len();
     // A file that names no `Api` can still call the crate's functions that
@@ -258,7 +268,7 @@ pub fn analyze_when(
     // Down the modules named by the files read from `from` on, to those
     // that call none.
     let read_named = |parsed: &mut Vec<_>, mut from: usize| loop {
-        let named: Vec<_> = named_modules(files, &parsed[from..])
+        let named: Vec<_> = named_modules(files, &crates, &parsed[from..])
             .filter(|(path, _, _)| !parsed.iter().any(|(p, _)| p == path))
             .filter_map(|(path, text, _)| parse(path, text))
             .collect();
@@ -270,7 +280,8 @@ pub fn analyze_when(
     };
     read_named(&mut parsed, 0);
     for (path, file) in &parsed[indexed..] {
-        index.collect(file, module_path(path));
+        let name = crate_of(path);
+        index.collect(file, module_in(path, name), imports_in(file, name));
     }
 
     spread_remote_fns(&mut index);
@@ -370,11 +381,13 @@ pub fn analyze_when(
     };
     let mut deferred = Vec::new();
     // Each file's `use`s, read once for both walks.
-    let mut file_imports: Vec<HashMap<String, Vec<String>>> =
-        parsed.iter().map(|(_, file)| imports(file)).collect();
+    let mut file_imports: Vec<HashMap<String, Vec<String>>> = parsed
+        .iter()
+        .map(|(path, file)| imports_in(file, crate_of(path)))
+        .collect();
     for ((path, file), imports) in parsed.iter().zip(&file_imports) {
         let mut walker = FileWalker {
-            cx: Typing::new(path, &index, own, imports),
+            cx: Typing::new(path, &index, own, imports, module_in(path, crate_of(path))),
             analysis: &mut analysis,
             deferred: &mut deferred,
             instantiate: None,
@@ -417,14 +430,16 @@ pub fn analyze_when(
                 parsed.extend(callers);
                 read_named(&mut parsed, before);
                 for (path, file) in &parsed[before..] {
-                    index.collect(file, module_path(path));
-                    file_imports.push(imports(file));
+                    let name = crate_of(path);
+                    let imports = imports_in(file, name);
+                    index.collect(file, module_in(path, name), imports.clone());
+                    file_imports.push(imports);
                 }
             }
             let mut lifted = Vec::new();
             for ((path, file), imports) in parsed.iter().zip(&file_imports) {
                 let mut walker = FileWalker {
-                    cx: Typing::new(path, &index, own, imports),
+                    cx: Typing::new(path, &index, own, imports, module_in(path, crate_of(path))),
                     analysis: &mut analysis,
                     deferred: &mut lifted,
                     instantiate: Some(&by_function),
@@ -553,17 +568,18 @@ fn applies_to_what_it_reads(calls: &mut [Call]) {
 /// is read there, though the module names no `Api`.
 fn named_modules<'f>(
     files: &'f [CrateFile<'f>],
+    crates: &HashMap<&Path, &str>,
     parsed: &[(&Path, syn::File)],
 ) -> impl Iterator<Item = &'f CrateFile<'f>> {
     let named: HashSet<(Vec<String>, String)> = parsed
         .iter()
-        .flat_map(|(_, file)| module_calls(file, &imports(file)))
+        .flat_map(|(path, file)| module_calls(file, &imports_in(file, crates.get(path).copied())))
         .collect();
     files.iter().filter(move |(path, text, _)| {
         if named.is_empty() {
             return false;
         }
-        let module = module_path(path);
+        let module = module_in(path, crates.get(path).copied());
         named.iter().any(|(m, name)| {
             (module.ends_with(m) || (!module.is_empty() && m.ends_with(&module)))
                 && text.contains(&format!("fn {name}"))

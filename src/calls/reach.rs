@@ -300,8 +300,14 @@ pub(super) struct TraitImpl {
 }
 
 impl Index {
-    /// Reads a file whose module path is `module`.
-    pub(super) fn collect(&mut self, file: &syn::File, module: Owner) {
+    /// Reads a file whose module path is `module` and whose `use`s are
+    /// `imports`.
+    pub(super) fn collect(
+        &mut self,
+        file: &syn::File,
+        module: Owner,
+        imports: HashMap<String, Vec<String>>,
+    ) {
         struct Collector<'a> {
             index: &'a mut Index,
             /// The type parameters of the `impl` being read.
@@ -447,7 +453,7 @@ impl Index {
         Collector {
             index: self,
             impl_generics: Vec::new(),
-            imports: super::syntax::imports(file),
+            imports,
             owner: module,
         }
         .visit_file(file);

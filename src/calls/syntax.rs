@@ -217,6 +217,41 @@ pub(super) fn imports(file: &syn::File) -> HashMap<String, Vec<String>> {
     imports
 }
 
+/// The `use`s of a file of `crate_name`, a dependency the crate's code
+/// calls by that name (`None`: the crate's own): a path from its root
+/// (`crate::process::f`) starts with its name, as the crate's code writes
+/// it (`operator_framework::process::f`).
+pub(super) fn imports_in(
+    file: &syn::File,
+    crate_name: Option<&str>,
+) -> HashMap<String, Vec<String>> {
+    let mut imports = imports(file);
+    if let Some(name) = crate_name {
+        for path in imports.values_mut() {
+            let local = path
+                .iter()
+                .take_while(|s| matches!(s.as_str(), "crate" | "self" | "super"))
+                .count();
+            if local > 0 {
+                path.splice(..local, [name.to_string()]);
+            }
+        }
+        // `crate::a::f(..)` written in a call.
+        imports.insert("crate".to_string(), vec![name.to_string()]);
+    }
+    imports
+}
+
+/// The module path of the file at `path` of `crate_name` (as
+/// [`imports_in`]): a dependency's modules start with its name.
+pub(super) fn module_in(path: &Path, crate_name: Option<&str>) -> Vec<String> {
+    let mut module = module_path(path);
+    if let Some(name) = crate_name {
+        module.insert(0, name.to_string());
+    }
+    module
+}
+
 pub(super) fn turbofish(t: Option<&syn::AngleBracketedGenericArguments>) -> Option<syn::Type> {
     match t?.args.first()? {
         syn::GenericArgument::Type(t) => Some(t.clone()),

@@ -28,7 +28,7 @@ use check::rbac_check;
 use derive::{releases, schema};
 use diagnostics::{Diagnostic, Diagnostics};
 use emit::{crd, merge_crds, rbac, webhook};
-use read::source::Sources;
+use read::source::{Reading, Sources};
 use read::{crd_calls, ownership};
 
 use crate::calls;
@@ -92,7 +92,12 @@ pub struct Generated {
 pub fn generate(opts: &ManifestsOptions, notes: &mut dyn std::io::Write) -> Result<Generated> {
     let package = package(&opts.root)?;
     let mut diagnostics = Diagnostics::default();
-    let sources = Sources::load(&opts.root, Some(package.lib.clone()), &mut diagnostics)?;
+    let sources = Sources::load(
+        &opts.root,
+        Some(package.lib.clone()),
+        Reading::Kinds,
+        &mut diagnostics,
+    )?;
     generate_from(&sources, opts, diagnostics, notes)
 }
 

@@ -20,7 +20,7 @@ use crate::Result;
 use crate::calls::{self, Analysis, Call, Unchecked};
 use crate::manifests::diagnostics::Diagnostics;
 use crate::manifests::read::modules::{self, BuildConfig};
-use crate::manifests::read::source::{self, Sources};
+use crate::manifests::read::source::{self, Reading, Sources};
 
 /// A package with binaries, and the requests of its code.
 #[derive(Debug)]
@@ -125,7 +125,7 @@ fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
         return Ok(None);
     }
     let mut diagnostics = Diagnostics::default();
-    let sources = Sources::load(&at, None, &mut diagnostics)?;
+    let sources = Sources::load(&at, None, Reading::Requests, &mut diagnostics)?;
     // Paths as the project root shows them.
     let shown = |path: &Path| crate::paths::lexical(&dir.join(path));
     let files: Vec<(PathBuf, &str, Option<&BuildConfig>)> = sources

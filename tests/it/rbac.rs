@@ -583,7 +583,7 @@ fn a_client_given_to_another_crate_leaves_no_rule_unused() {
         findings(&run.stdout),
         [
             "note deploy/warden.yaml:13:1: this rule of the Role `warden` grants `delete` on `configmaps` that no request rsop reads needs; not reported unused, as `reporter::publish` (src/main.rs:11:15) is given a `Client` and may send any request | check what that function requests (its documentation names them) before removing the rule",
-            "note src/main.rs:11:15: `reporter::publish` of `warden` is not checked: it is a function of another crate given a `Client`, whose requests rsop does not read | grant what the function needs by hand (its documentation names the requests)",
+            "note src/main.rs:11:15: `reporter::publish` of `warden` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | let cargo download the crate (`cargo fetch`) so rsop reads its requests, or grant what the function needs by hand",
         ],
         "{}",
         run.stdout
@@ -659,4 +659,58 @@ fn a_chart_whose_helpers_rsop_cannot_expand_leaves_its_workload_noted() {
         run.stdout
     );
     assert!(!run.stdout.contains("error:"), "{}", run.stdout);
+}
+
+/// A registry or git dependency that depends on kube sends requests of
+/// its own when the operator calls it. Once cargo has downloaded its
+/// sources (the release and commit Cargo.lock holds, a git crate in its
+/// repository's workspace), its requests are checked at their lines, with
+/// the kind the operator gives a generic one; before, each call is noted
+/// with what to do.
+#[test]
+fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-fetched");
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, dir.path(), None);
+    let project = dir.path().join("project");
+    let home = [("CARGO_HOME", dir.path().join("cargo-home").into_os_string())];
+    let run = rsop_with_env(&project, &["rbac"], &home);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        [
+            "error ../cargo-home/git/checkouts/leases-5e0c4a7d2b19f3a6/3f9c2e1/crates/leases/src/lib.rs:24:14: `self.leases.replace` sends `update` on `leases` of `coordination.k8s.io` | add `update` to the verbs of the rule at deploy/keeper.yaml:12:1",
+            "error ../cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/kube-tidy-0.3.1/src/sweep.rs:8:10: `maps.delete_collection` sends `deletecollection` on `configmaps` | add the rule `{apiGroups: [\"\"], resources: [\"configmaps\"], verbs: [\"deletecollection\"]}` to the Role `keeper` at deploy/keeper.yaml:6:1",
+        ],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("`keeper` as Deployment `keeper` (4 requests checked, 0 not checked)"),
+        "{}",
+        run.stdout
+    );
+
+    let empty = tempfile::tempdir().unwrap();
+    let home = [("CARGO_HOME", empty.path().as_os_str().to_owned())];
+    let run = rsop_with_env(&project, &["rbac"], &home);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let fetch = "let cargo download the crate (`cargo fetch`) so rsop reads its requests, or grant what the function needs by hand";
+    assert_eq!(
+        findings(&run.stdout),
+        [
+            format!(
+                "note src/main.rs:8:28: `Elector::new` of `keeper` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | {fetch}"
+            ),
+            format!(
+                "note src/main.rs:11:16: `kube_tidy::prune` of `keeper` is not checked: it is a function of another crate given an `Api`, and rsop has not read that crate | {fetch}"
+            ),
+            format!(
+                "note src/main.rs:12:23: `kube_tidy::sweep::configmaps` of `keeper` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | {fetch}"
+            ),
+        ],
+        "{}",
+        run.stdout
+    );
 }

@@ -34,6 +34,9 @@ pub struct ModuleFile {
 #[derive(Debug, Default)]
 pub struct BuildConfig {
     features: BTreeSet<String>,
+    /// The name the depending crate's code calls the package by, when it
+    /// is read as a dependency: the first segment of its modules' paths.
+    pub dependency: Option<String>,
 }
 
 impl BuildConfig {
@@ -60,7 +63,10 @@ impl BuildConfig {
             // No `[features]`: what is asked for are the implicit features
             // of optional dependencies.
             features.extend(requested.iter().cloned());
-            return Self { features };
+            return Self {
+                features,
+                dependency: None,
+            };
         };
         let mut queue: Vec<String> = requested.to_vec();
         if defaults {
@@ -82,7 +88,10 @@ impl BuildConfig {
             }
         }
         features.remove("default");
-        Self { features }
+        Self {
+            features,
+            dependency: None,
+        }
     }
 
     /// Whether every `#[cfg(...)]` of `attrs` holds: whether a normal build

@@ -307,12 +307,14 @@ pub enum Resolved<'a> {
 
 impl Sources {
     /// Reads the files of the crate's module tree as rustc would compile it
-    /// (see [`modules`]), and its path dependencies', and parses those the
-    /// crate-wide indexes need. Syntax
-    /// errors are collected into `diagnostics`; I/O errors end the run.
+    /// (see [`modules`]), its path dependencies', and those of the
+    /// downloaded dependencies worth `reading`, and parses those the
+    /// crate-wide indexes need. Syntax errors are collected into
+    /// `diagnostics`; I/O errors end the run.
     pub fn load(
         root: &Path,
         crate_name: Option<String>,
+        reading: Reading,
         diagnostics: &mut Diagnostics,
     ) -> Result<Self> {
         let package = manifest(&root.join("Cargo.toml"))?;
@@ -357,7 +359,7 @@ impl Sources {
             .iter()
             .map(|(_, text, _, _)| text.as_str())
             .collect();
-        for dependency in registry_dependencies(root, &texts)? {
+        for dependency in fetched_dependencies(root, &texts, reading)? {
             if !dependencies.iter().any(|d| d.name == dependency.name) {
                 dependencies.push(dependency);
             }
@@ -382,7 +384,8 @@ impl Sources {
             if proc_macro {
                 continue;
             }
-            let config = BuildConfig::with_features(package.as_ref(), features, *defaults);
+            let mut config = BuildConfig::with_features(package.as_ref(), features, *defaults);
+            config.dependency = Some(name.clone());
             let roots = [library_root(dir, package.as_ref())];
             let prefix = [DEPENDENCY.to_string(), name.clone()];
             let files = modules::reachable(&roots, &prefix, &config)?;
@@ -1490,13 +1493,26 @@ fn unify_workspace_features(root: &Path, dependencies: &mut [Dependency]) -> Res
     Ok(())
 }
 
-/// The crates.io dependencies of the package at `root` whose types a kind
-/// may embed: those the sources name (`gateway_api::...`, in `texts`) and
-/// that derive `JsonSchema` themselves (they depend on schemars), read from
-/// the sources cargo has downloaded for the release Cargo.lock holds. Each
-/// with the features the package enables on it. A crate cargo has not
-/// downloaded yet is left out: its types then need the build.
-fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>> {
+/// What the dependencies cargo has downloaded are read for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// The types a kind may embed: crates that derive `JsonSchema`.
+    Kinds,
+    /// Those, and the requests a crate that depends on kube sends when
+    /// the package calls it (a helper library's `create_or_update(&api,
+    /// ..)`).
+    Requests,
+}
+
+/// The registry and git dependencies of the package at `root` that the
+/// sources name (`gateway_api::...`, in `texts`) and that are worth
+/// reading for `reading`: those that derive `JsonSchema` themselves (they
+/// depend on schemars), and for [`Reading::Requests`] those that depend on
+/// kube. They are read from the sources cargo has downloaded for the
+/// release Cargo.lock holds (a `[patch]` too), each with the features the
+/// package enables on it. A crate cargo has not downloaded yet is left
+/// out: its types then need the build, and its requests are noted.
+fn fetched_dependencies(root: &Path, texts: &[&str], reading: Reading) -> Result<Vec<Dependency>> {
     let Some(doc) = manifest(&root.join("Cargo.toml"))? else {
         return Ok(Vec::new());
     };
@@ -1506,9 +1522,14 @@ fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>>
     else {
         return Ok(Vec::new());
     };
-    let Some(registry) = registry_sources() else {
+    let Some(home) = cargo_home() else {
         return Ok(Vec::new());
     };
+    let registry: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .collect();
     let workspace = workspace_manifest(root)?;
     let mut lock: Option<Option<toml_edit::DocumentMut>> = None;
     let mut out = Vec::new();
@@ -1526,10 +1547,7 @@ fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>>
             .flatten();
         let specs: Vec<&toml_edit::Item> =
             std::iter::once(spec).chain(inherited.as_ref()).collect();
-        if specs
-            .iter()
-            .any(|s| s.get("path").is_some() || s.get("git").is_some())
-        {
+        if specs.iter().any(|s| s.get("path").is_some()) {
             continue;
         }
         let package = specs
@@ -1549,30 +1567,34 @@ fn registry_dependencies(root: &Path, texts: &[&str]) -> Result<Vec<Dependency>>
                 .find_map(|p| std::fs::read_to_string(p).ok())
                 .and_then(|text| text.parse().ok())
         });
-        let Some(version) = lock.as_ref().and_then(|l| locked_release(l, &package)) else {
-            continue;
-        };
-        let Some(dir) = registry
-            .iter()
-            .map(|index| index.join(format!("{package}-{version}")))
-            .find(|d| d.join("Cargo.toml").is_file())
+        let Some(dir) = lock
+            .as_ref()
+            .and_then(|l| downloaded(l, &package, &registry, &home))
         else {
             continue;
         };
+        let depends = |crates: &[&str]| {
+            manifest(&dir.join("Cargo.toml")).is_ok_and(|m| {
+                m.is_some_and(|m| {
+                    m.get("dependencies")
+                        .and_then(toml_edit::Item::as_table_like)
+                        .is_some_and(|d| {
+                            d.iter().any(|(key, spec)| {
+                                let package = spec
+                                    .get("package")
+                                    .and_then(toml_edit::Item::as_str)
+                                    .unwrap_or(key);
+                                crates.contains(&package)
+                            })
+                        })
+                })
+            })
+        };
         // Its dependency on schemars may be renamed (`schemars1 = { package
         // = "schemars" }`, behind a feature).
-        let derives_schemas = manifest(&dir.join("Cargo.toml"))?.is_some_and(|m| {
-            m.get("dependencies")
-                .and_then(toml_edit::Item::as_table_like)
-                .is_some_and(|d| {
-                    d.iter().any(|(key, spec)| {
-                        key == "schemars"
-                            || spec.get("package").and_then(toml_edit::Item::as_str)
-                                == Some("schemars")
-                    })
-                })
-        });
-        if !derives_schemas {
+        let wanted = depends(&["schemars"])
+            || (reading == Reading::Requests && depends(&["kube", "kube-client", "kube-runtime"]));
+        if !wanted {
             continue;
         }
         let tables: Vec<&dyn toml_edit::TableLike> =
@@ -1621,31 +1643,86 @@ fn is_modelled_crate(package: &str) -> bool {
     )
 }
 
-/// The release of `package` in a Cargo.lock (the highest, if several).
-fn locked_release(lock: &toml_edit::DocumentMut, package: &str) -> Option<String> {
-    lock.get("package")?
+/// Where cargo has downloaded the sources of the release of `package`
+/// that a Cargo.lock holds (the highest, if several): under the registry's
+/// `src/`, or a git checkout of its commit (`git/checkouts/<repo>-<hash>/
+/// <short commit>/`, the package in the repository's root or a folder of
+/// its workspace).
+fn downloaded(
+    lock: &toml_edit::DocumentMut,
+    package: &str,
+    registry: &[PathBuf],
+    home: &Path,
+) -> Option<PathBuf> {
+    let (version, source) = lock
+        .get("package")?
         .as_array_of_tables()?
         .iter()
         .filter(|p| p.get("name").and_then(toml_edit::Item::as_str) == Some(package))
-        .filter(|p| {
-            p.get("source")
-                .and_then(toml_edit::Item::as_str)
-                .is_some_and(|s| s.starts_with("registry+") || s.starts_with("sparse+"))
+        .filter_map(|p| {
+            let version = semver::Version::parse(p.get("version")?.as_str()?).ok()?;
+            let source = p.get("source")?.as_str()?;
+            Some((version, source))
         })
-        .filter_map(|p| p.get("version")?.as_str())
-        .filter_map(|v| semver::Version::parse(v).ok())
-        .max()
-        .map(|v| v.to_string())
+        .max_by(|a, b| a.0.cmp(&b.0))?;
+    if source.starts_with("registry+") || source.starts_with("sparse+") {
+        return registry
+            .iter()
+            .map(|index| index.join(format!("{package}-{version}")))
+            .find(|d| d.join("Cargo.toml").is_file());
+    }
+    let (url, commit) = source.strip_prefix("git+")?.split_once('#')?;
+    let url = url.split('?').next()?;
+    let repository = url
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()?
+        .trim_end_matches(".git");
+    let checkouts = std::fs::read_dir(home.join("git/checkouts")).ok()?;
+    checkouts
+        .filter_map(std::result::Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.rsplit_once('-'))
+                .is_some_and(|(repo, _)| repo == repository)
+        })
+        .filter_map(|e| std::fs::read_dir(e.path()).ok())
+        .flatten()
+        .filter_map(std::result::Result::ok)
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|short| short.len() >= 7 && commit.starts_with(short))
+        })
+        .find_map(|checkout| package_in(&checkout.path(), package))
 }
 
-/// The folders cargo unpacks crates.io sources into
-/// (`$CARGO_HOME/registry/src/<index>/`).
-fn registry_sources() -> Option<Vec<PathBuf>> {
-    let home = std::env::var_os("CARGO_HOME")
+/// The folder of `package` in a checkout of its repository: the root, or
+/// one at most three folders down.
+fn package_in(checkout: &Path, package: &str) -> Option<PathBuf> {
+    walkdir::WalkDir::new(checkout)
+        .max_depth(4)
+        .into_iter()
+        .filter_entry(|e| e.file_name() != "target" && e.file_name() != ".git")
+        .filter_map(std::result::Result::ok)
+        .filter(|e| e.file_name() == "Cargo.toml")
+        .find(|e| {
+            manifest(e.path()).ok().flatten().is_some_and(|m| {
+                m.get("package")
+                    .and_then(|p| p.get("name"))
+                    .and_then(toml_edit::Item::as_str)
+                    == Some(package)
+            })
+        })
+        .and_then(|e| e.path().parent().map(Path::to_path_buf))
+}
+
+/// Cargo's home: `$CARGO_HOME`, or `~/.cargo`.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
-    let entries = std::fs::read_dir(home.join("registry/src")).ok()?;
-    Some(entries.filter_map(|e| Some(e.ok()?.path())).collect())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
 }
 
 /// The member folders a workspace manifest at `root` lists, in its order:
