@@ -243,7 +243,18 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             "owns" | "watches" | "owns_with" | "watches_with"
         ) && let Some(api) = call.args.first()
         {
-            match self.cx.kind_of(api, self.scope) {
+            // `.owns::<Pod>(Api::namespaced(client, ns), ..)`: the kind is
+            // the turbofish's.
+            let kind = match (
+                self.cx.kind_of(api, self.scope),
+                turbofish(call.turbofish.as_ref()),
+            ) {
+                (Some(ApiKind::Inferred(cluster)), Some(written)) => {
+                    Some(ApiKind::Known(Box::new(written), cluster))
+                }
+                (kind, _) => kind,
+            };
+            match kind {
                 Some(kind) => self.push(
                     &kind,
                     WATCH,
@@ -336,12 +347,18 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                     if let Some(kind) = kind {
                         // `Controller::new(Api::all(client), ..)` in a function
                         // that returns `Controller<K>`: the kind is `K`.
-                        let kind = match (kind, self.returned_kind("Controller")) {
-                            (ApiKind::Inferred(cluster), Some(returned)) => {
-                                ApiKind::Known(Box::new(returned), cluster)
-                            }
-                            (kind, _) => kind,
+                        // `Controller::<K>::new(Api::all(client), ..)`: `K`.
+                        let written = match &p.path.segments[segments - 2].arguments {
+                            syn::PathArguments::AngleBracketed(args) => turbofish(Some(args)),
+                            _ => None,
                         };
+                        let kind =
+                            match (kind, written.or_else(|| self.returned_kind("Controller"))) {
+                                (ApiKind::Inferred(cluster), Some(returned)) => {
+                                    ApiKind::Known(Box::new(returned), cluster)
+                                }
+                                (kind, _) => kind,
+                            };
                         self.push(&kind, WATCH, None, &last.ident, "Controller::new".into());
                     }
                 }

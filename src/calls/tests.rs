@@ -1965,3 +1965,48 @@ async fn apply(client: Client, deployment: Deployment) {
         .collect();
     assert_eq!(creates, [false]);
 }
+
+/// kube's `Controller::<K>::new` and `.owns::<K>(..)` name the kind of an
+/// `Api` made with no turbofish of its own, as rustc infers it.
+#[test]
+fn a_controllers_turbofish_gives_the_kind_of_its_api() {
+    let code = r"
+use k8s_openapi::api::core::v1::{Pod, Service};
+use kube::{Api, Client};
+use kube::runtime::Controller;
+
+pub async fn run(client: Client) {
+    Controller::<Widget>::new(Api::all(client.clone()), Default::default())
+        .owns::<Pod>(Api::namespaced(client.clone(), NS), Default::default())
+        .watches::<Service, _, _>(Api::namespaced(client, NS), Default::default(), |_| None)
+        .run(reconcile, error_policy, context);
+}
+";
+    let own = [OwnKind {
+        group: "example.com".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+        namespaced: true,
+        root: None,
+        declared_in: None,
+    }];
+    let analysis = analyze(&[(Path::new("src/controller.rs"), code)], &own);
+    let mut found: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| format!("{} {} {}/{}", c.location.line, c.verb, c.group, c.resource))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "7 list example.com/widgets",
+            "7 watch example.com/widgets",
+            "8 list /pods",
+            "8 watch /pods",
+            "9 list /services",
+            "9 watch /services",
+        ]
+    );
+    assert!(analysis.unchecked.is_empty(), "{:?}", analysis.unchecked);
+}

@@ -323,6 +323,13 @@ pub fn path_names(image: &str) -> Vec<&str> {
     segments
 }
 
+/// Whether `image` is a variable filled in at deploy time (`${IMAGE}`,
+/// `$IMG`), or empty: it names no image.
+pub fn is_placeholder(image: &str) -> bool {
+    let image = image.trim();
+    image.is_empty() || image.starts_with('$') || image.contains("${")
+}
+
 /// Words an image or package name adds to a program's name without naming
 /// another program: `widget-operator` runs `widget`.
 const GENERIC_WORDS: &[&str] = &[

@@ -281,9 +281,11 @@ fn runs<'p, 'w>(
                 }
             })
             .copied();
-        // An image a chart read without helm names with a template action
-        // is not known to be another project's.
-        let hidden = image.iter().all(|n| n.contains("tplx"));
+        // An image a chart read without helm names with a template action,
+        // or one a variable stands for until deploy time (`${IMAGE}` that
+        // envsubst fills), is not known to be another project's.
+        let hidden =
+            image.iter().all(|n| n.contains("tplx")) || images::is_placeholder(&container.image);
         let built = !image.is_empty()
             && (hidden
                 || shipped.names.iter().any(|n| named(n))
@@ -317,6 +319,17 @@ fn runs<'p, 'w>(
                     [only] => binary(only),
                     _ => None,
                 };
+            }
+            // A Dockerfile beside the manifest builds what it deploys
+            // (`k8s/controller/Dockerfile` for `k8s/controller/deployment.yaml`).
+            let beside: BTreeSet<String> = shipped
+                .dockerfiles
+                .iter()
+                .filter(|d| d.path.parent() == workload.location.file.parent())
+                .filter_map(of)
+                .collect();
+            if let [only] = beside.iter().collect::<Vec<_>>().as_slice() {
+                return binary(only);
             }
             let any: BTreeSet<String> = shipped.dockerfiles.iter().filter_map(of).collect();
             match any.iter().collect::<Vec<_>>().as_slice() {

@@ -721,12 +721,23 @@ impl Graph {
             };
             out.extend(chosen);
         }
-        for name in refs.methods.iter().chain(&refs.loose) {
+        // `x.run()` calls a method: a function of an `impl` or a trait,
+        // never a free function of the name (`warp::serve(api).run(..)` is
+        // not the crate's `controller::run`). A name in a macro body may be
+        // either.
+        let methods = refs.methods.iter().map(|name| (name, true));
+        for (name, method) in methods.chain(refs.loose.iter().map(|name| (name, false))) {
             // A name a `use .. as` gave stands for the function it renames.
             let names = self.named(name);
             for name in names {
                 if let Some(candidates) = self.by_name.get(name) {
-                    out.extend(candidates.iter().copied().filter(visible));
+                    out.extend(
+                        candidates
+                            .iter()
+                            .copied()
+                            .filter(|&i| !method || self.functions[i].owner.is_some())
+                            .filter(visible),
+                    );
                 }
             }
         }
@@ -1664,6 +1675,26 @@ mod tests {
                 "src/service.rs:drop_old",
                 "src/service.rs:rotate"
             ]
+        );
+    }
+    #[test]
+    fn a_method_call_reaches_no_free_function_of_its_name() {
+        // `warp::serve(api).run(..)` is warp's method, not `controller::run`.
+        let main = r"
+            mod controller;
+            #[tokio::main]
+            async fn main() {
+                warp::serve(routes()).run(([0, 0, 0, 0], 3030)).await;
+            }
+            fn routes() {}";
+        let controller = r"
+            pub async fn run(client: Client) {}
+            pub struct Runner;
+            impl Runner { pub fn start(&self) {} }";
+        let files = [("src/main.rs", main), ("src/controller.rs", controller)];
+        assert_eq!(
+            reached(&files, &[]),
+            ["src/main.rs:main", "src/main.rs:routes"]
         );
     }
     #[test]

@@ -714,3 +714,59 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
         run.stdout
     );
 }
+
+/// A manifest whose image is a variable filled at deploy time (`${IMAGE}`
+/// for envsubst) deploys what the Dockerfile beside it builds: each of two
+/// programs is checked against its own role.
+#[test]
+fn a_placeholder_image_runs_what_the_dockerfile_beside_it_builds() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"tide\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\n",
+    );
+    let program = |kind: &str, verb: &str| {
+        format!(
+            "use k8s_openapi::api::core::v1::{kind};\nuse kube::{{Api, Client}};\n\n#[tokio::main]\nasync fn main() {{\n    let client = Client::try_default().await.unwrap();\n    let api: Api<{kind}> = Api::default_namespaced(client);\n    api.{verb}(&Default::default()).await.unwrap();\n}}\n"
+        )
+    };
+    write("src/bin/api.rs", &program("ConfigMap", "list"));
+    write("src/bin/run.rs", &program("Secret", "list"));
+    for (folder, binary, resource) in [
+        ("api", "api", "configmaps"),
+        ("controller", "run", "secrets"),
+    ] {
+        write(
+            &format!("k8s/{folder}/Dockerfile"),
+            &format!(
+                "FROM rust:1 AS build\nCOPY . .\nRUN cargo build --release --bin {binary}\n\nFROM debian:stable-slim\nCOPY --from=build /target/release/{binary} /app/{binary}\nENTRYPOINT [\"/app/{binary}\"]\n"
+            ),
+        );
+        write(
+            &format!("k8s/{folder}/deployment.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: {folder}, namespace: tide}}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: {folder}, namespace: tide}}\nrules:\n  - apiGroups: [\"\"]\n    resources: [\"{resource}\"]\n    verbs: [\"list\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: {folder}, namespace: tide}}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {folder}}}\nsubjects: [{{kind: ServiceAccount, name: {folder}, namespace: tide}}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: tide-{folder}, namespace: tide}}\nspec:\n  template:\n    spec:\n      serviceAccountName: {folder}\n      containers:\n        - name: {folder}\n          image: \"${{IMAGE}}\"\n"
+            ),
+        );
+    }
+    let run = rsop_with_env(dir.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        Vec::<String>::new(),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "rbac: `api` as Deployment `tide-api` (1 request checked, 0 not checked); `run` as Deployment `tide-controller` (1 request checked, 0 not checked); 0 errors, 0 warnings"
+        ),
+        "{}",
+        run.stdout
+    );
+}
