@@ -39,6 +39,9 @@ pub(super) fn mentions_kube(text: &str) -> bool {
     ]
     .iter()
     .any(|needle| text.contains(needle))
+        // A function given kube's `Client` may hand it on, and is the
+        // crate's own, not another crate's.
+        || (text.contains("kube") && text.contains("Client"))
 }
 
 /// The crate-wide facts the walk needs: functions that return an `Api`,

@@ -293,12 +293,13 @@ fn runs<'p, 'w>(
                     .dockerfiles
                     .iter()
                     .any(|d| d.name.as_deref().is_some_and(named))
-                || mentions(&shipped.build_text, images::repository(deployed))
+                || tagged(&shipped.build_text, images::repository(deployed))
                 // Its path without the registry (`acme/widget`), or a bare
-                // name (`widget:dev`); the last segment alone of a longer
-                // path is a word a workflow may use for anything
-                // (`postgresql`).
-                || mentions(&shipped.build_text, &owned_path(deployed)));
+                // name (`widget:dev`) on a line that builds, tags or pushes
+                // it (a workflow may run `--image=busybox` of another
+                // project); the last segment alone of a longer path is a
+                // word a workflow may use for anything (`postgresql`).
+                || tagged(&shipped.build_text, &owned_path(deployed)));
         let found = by_name.or_else(|| {
             if !built {
                 return None;
@@ -386,6 +387,24 @@ fn mentions(text: &str, name: &str) -> bool {
                 .chars()
                 .next()
                 .is_some_and(|c| part(c) && c != '.' && c != '/')
+    })
+}
+
+/// Whether the build files name the image `path` (without its registry):
+/// anywhere for a path of several segments (`acme/widget`), and for a bare
+/// name (`widget`) on a line that builds, tags or pushes an image
+/// (`docker build -t widget:dev .`, `IMG ?= widget:latest`, skaffold's
+/// `image: widget`).
+fn tagged(build_text: &str, path: &str) -> bool {
+    if path.contains('/') {
+        return mentions(build_text, path);
+    }
+    build_text.lines().any(|line| {
+        let lower = line.to_ascii_lowercase();
+        ["build", "tag", "push", "img", "image:"]
+            .iter()
+            .any(|word| lower.contains(word))
+            && mentions(line, path)
     })
 }
 

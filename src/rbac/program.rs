@@ -735,7 +735,10 @@ impl Graph {
                         candidates
                             .iter()
                             .copied()
-                            .filter(|&i| !method || self.functions[i].owner.is_some())
+                            .filter(|&i| {
+                                let f = &self.functions[i];
+                                !method || f.owner.is_some() || f.provided || f.implements
+                            })
                             .filter(visible),
                     );
                 }

@@ -106,6 +106,18 @@ pub struct Shipped {
     pub renamed: Vec<(String, String)>,
 }
 
+impl Shipped {
+    /// Adds the build file at `path` to [`Shipped::build_text`], without
+    /// its comment lines (`# pause pods` names no image it builds).
+    fn add_build_file(&mut self, path: &Path) {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            self.build_text.push_str(line);
+            self.build_text.push('\n');
+        }
+    }
+}
+
 /// Directories never searched: build output, dependencies, and the
 /// objects of tests (a Deployment in a test of an admission policy runs
 /// nothing of the project's).
@@ -149,9 +161,12 @@ pub(crate) fn searched(
         .into_iter()
         .filter_entry(move |e| {
             let name = e.file_name().to_string_lossy();
-            e.depth() == 0
-                || !(e.file_type().is_dir()
-                    && (name.starts_with('.') || skipped.contains(&name.as_ref())))
+            // `e2e-tests` is a folder of tests as `tests` is.
+            let skip = || {
+                skipped.contains(&name.as_ref())
+                    || name.split(['-', '_']).any(|word| skipped.contains(&word))
+            };
+            e.depth() == 0 || !(e.file_type().is_dir() && (name.starts_with('.') || skip()))
         })
         .filter_map(std::result::Result::ok)
 }
@@ -175,9 +190,7 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
             continue;
         }
         if entry.file_type().is_file() && images::is_build_file(path) {
-            shipped
-                .build_text
-                .push_str(&std::fs::read_to_string(path).unwrap_or_default());
+            shipped.add_build_file(path);
         }
         if entry.file_type().is_file()
             && matches!(
@@ -242,9 +255,7 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
             .filter_map(std::result::Result::ok)
             .filter(|e| e.file_type().is_file() && images::is_build_file(e.path()))
         {
-            shipped
-                .build_text
-                .push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+            shipped.add_build_file(entry.path());
         }
     }
     if let Some(folder) = std::fs::canonicalize(root)
