@@ -1379,6 +1379,32 @@ async fn run(client: Client) {
     assert_eq!(unchecked, ["6 LeaderElector::spawn"]);
 }
 
+/// The crate's own function given a `Client`, in a file that makes no
+/// request (a webhook server that keeps the client for later), is read:
+/// it is not another crate's.
+#[test]
+fn a_client_given_to_the_crates_own_function_is_not_noted() {
+    let main = r"
+use kube::Client;
+use crate::webhooks::run_webhook_server;
+
+async fn main() {
+    let client = Client::try_default().await.unwrap();
+    run_webhook_server(client, CERT).await;
+}
+";
+    let server = r"
+use kube::Client;
+
+pub async fn run_webhook_server(client: Client, cert: &str) {
+    serve(cert).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/main.rs", main), ("src/webhooks/server.rs", server)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
 #[test]
 fn a_function_named_through_a_type_is_not_a_free_generic_of_that_name() {
     let generic = r"

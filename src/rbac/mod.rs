@@ -1045,3 +1045,23 @@ pub fn helm_on_path() -> Option<PathBuf> {
         .map(|dir| dir.join("helm"))
         .find(|candidate| candidate.is_file())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::tagged;
+
+    #[test]
+    fn a_bare_image_name_is_the_projects_where_a_build_line_tags_it() {
+        let workflow = "kubectl -n soak create deployment synthetic --image=busybox\n";
+        assert!(!tagged(workflow, "busybox"));
+        assert!(tagged("docker build -t widget:dev .\n", "widget"));
+        assert!(tagged("IMG ?= controller:latest\n", "controller"));
+        assert!(tagged("  - image: widget\n", "widget"));
+        // A path of several segments is the project's wherever it is named.
+        assert!(tagged(
+            "kind load docker-image acme/widget:dev\n",
+            "acme/widget"
+        ));
+        assert!(!tagged("docker build -t widgets:dev .\n", "widget"));
+    }
+}
