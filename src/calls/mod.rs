@@ -587,6 +587,12 @@ fn named_modules<'f>(
     })
 }
 
+/// A file's `use`s: name -> the path it stands for
+/// (`Deployment` -> `k8s_openapi::api::apps::v1::Deployment`).
+pub fn file_imports(file: &syn::File) -> HashMap<String, Vec<String>> {
+    syntax::imports(file)
+}
+
 /// The calls, grouped by what they need: (group, resource, verb) -> the
 /// first location that needs it.
 pub fn needs(calls: &[Call]) -> BTreeMap<(String, String, &'static str), &Call> {

@@ -139,7 +139,11 @@ fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
         .collect();
     let analysis = calls::analyze_when(&with_config, &[], || Some(Vec::new())).unwrap_or_default();
     let refs: Vec<(&Path, &str)> = files.iter().map(|(p, t, _)| (p.as_path(), *t)).collect();
-    let graph = Graph::of(&refs);
+    let crates = files
+        .iter()
+        .filter_map(|(p, _, c)| Some((p.clone(), c.as_ref()?.dependency.clone()?)))
+        .collect();
+    let graph = Graph::of_crates(&refs, crates);
     let manifest = std::fs::read_to_string(at.join("Cargo.toml"))
         .ok()
         .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok());
@@ -229,8 +233,10 @@ impl Package {
 struct Refs {
     /// `f(..)`, `a::f(..)`, `Type::f(..)`, and functions named as values
     /// (`Controller::run(reconcile, ..)`): the segment before the name
-    /// (`None` for a bare name) and the name.
-    paths: HashSet<(Option<String>, String)>,
+    /// (`None` for a bare name), the name, and the segments before the
+    /// qualifier (`sartd_fib` of `sartd_fib::server::start`): the crate
+    /// or modules it starts from.
+    paths: HashSet<(Option<String>, String, Vec<String>)>,
     /// `x.f(..)`.
     methods: HashSet<String>,
     /// Names in macro bodies, which are not parsed: any function of that
@@ -396,6 +402,15 @@ struct Graph {
     /// `use a::run as run_a`: the name a function is also called by ->
     /// its own names.
     aliases: HashMap<String, Vec<String>>,
+    /// The files of the path dependencies read with the package: file ->
+    /// the name the package's code calls its crate by.
+    crates: HashMap<PathBuf, String>,
+    /// Each file's `use`s: name -> the path it stands for.
+    imports: HashMap<PathBuf, HashMap<String, Vec<String>>>,
+    /// The dependency crates each crate's code names (`None`: the
+    /// package's own): the only ones whose functions it can call, but
+    /// for trait methods a crate that depends on it implements.
+    uses: HashMap<Option<String>, HashSet<String>>,
 }
 
 /// What a program reaches.
@@ -406,8 +421,29 @@ struct Reached {
 }
 
 impl Graph {
+    #[cfg(test)]
     fn of(files: &[(&Path, &str)]) -> Graph {
-        let mut graph = Graph::default();
+        Graph::of_crates(files, HashMap::new())
+    }
+
+    /// The graph of `files`, those of dependencies with their crate's name
+    /// in `crates`.
+    fn of_crates(files: &[(&Path, &str)], crates: HashMap<PathBuf, String>) -> Graph {
+        let mut uses: HashMap<Option<String>, HashSet<String>> = HashMap::new();
+        for (path, text) in files {
+            let named = uses.entry(crates.get(*path).cloned()).or_default();
+            named.extend(
+                crates
+                    .values()
+                    .filter(|c| text.contains(&format!("{c}::")))
+                    .cloned(),
+            );
+        }
+        let mut graph = Graph {
+            crates,
+            uses,
+            ..Graph::default()
+        };
         let mut parsed: Vec<(&Path, syn::File)> = Vec::new();
         // Files without a function (kopium's types) are not parsed.
         for (path, text) in files.iter().filter(|(_, t)| t.contains("fn ")) {
@@ -432,6 +468,9 @@ impl Graph {
             graph.collect_subcommands(file);
             argh.collect(path, file);
             graph.collect_aliases(file);
+            graph
+                .imports
+                .insert(path.to_path_buf(), calls::file_imports(file));
         }
         argh.resolve(&mut graph.subcommands);
         for (path, file) in &parsed {
@@ -586,7 +625,7 @@ impl Graph {
                 let used = refs.iter().any(|r| {
                     r.paths
                         .iter()
-                        .any(|(q, n)| q.as_deref() == Some(handle.as_str()) || n == handle)
+                        .any(|(q, n, _)| q.as_deref() == Some(handle.as_str()) || n == handle)
                         || r.loose.contains(handle)
                         || r.types.contains(handle)
                 });
@@ -643,8 +682,61 @@ impl Graph {
     /// The functions `refs`, written in `from`, may name.
     fn targets(&self, from: &Function, refs: &Refs, files: &HashSet<PathBuf>) -> Vec<usize> {
         let mut out = Vec::new();
-        let visible = |i: &usize| files.contains(&self.functions[*i].file);
-        for (qualifier, name) in &refs.paths {
+        let crate_of = |file: &Path| self.crates.get(file).map(String::as_str);
+        // A function of a crate the caller's does not name is out of its
+        // reach by name (bgp's `client.export_peer_state(..)` is none of
+        // the kubernetes crate's methods); a trait method that crate
+        // implements runs once a value of its type is built (see
+        // `Refs::types`).
+        let from_crate = crate_of(&from.file);
+        let reachable = |f: &Function| {
+            let to = crate_of(&f.file);
+            to == from_crate
+                || from_crate.is_none()
+                || to.is_some_and(|to| {
+                    self.uses
+                        .get(&from_crate.map(str::to_string))
+                        .is_some_and(|u| u.contains(to))
+                })
+        };
+        let visible =
+            |i: &usize| files.contains(&self.functions[*i].file) && reachable(&self.functions[*i]);
+        let imports = self.imports.get(&from.file);
+        for (qualifier, name, head) in &refs.paths {
+            // The crate the path names: by its first segment, or the
+            // first of what a `use` gave it (`use sartd_bgp::server;` then
+            // `server::start(..)`); the calling function's own when the
+            // path starts in it.
+            let first = head.first().or(qualifier.as_ref()).unwrap_or(name);
+            let first = imports
+                .and_then(|i| i.get(first))
+                .and_then(|path| path.first())
+                .unwrap_or(first);
+            // The modules the path names, from its crate's root
+            // (`agent::server` of `sartd_kubernetes::agent::server::start`).
+            let modules: Vec<String> = match qualifier {
+                Some(q) if !q.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                    let mut path: Vec<String> = head.clone();
+                    path.push(q.clone());
+                    if let Some(full) = imports.and_then(|i| i.get(&path[0])) {
+                        path.splice(..1, full.iter().cloned());
+                    }
+                    path.into_iter()
+                        .skip_while(|s| {
+                            matches!(s.as_str(), "crate" | "self" | "super")
+                                || self.crates.values().any(|c| c == s)
+                        })
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            let named_crate = if self.crates.values().any(|c| c == first) {
+                Some(Some(first.as_str()))
+            } else if matches!(first.as_str(), "crate" | "self" | "super") {
+                Some(crate_of(&from.file))
+            } else {
+                None
+            };
             // A name a `use .. as` gave stands for the function it renames.
             let names = self.named(name);
             let candidates: Vec<usize> = names
@@ -717,6 +809,45 @@ impl Graph {
                     } else {
                         same_file
                     }
+                }
+            };
+            // In the modules the path names, when it names more than one
+            // (`agent::server::start`, not `controller::server::start`).
+            let chosen: Vec<usize> = if modules.len() > 1 {
+                let within: Vec<usize> = chosen
+                    .iter()
+                    .copied()
+                    .filter(|&i| module_of(&self.functions[i].file).ends_with(&modules))
+                    .collect();
+                if within.is_empty() { chosen } else { within }
+            } else {
+                chosen
+            };
+            // Of the crate the path names; else, where the package reads
+            // crates of the same module names (`server::start` in each),
+            // of the caller's crate when it has one.
+            // A crate with no function of the name re-exports another's
+            // (`pub use vynil_core::k8s as k8sworkload`).
+            let chosen: Vec<usize> = match named_crate {
+                Some(named) => {
+                    let of_named: Vec<usize> = chosen
+                        .iter()
+                        .copied()
+                        .filter(|&i| crate_of(&self.functions[i].file) == named)
+                        .collect();
+                    if of_named.is_empty() {
+                        chosen
+                    } else {
+                        of_named
+                    }
+                }
+                None => {
+                    let own: Vec<usize> = chosen
+                        .iter()
+                        .copied()
+                        .filter(|&i| crate_of(&self.functions[i].file) == crate_of(&from.file))
+                        .collect();
+                    if own.is_empty() { chosen } else { own }
                 }
             };
             out.extend(chosen);
@@ -871,6 +1002,26 @@ fn idents(tokens: proc_macro2::TokenStream, out: &mut HashSet<String>) {
 }
 
 /// The module a file is: its stem, or its folder's name for `mod.rs`.
+/// The module path of a file (`agent/server.rs` under `src/` is
+/// `agent::server`).
+fn module_of(file: &Path) -> Vec<String> {
+    let parts: Vec<&str> = file.iter().filter_map(|c| c.to_str()).collect();
+    let Some(src) = parts.iter().rposition(|p| *p == "src") else {
+        return Vec::new();
+    };
+    let mut module: Vec<String> = parts[src + 1..]
+        .iter()
+        .map(|p| p.trim_end_matches(".rs").to_string())
+        .collect();
+    if module
+        .last()
+        .is_some_and(|m| matches!(m.as_str(), "mod" | "lib" | "main"))
+    {
+        module.pop();
+    }
+    module
+}
+
 fn module_name(file: &Path) -> Option<&str> {
     let stem = file.file_stem()?.to_str()?;
     if stem == "mod" {
@@ -1066,7 +1217,11 @@ impl<'g> RefsVisitor<'g> {
                 }
                 _ => {}
             }
-            self.refs.paths.insert((qualifier, name));
+            let head = segments[..segments.len().saturating_sub(2)]
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            self.refs.paths.insert((qualifier, name, head));
         }
     }
 
@@ -1698,6 +1853,59 @@ mod tests {
         assert_eq!(
             reached(&files, &[]),
             ["src/main.rs:main", "src/main.rs:routes"]
+        );
+    }
+    #[test]
+    fn a_path_reaches_the_crate_and_modules_it_names() {
+        let main = r"
+            use bgp::server;
+            fn main() {
+                server::start();
+                kubernetes::agent::server::start();
+            }";
+        let bgp = r"
+            pub fn start() { let peer = Peer::new(); peer.export(); }
+            pub struct Peer;
+            impl Peer { pub fn new() -> Peer { Peer } }";
+        let agent = r"
+            pub fn start() {}";
+        let controller = r"
+            pub fn start() {}";
+        let exporter = r"
+            pub struct Watcher;
+            impl Watcher { pub fn export(&self) {} }";
+        let files = [
+            (Path::new("src/main.rs"), main),
+            (Path::new("bgp/src/server.rs"), bgp),
+            (Path::new("kubernetes/src/agent/server.rs"), agent),
+            (Path::new("kubernetes/src/controller/server.rs"), controller),
+            (Path::new("kubernetes/src/agent/exporter.rs"), exporter),
+        ];
+        let crates = files[1..]
+            .iter()
+            .map(|(path, _)| {
+                let name = path.iter().next().unwrap().to_string_lossy().to_string();
+                (path.to_path_buf(), name)
+            })
+            .collect();
+        let graph = Graph::of_crates(&files, crates);
+        let all: HashSet<PathBuf> = files.iter().map(|(p, _)| p.to_path_buf()).collect();
+        let mut names: Vec<String> = graph
+            .reach_from(Path::new("src/main.rs"), &all, None)
+            .into_iter()
+            .map(|(file, name)| format!("{}:{name}", file.display()))
+            .collect();
+        names.sort();
+        // bgp's `peer.export()` is not the kubernetes crate's method, which
+        // bgp does not name.
+        assert_eq!(
+            names,
+            [
+                "bgp/src/server.rs:new",
+                "bgp/src/server.rs:start",
+                "kubernetes/src/agent/server.rs:start",
+                "src/main.rs:main"
+            ]
         );
     }
     #[test]

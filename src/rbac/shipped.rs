@@ -177,6 +177,9 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
     let mut shipped = Shipped::default();
     let mut charts = Vec::new();
     let mut files = Vec::new();
+    // The files kustomizations patch their resources with: parts of
+    // another object, not objects of their own.
+    let mut patches: Vec<PathBuf> = Vec::new();
     for entry in searched(root, usize::MAX, SKIPPED) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy();
@@ -213,6 +216,13 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
                         shipped.renamed.push((from.to_string(), to.to_string()));
                     }
                 }
+                let dir = path.parent().unwrap_or(root);
+                let listed = ["patchesStrategicMerge", "patches", "patchesJson6902"]
+                    .iter()
+                    .filter_map(|key| kustomization.get(*key)?.as_array())
+                    .flatten()
+                    .filter_map(|patch| patch.as_str().or_else(|| patch.get("path")?.as_str()));
+                patches.extend(listed.map(|file| crate::paths::lexical(&dir.join(file))));
             }
         }
         // The project's own name: its root manifest's package and
@@ -272,6 +282,7 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
     // A chart's files are the chart's to render.
     // (Aggregation is resolved once every role is read, at the end.)
     files.retain(|f| !charts.iter().any(|c| f.starts_with(c)));
+    files.retain(|f| !patches.contains(&crate::paths::lexical(f)));
     let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -1044,6 +1055,33 @@ pub fn restore(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_a_kustomization_patches_with_is_no_object_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let daemonset = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: speaker}\nspec:\n  template:\n    spec:\n      serviceAccountName: speaker\n      containers: [{name: speaker, image: acme/speaker}]\n";
+        write("base/speaker.yaml", daemonset);
+        write(
+            "cni/speaker-patch.yaml",
+            &daemonset.replace("acme/speaker", "acme/fib"),
+        );
+        write(
+            "cni/kustomization.yaml",
+            "resources: [../base]\npatches:\n  - path: speaker-patch.yaml\n",
+        );
+        let shipped = find(dir.path(), None).unwrap();
+        let found: Vec<String> = shipped
+            .workloads
+            .iter()
+            .map(|w| w.location.file.display().to_string())
+            .collect();
+        assert_eq!(found, ["base/speaker.yaml"]);
+    }
 
     #[test]
     fn rules_are_found_at_their_lines() {
