@@ -823,32 +823,21 @@ impl Graph {
             } else {
                 chosen
             };
-            // Of the crate the path names; else, where the package reads
-            // crates of the same module names (`server::start` in each),
-            // of the caller's crate when it has one.
-            // A crate with no function of the name re-exports another's
-            // (`pub use vynil_core::k8s as k8sworkload`).
-            let chosen: Vec<usize> = match named_crate {
-                Some(named) => {
-                    let of_named: Vec<usize> = chosen
-                        .iter()
-                        .copied()
-                        .filter(|&i| crate_of(&self.functions[i].file) == named)
-                        .collect();
-                    if of_named.is_empty() {
-                        chosen
-                    } else {
-                        of_named
-                    }
-                }
-                None => {
-                    let own: Vec<usize> = chosen
-                        .iter()
-                        .copied()
-                        .filter(|&i| crate_of(&self.functions[i].file) == crate_of(&from.file))
-                        .collect();
-                    if own.is_empty() { chosen } else { own }
-                }
+            // Of the crate the path names (a crate with no function of the
+            // name re-exports another's: `pub use vynil_core::k8s as
+            // k8sworkload`); else, where the package reads crates of the
+            // same module names (`server::start` in each), of the caller's
+            // crate when it has one.
+            let wanted = named_crate.unwrap_or_else(|| crate_of(&from.file));
+            let of_wanted: Vec<usize> = chosen
+                .iter()
+                .copied()
+                .filter(|&i| crate_of(&self.functions[i].file) == wanted)
+                .collect();
+            let chosen = if of_wanted.is_empty() {
+                chosen
+            } else {
+                of_wanted
             };
             out.extend(chosen);
         }
