@@ -234,7 +234,10 @@ pub fn analyze_when(
         .filter_map(|(path, _, config)| Some((*path, config.as_ref()?.dependency.as_deref()?)))
         .collect();
     let crate_of = |path: &Path| crates.get(path).copied();
-    let mut index = Index::default();
+    let mut index = Index {
+        publishes: files.iter().any(|(_, text, _)| text.contains(".publish(")),
+        ..Index::default()
+    };
     for (path, file) in &parsed {
         let name = crate_of(path);
         index.collect(file, module_in(path, name), imports_in(file, name));

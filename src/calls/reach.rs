@@ -48,6 +48,9 @@ pub(super) fn mentions_kube(text: &str) -> bool {
 /// functions' parameters typed `Api<K>`, and struct fields typed `Api<K>`.
 #[derive(Debug, Default)]
 pub(super) struct Index {
+    /// Some file of the crate calls a `publish` method: its Recorders may
+    /// send events.
+    pub(super) publishes: bool,
     /// The crate's functions and methods: name -> the owner of each
     /// function of that name (see [`ByName`]).
     pub(super) functions: HashMap<String, Vec<Owner>>,

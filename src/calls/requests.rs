@@ -362,7 +362,13 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                         self.push(&kind, WATCH, None, &last.ident, "Controller::new".into());
                     }
                 }
-                "new" if segments >= 2 && p.path.segments[segments - 2].ident == "Recorder" => {
+                // A Recorder sends events only when it publishes one: in a
+                // crate that never calls `publish` it sends none.
+                "new"
+                    if segments >= 2
+                        && p.path.segments[segments - 2].ident == "Recorder"
+                        && self.cx.index.publishes =>
+                {
                     let location = self.cx.location(&last.ident);
                     // A `Recorder::new` given the object's reference (kube-runtime
                     // 0.95 and before) only creates events; one given none (0.98

@@ -108,6 +108,10 @@ mod tests {
         api.delete_collection(&Default::default(), &Default::default());
     }
 }
+
+async fn announce(recorder: &Recorder, event: &Event, on: &ObjectReference) {
+    let _ = recorder.publish(event, on).await;
+}
 "#;
 
 fn own() -> Vec<OwnKind> {
@@ -424,6 +428,10 @@ async fn run(client: Client, reference: ObjectReference) {
     let certs: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
     certs.get("c").await;
     let recorder = Recorder::new(client, reporter, reference);
+}
+
+async fn announce(recorder: &Recorder, event: &Event) {
+    let _ = recorder.publish(event).await;
 }
 "#;
     let (calls, unchecked) = table(&[("src/run.rs", code)]);
@@ -2035,4 +2043,31 @@ pub async fn run(client: Client) {
         ]
     );
     assert!(analysis.unchecked.is_empty(), "{:?}", analysis.unchecked);
+}
+
+/// A Recorder sends events when it publishes: one a crate builds and never
+/// publishes with sends none.
+#[test]
+fn a_recorder_never_published_sends_no_event() {
+    let code = r"
+use kube::runtime::events::{Recorder, Reporter};
+
+pub fn context(client: Client) -> Context {
+    Context { recorder: Recorder::new(client, Reporter::from(NAME)) }
+}
+";
+    let (calls, unchecked) = table(&[("src/context.rs", code)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+    let published = format!(
+        "{code}\nasync fn tell(ctx: &Context, e: &Event, on: &ObjectReference) {{ ctx.recorder.publish(e, on).await; }}\n"
+    );
+    let (calls, _) = table(&[("src/context.rs", published.as_str())]);
+    assert_eq!(
+        calls,
+        [
+            "5 create events.k8s.io/events",
+            "5 patch events.k8s.io/events"
+        ]
+    );
 }
