@@ -220,6 +220,7 @@ pub fn analyze_when(
     let parse = |path, text| {
         let (path, mut file) = parse(path, text)?;
         macros::expand(&macros, &mut file);
+        syntax::unalias_kube(&mut file);
         Some((path, file))
     };
     let mut parsed: Vec<(&Path, syn::File)> = files

@@ -217,6 +217,59 @@ pub(super) fn imports(file: &syn::File) -> HashMap<String, Vec<String>> {
     imports
 }
 
+/// Writes kube's `Api` back under its own name where a file renamed it
+/// (`use kube::api::{Api as KubeApi}` beside another `Api`'s absence), so
+/// that each of its values is read as kube's.
+pub(super) fn unalias_kube(file: &mut syn::File) {
+    use syn::visit_mut::VisitMut;
+    struct Renames(Vec<String>, bool);
+    impl<'ast> Visit<'ast> for Renames {
+        fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+            fn walk(tree: &syn::UseTree, kube: bool, out: &mut Renames) {
+                match tree {
+                    syn::UseTree::Path(p) => {
+                        let kube = kube || p.ident.to_string().starts_with("kube");
+                        walk(&p.tree, kube, out);
+                    }
+                    syn::UseTree::Rename(r) if kube && r.ident == "Api" => {
+                        out.0.push(r.rename.to_string());
+                    }
+                    syn::UseTree::Name(n) if n.ident == "Api" => out.1 = true,
+                    syn::UseTree::Rename(r) if r.rename == "Api" => out.1 = true,
+                    syn::UseTree::Group(g) => {
+                        for t in &g.items {
+                            walk(t, kube, out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            walk(&u.tree, false, self);
+        }
+        fn visit_item_struct(&mut self, item: &'ast syn::ItemStruct) {
+            self.1 |= item.ident == "Api";
+        }
+        fn visit_item_enum(&mut self, item: &'ast syn::ItemEnum) {
+            self.1 |= item.ident == "Api";
+        }
+    }
+    struct Rename<'a>(&'a [String]);
+    impl VisitMut for Rename<'_> {
+        fn visit_path_segment_mut(&mut self, segment: &mut syn::PathSegment) {
+            if self.0.iter().any(|alias| segment.ident == alias) {
+                segment.ident = syn::Ident::new("Api", segment.ident.span());
+            }
+            syn::visit_mut::visit_path_segment_mut(self, segment);
+        }
+    }
+    let mut renames = Renames(Vec::new(), false);
+    renames.visit_file(file);
+    if renames.0.is_empty() || renames.1 {
+        return;
+    }
+    Rename(&renames.0).visit_file_mut(file);
+}
+
 /// The `use`s of a file of `crate_name`, a dependency the crate's code
 /// calls by that name (`None`: the crate's own): a path from its root
 /// (`crate::process::f`) starts with its name, as the crate's code writes

@@ -2071,3 +2071,20 @@ pub fn context(client: Client) -> Context {
         ]
     );
 }
+
+/// kube's `Api` renamed by a `use` is kube's `Api`.
+#[test]
+fn a_renamed_api_is_kubes() {
+    let code = r#"
+use k8s_openapi::api::core::v1::Secret;
+use kube::{api::{Api as KubeApi, ListParams}, Client};
+
+async fn list(client: Client) {
+    let api: KubeApi<Secret> = KubeApi::namespaced(client, "ns");
+    api.list(&ListParams::default()).await;
+}
+"#;
+    let (calls, unchecked) = table(&[("src/routes.rs", code)]);
+    assert_eq!(calls, ["7 list core/secrets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

@@ -18,6 +18,10 @@ pub struct Dockerfile {
     /// The name it is built for: its folder (`docker/agent/Dockerfile`),
     /// or its suffix (`Dockerfile.agent`, `agent.Dockerfile`).
     pub name: Option<String>,
+    /// Its named stages that run a program, each an image of its own
+    /// when built with `--target` (`FROM base AS operator` then
+    /// `ENTRYPOINT ["./operator"]`): the stage's name and what it runs.
+    pub targets: Vec<(String, Dockerfile)>,
 }
 
 impl Dockerfile {
@@ -132,9 +136,15 @@ impl Dockerfile {
                 _ => {}
             }
         }
+        let targets: Vec<(String, Dockerfile)> = stages
+            .iter()
+            .filter(|(_, stage)| !stage.runs.is_empty())
+            .filter_map(|(alias, stage)| Some((alias.clone()?, stage.clone())))
+            .collect();
         let Some((_, mut last)) = stages.pop() else {
             return Err(format!("{} has no FROM", shown.display()));
         };
+        last.targets = targets;
         if last.runs.is_empty() && scratch {
             return Ok(None);
         }

@@ -289,6 +289,9 @@ fn runs<'p, 'w>(
         let built = !image.is_empty()
             && (hidden
                 || shipped.names.iter().any(|n| named(n))
+                // Pushed under the owner of the project's repository
+                // (`mpwsh/kt-operator` of `github.com/mpwsh/kubetailor`).
+                || image.get(1).is_some_and(|owner| shipped.owners.contains(*owner))
                 || shipped
                     .dockerfiles
                     .iter()
@@ -303,6 +306,26 @@ fn runs<'p, 'w>(
         let found = by_name.or_else(|| {
             if !built {
                 return None;
+            }
+            // The stage a Dockerfile names for it (`kt-operator` built
+            // with `--target operator`).
+            let words: Vec<String> = image
+                .first()
+                .map(|name| {
+                    name.split(['-', '_'])
+                        .map(str::to_ascii_lowercase)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let staged: BTreeSet<String> = shipped
+                .dockerfiles
+                .iter()
+                .flat_map(|d| &d.targets)
+                .filter(|(stage, _)| words.contains(stage))
+                .filter_map(|(_, stage)| stage.binary(|b| binary(b).is_some()))
+                .collect();
+            if let [only] = staged.iter().collect::<Vec<_>>().as_slice() {
+                return binary(only);
             }
             // The Dockerfile built for this image, or the one binary the
             // repository's Dockerfiles run.

@@ -101,6 +101,9 @@ pub struct Shipped {
     /// The names the project goes by: its folder, its packages and
     /// repository, its charts.
     pub names: BTreeSet<String>,
+    /// The owners of its repository, as its manifests' `repository`
+    /// names it (`mpwsh` of `https://github.com/mpwsh/kubetailor`).
+    pub owners: BTreeSet<String>,
     /// Kustomize's image rewrites (`images: [{name, newName}]`): the image
     /// a placeholder like `controller` is deployed as.
     pub renamed: Vec<(String, String)>,
@@ -245,6 +248,31 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
                     shipped
                         .names
                         .insert(last.rsplit('/').next().unwrap_or(last).to_string());
+                }
+            }
+        }
+        // Any member's `repository` is the project's.
+        if entry.file_type().is_file() && entry.file_name() == "Cargo.toml" {
+            let manifest = std::fs::read_to_string(path)
+                .ok()
+                .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok());
+            let repository = manifest.as_ref().and_then(|m| {
+                m.get("package")
+                    .or_else(|| m.get("workspace")?.get("package"))?
+                    .get("repository")?
+                    .as_str()
+                    .map(str::to_string)
+            });
+            if let Some(repository) = repository {
+                let mut segments = repository
+                    .trim_end_matches(['/', '.'])
+                    .trim_end_matches(".git")
+                    .rsplit('/');
+                if let (Some(name), Some(owner)) = (segments.next(), segments.next())
+                    && !owner.contains(['.', ':'])
+                {
+                    shipped.names.insert(name.to_string());
+                    shipped.owners.insert(owner.to_string());
                 }
             }
         }

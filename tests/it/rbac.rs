@@ -770,3 +770,59 @@ fn a_placeholder_image_runs_what_the_dockerfile_beside_it_builds() {
         run.stdout
     );
 }
+
+/// Images pushed under the owner of the project's repository are the
+/// project's, and one named for a stage of its Dockerfile
+/// (`acme/kt-server`, built with `--target server`) runs what that stage
+/// runs, not what the last stage runs.
+#[test]
+fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n");
+    let program = |kind: &str| {
+        format!(
+            "use k8s_openapi::api::core::v1::{kind};\nuse kube::{{Api, Client}};\n\n#[tokio::main]\nasync fn main() {{\n    let client = Client::try_default().await.unwrap();\n    let api: Api<{kind}> = Api::default_namespaced(client);\n    api.list(&Default::default()).await.unwrap();\n}}\n"
+        )
+    };
+    for (binary, kind) in [("server", "ConfigMap"), ("operator", "Secret")] {
+        write(
+            &format!("crates/{binary}/Cargo.toml"),
+            &format!(
+                "[package]\nname = \"{binary}\"\nversion = \"0.1.0\"\nedition = \"2021\"\nrepository = \"https://github.com/acme/kubetide\"\n\n[dependencies]\nk8s-openapi = {{ version = \"0.26\", features = [\"v1_34\"] }}\nkube = \"2\"\ntokio = {{ version = \"1\", features = [\"full\"] }}\n"
+            ),
+        );
+        write(&format!("crates/{binary}/src/main.rs"), &program(kind));
+    }
+    write(
+        "docker/Dockerfile",
+        "FROM rust:1 AS builder\nCOPY . .\nRUN cargo build --release\n\nFROM debian:stable-slim AS base\n\nFROM base AS server\nCOPY --from=builder /target/release/server server\nENTRYPOINT [\"./server\"]\n\nFROM base AS operator\nCOPY --from=builder /target/release/operator operator\nENTRYPOINT [\"./operator\"]\n",
+    );
+    for (binary, resource) in [("server", "configmaps"), ("operator", "secrets")] {
+        write(
+            &format!("deploy/{binary}.yaml"),
+            &format!(
+                "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: {binary}, namespace: tide}}\nrules:\n  - apiGroups: [\"\"]\n    resources: [\"{resource}\"]\n    verbs: [\"list\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: {binary}, namespace: tide}}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {binary}}}\nsubjects: [{{kind: ServiceAccount, name: {binary}, namespace: tide}}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {binary}, namespace: tide}}\nspec:\n  template:\n    spec:\n      serviceAccountName: {binary}\n      containers:\n        - name: {binary}\n          image: acme/kt-{binary}:latest\n"
+            ),
+        );
+    }
+    let run = rsop_with_env(dir.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        Vec::<String>::new(),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(
+            "rbac: `operator` as Deployment `operator` (1 request checked, 0 not checked); `server` as Deployment `server` (1 request checked, 0 not checked); 0 errors, 0 warnings"
+        ),
+        "{}",
+        run.stdout
+    );
+}
