@@ -394,6 +394,15 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
     }
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let callee = call.method.to_string();
+        // `api.create(..)` on an `Api` is kube's request, not a call of
+        // the crate's generic function of that name.
+        if super::requests::method_requests(&callee).is_some()
+            && self.cx.kind_of(&call.receiver, self.scope).is_some()
+        {
+            self.instantiate_method(&callee, &call.receiver, &call.method);
+            syn::visit::visit_expr_method_call(self, call);
+            return;
+        }
         let owners = self
             .cx
             .owners_of_method(&callee, &call.receiver, self.scope);

@@ -464,7 +464,7 @@ pub(super) const CLUSTER_KINDS: &[&str] = &[
 #[derive(Debug, Default)]
 pub(super) struct Scope {
     pub(super) apis: Bound<ApiKind>,
-    pub(super) values: HashMap<String, syn::Type>,
+    pub(super) values: Bound<syn::Type>,
     /// Variables that hold a literal `GroupVersionKind` or `ApiResource`.
     pub(super) literals: HashMap<String, Literal>,
     /// Variables that hold a client of another cluster, and `Api`s made
@@ -815,11 +815,16 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
             } else if literal != Literal::default() {
                 self.scope.literals.insert(name, literal);
             } else if let syn::Pat::Type(t) = &local.pat {
-                self.scope.values.insert(name, (*t.ty).clone());
+                let (from, until) = self.span_of(local);
+                self.scope
+                    .values
+                    .insert_until(name, from, until, (*t.ty).clone());
             } else if let Some(ty) = local.init.as_ref().and_then(|init| {
                 constructed_type(&init.expr).or_else(|| self.cx.type_of(&init.expr, self.scope))
             }) {
-                self.scope.values.insert(name, ty);
+                // Each `match` arm's `let data = Secret { .. }` is its own.
+                let (from, until) = self.span_of(local);
+                self.scope.values.insert_until(name, from, until, ty);
             }
         }
         syn::visit::visit_local(self, local);
@@ -831,21 +836,20 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
                 continue;
             };
             let name = name.ident.to_string();
-            match api_type(&t.ty) {
-                Some(kind) => {
-                    self.scope
-                        .apis
-                        .insert(name, start(t), ApiKind::Known(Box::new(kind), None));
-                }
-                // `|obj: Arc<T>, ctx| reconcile(obj, ctx)`. The function's
-                // scope is flat: a variable of the same name outside the
-                // closure keeps its type.
-                None => {
-                    self.scope
-                        .values
-                        .entry(name)
-                        .or_insert_with(|| (*t.ty).clone());
-                }
+            if let Some(kind) = api_type(&t.ty) {
+                self.scope
+                    .apis
+                    .insert(name, start(t), ApiKind::Known(Box::new(kind), None));
+            } else {
+                // `|obj: Arc<T>, ctx| reconcile(obj, ctx)`: bound in the
+                // closure's body only.
+                let end = closure.span().end();
+                self.scope.values.insert_until(
+                    name,
+                    start(t),
+                    (end.line, end.column),
+                    (*t.ty).clone(),
+                );
             }
         }
         syn::visit::visit_expr_closure(self, closure);
@@ -915,7 +919,7 @@ impl<'ast> Visit<'ast> for Settle<'_, '_> {
                     call.args.first().and_then(variable),
                     call.args.iter().nth(2).and_then(variable),
                 )
-                && let Some(ty) = self.scope.values.get(&obj).map(strip_wrappers)
+                && let Some(ty) = self.scope.values.get(&obj, start(call)).map(strip_wrappers)
                 && let Some(bound) = self.scope.apis.get_mut(&api, start(call))
                 && let ApiKind::Inferred(cluster) = bound
             {
@@ -1289,7 +1293,7 @@ impl<'a> Typing<'a> {
         match expr {
             syn::Expr::Path(p) => {
                 let name = p.path.get_ident()?.to_string();
-                scope.values.get(&name).map(strip_wrappers)
+                scope.values.get(&name, start(p)).map(strip_wrappers)
             }
             syn::Expr::Reference(r) => self.type_of(&r.expr, scope),
             // `&*obj` of an `Arc<K>`: its wrappers are stripped.

@@ -692,7 +692,7 @@ impl Requests<'_, '_> {
                 }
             },
             syn::Expr::Path(p) => p.path.get_ident().is_some_and(|name| {
-                match self.scope.values.get(&name.to_string()) {
+                match self.scope.values.get(&name.to_string(), start(p)) {
                     Some(ty) => self.is_kube_client_type(ty),
                     None => name == "client" && self.imports_kube(),
                 }

@@ -2088,3 +2088,35 @@ async fn list(client: Client) {
     assert_eq!(calls, ["7 list core/secrets"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// A value bound by a `let` in one `match` arm is that arm's: a generic
+/// function given it in each arm takes each arm's kind.
+#[test]
+fn each_match_arms_value_gives_its_own_kind() {
+    let code = r"
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, Client, Resource};
+
+async fn create<K: Resource>(client: Client, data: &K) {
+    let api: Api<K> = Api::default_namespaced(client);
+    api.create(&Default::default(), data).await;
+}
+
+async fn seed(client: Client, kind: Kind) {
+    match kind {
+        Kind::Secret => {
+            let data = Secret { ..Default::default() };
+            create(client.clone(), &data).await;
+        }
+        Kind::ConfigMap => {
+            let data = ConfigMap { ..Default::default() };
+            create(client.clone(), &data).await;
+        }
+    }
+}
+";
+    let (mut calls, unchecked) = table(&[("src/seed.rs", code)]);
+    calls.sort();
+    assert_eq!(calls, ["7 create core/configmaps", "7 create core/secrets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

@@ -112,7 +112,7 @@ impl FileWalker<'_> {
             .collect();
         let mut scope = Scope::default();
         if let Some(ty) = &self.cx.self_type {
-            scope.values.insert("self".into(), ty.clone());
+            scope.values.insert("self".into(), (0, 0), ty.clone());
             // A method the crate adds to `Api<K>` (an extension trait's).
             if let Some(kind) = api_type(ty) {
                 scope
@@ -154,7 +154,9 @@ impl FileWalker<'_> {
                         ApiKind::Known(Box::new(kind), None),
                     );
                 } else {
-                    scope.values.insert(name.ident.to_string(), (*t.ty).clone());
+                    scope
+                        .values
+                        .insert(name.ident.to_string(), (0, 0), (*t.ty).clone());
                 }
             }
         }

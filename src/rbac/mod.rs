@@ -289,9 +289,6 @@ fn runs<'p, 'w>(
         let built = !image.is_empty()
             && (hidden
                 || shipped.names.iter().any(|n| named(n))
-                // Pushed under the owner of the project's repository
-                // (`mpwsh/kt-operator` of `github.com/mpwsh/kubetailor`).
-                || image.get(1).is_some_and(|owner| shipped.owners.contains(*owner))
                 || shipped
                     .dockerfiles
                     .iter()
@@ -303,20 +300,27 @@ fn runs<'p, 'w>(
                 // project); the last segment alone of a longer path is a
                 // word a workflow may use for anything (`postgresql`).
                 || tagged(&shipped.build_text, &owned_path(deployed)));
+        // Pushed under the owner of the project's repository
+        // (`mpwsh/kt-operator` of `github.com/mpwsh/kubetailor`), which may
+        // own other projects' images too: the project's if a word of its
+        // name is a stage of its Dockerfiles or one of its binaries.
+        let owned = image
+            .get(1)
+            .is_some_and(|owner| shipped.owners.contains(*owner));
+        let words: Vec<String> = image
+            .first()
+            .map(|name| {
+                name.split(['-', '_'])
+                    .map(str::to_ascii_lowercase)
+                    .collect()
+            })
+            .unwrap_or_default();
         let found = by_name.or_else(|| {
-            if !built {
+            if !built && !owned {
                 return None;
             }
             // The stage a Dockerfile names for it (`kt-operator` built
             // with `--target operator`).
-            let words: Vec<String> = image
-                .first()
-                .map(|name| {
-                    name.split(['-', '_'])
-                        .map(str::to_ascii_lowercase)
-                        .collect()
-                })
-                .unwrap_or_default();
             let staged: BTreeSet<String> = shipped
                 .dockerfiles
                 .iter()
@@ -326,6 +330,9 @@ fn runs<'p, 'w>(
                 .collect();
             if let [only] = staged.iter().collect::<Vec<_>>().as_slice() {
                 return binary(only);
+            }
+            if !built {
+                return words.iter().find_map(|w| binary(w));
             }
             // The Dockerfile built for this image, or the one binary the
             // repository's Dockerfiles run.

@@ -810,6 +810,11 @@ fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
             ),
         );
     }
+    // Another project of the same owner, deployed beside it.
+    write(
+        "deploy/backup.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: backup, namespace: tide}\nspec:\n  template:\n    spec:\n      serviceAccountName: operator\n      containers:\n        - name: backup\n          image: acme/vault-backup:latest\n",
+    );
     let run = rsop_with_env(dir.path(), &["rbac"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
