@@ -819,7 +819,9 @@ fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
         findings(&run.stdout),
-        Vec::<String>::new(),
+        [
+            "note : not ours: container `backup` (acme/vault-backup:latest) of Deployment `backup`: images of other projects, not checked; rules they may need are not reported unused | "
+        ],
         "{}",
         run.stdout
     );
