@@ -706,6 +706,38 @@ pub(super) struct Bindings<'w, 'a> {
 }
 
 impl Bindings<'_, '_> {
+    /// The type of the elements a loop over `expr` takes: of a `Vec`,
+    /// set, `Option`, array or slice the code shows, through `.iter()` and
+    /// the like.
+    fn element_of(&self, expr: &syn::Expr) -> Option<syn::Type> {
+        let expr = match expr {
+            syn::Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "iter" | "into_iter" | "iter_mut" | "drain"
+                ) =>
+            {
+                &*m.receiver
+            }
+            other => other,
+        };
+        match self.cx.type_of(expr, self.scope)? {
+            syn::Type::Array(a) => Some((*a.elem).clone()),
+            syn::Type::Slice(s) => Some((*s.elem).clone()),
+            syn::Type::Path(p) => {
+                let last = p.path.segments.last()?;
+                let collection = matches!(
+                    last.ident.to_string().as_str(),
+                    "Vec" | "VecDeque" | "HashSet" | "BTreeSet" | "Option"
+                );
+                collection
+                    .then(|| generic_args(&last.arguments).first().copied().cloned())
+                    .flatten()
+            }
+            _ => None,
+        }
+    }
+
     /// Where a `let`'s names are bound: from its end to the end of its block.
     fn span_of(&self, local: &syn::Local) -> (Place, Place) {
         let end = local.span().end();
@@ -828,6 +860,31 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
             }
         }
         syn::visit::visit_local(self, local);
+    }
+    /// `for api in hpa_apis(ctx)` of a `Vec<Api<K>>`: each element is
+    /// bound in the loop's body.
+    fn visit_expr_for_loop(&mut self, e: &'ast syn::ExprForLoop) {
+        if let syn::Pat::Ident(name) = &*e.pat
+            && let Some(element) = self.element_of(&e.expr)
+        {
+            let name = name.ident.to_string();
+            let from = start(&e.body);
+            let end = e.body.span().end();
+            let until = (end.line, end.column);
+            match api_type(&element) {
+                Some(kind) => self.scope.apis.insert_until(
+                    name,
+                    from,
+                    until,
+                    ApiKind::Known(Box::new(kind), None),
+                ),
+                None => self
+                    .scope
+                    .values
+                    .insert_until(name, from, until, strip_wrappers(&element)),
+            }
+        }
+        syn::visit::visit_expr_for_loop(self, e);
     }
     fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
         for input in &closure.inputs {

@@ -2120,3 +2120,36 @@ async fn seed(client: Client, kind: Kind) {
     assert_eq!(calls, ["7 create core/configmaps", "7 create core/secrets"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// A loop over the `Api`s a function returns in a `Vec` binds each to the
+/// kind of its elements.
+#[test]
+fn a_loop_over_a_vec_of_apis_takes_their_kind() {
+    let code = r"
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::{Api, Client};
+
+fn hpa_apis(client: &Client, namespaces: &[String]) -> Vec<Api<HorizontalPodAutoscaler>> {
+    namespaces.iter().map(|ns| Api::namespaced(client.clone(), ns)).collect()
+}
+
+async fn analyze(client: &Client, namespaces: &[String]) {
+    for api in hpa_apis(client, namespaces) {
+        api.list(&Default::default()).await;
+    }
+    let apis = hpa_apis(client, namespaces);
+    for api in apis.iter() {
+        api.delete(NAME, &Default::default()).await;
+    }
+}
+";
+    let (calls, unchecked) = table(&[("src/analysis.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "11 list autoscaling/horizontalpodautoscalers",
+            "15 delete autoscaling/horizontalpodautoscalers"
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
