@@ -365,6 +365,9 @@ struct Function {
     /// A method a trait provides to the types that implement it, called
     /// as `Type::method(..)`.
     provided: bool,
+    /// Its type parameters and its `impl`'s: `R::reconcile(..)` calls the
+    /// method of whichever type implements the trait.
+    generics: HashSet<String>,
     refs: Refs,
     /// Its branches that run in some modes only.
     arms: Vec<Arm>,
@@ -480,6 +483,7 @@ impl Graph {
                 owner: None,
                 implements: false,
                 in_trait: false,
+                impl_generics: Vec::new(),
             };
             collector.visit_file(file);
         }
@@ -739,11 +743,22 @@ impl Graph {
             };
             // A name a `use .. as` gave stands for the function it renames.
             let names = self.named(name);
+            // `R::reconcile` in a generic function of a crate the package
+            // depends on may run the package's own implementation.
+            let generic = qualifier
+                .as_ref()
+                .is_some_and(|q| from.generics.contains(q));
             let candidates: Vec<usize> = names
                 .filter_map(|n| self.by_name.get(n))
                 .flatten()
                 .copied()
-                .filter(visible)
+                .filter(|i| {
+                    if generic {
+                        files.contains(&self.functions[*i].file)
+                    } else {
+                        visible(i)
+                    }
+                })
                 .collect();
             if candidates.is_empty() {
                 continue;
@@ -760,6 +775,13 @@ impl Graph {
                     .iter()
                     .copied()
                     .filter(|&i| self.functions[i].owner == from.owner)
+                    .collect(),
+                // `R::reconcile(..)` in `fn run<R: Reconciler>`: each
+                // implementation's method.
+                Some(q) if from.generics.contains(q) => candidates
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.functions[i].implements || self.functions[i].provided)
                     .collect(),
                 Some(q) => {
                     // `AuthentikManager::new` after `pub use
@@ -1052,6 +1074,8 @@ struct Collector<'g> {
     /// A trait's body is being read: its methods with a body are provided
     /// to every type that implements it.
     in_trait: bool,
+    /// The type parameters of the `impl` being read.
+    impl_generics: Vec<String>,
 }
 
 impl<'ast> Visit<'ast> for Collector<'_> {
@@ -1061,8 +1085,15 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             self.owner = p.path.segments.last().map(|s| s.ident.to_string());
         }
         self.implements = item.trait_.is_some();
+        let generics = item
+            .generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .collect();
+        let outer_generics = std::mem::replace(&mut self.impl_generics, generics);
         syn::visit::visit_item_impl(self, item);
         (self.owner, self.implements) = outer;
+        self.impl_generics = outer_generics;
     }
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         self.function(&f.sig, &f.block, None);
@@ -1097,9 +1128,16 @@ impl Collector<'_> {
     fn function(&mut self, sig: &syn::Signature, block: &syn::Block, owner: Option<String>) {
         let mut refs = RefsVisitor::new(self.graph, sig);
         refs.visit_block(block);
+        let generics = sig
+            .generics
+            .type_params()
+            .map(|p| p.ident.to_string())
+            .chain(self.impl_generics.iter().cloned())
+            .collect();
         self.graph.functions.push(Function {
             file: self.file.to_path_buf(),
             name: sig.ident.to_string(),
+            generics,
             implements: self.implements && owner.is_some(),
             provided: self.in_trait && owner.is_none(),
             owner,
@@ -1894,6 +1932,30 @@ mod tests {
                 "bgp/src/server.rs:start",
                 "kubernetes/src/agent/server.rs:start",
                 "src/main.rs:main"
+            ]
+        );
+    }
+    #[test]
+    fn a_type_parameters_method_is_each_implementations() {
+        let main = r"
+            mod controller;
+            struct Reconciler;
+            impl controller::Reconcile for Reconciler {
+                fn reconcile(obj: Arc<Service>) {}
+            }
+            fn main() { controller::run::<Reconciler>(); }";
+        let controller = r"
+            pub trait Reconcile { fn reconcile(obj: Arc<Service>); }
+            pub fn run<R: Reconcile>() {
+                Controller::new(api, cfg).run(R::reconcile, policy, ctx);
+            }";
+        let files = [("src/main.rs", main), ("src/controller.rs", controller)];
+        assert_eq!(
+            reached(&files, &[]),
+            [
+                "src/controller.rs:run",
+                "src/main.rs:main",
+                "src/main.rs:reconcile"
             ]
         );
     }
