@@ -1275,6 +1275,15 @@ impl<'a> Typing<'a> {
                 {
                     return Some(ApiKind::Known(Box::new(kind.clone()), None));
                 }
+                // Another crate's `client.get_api::<Pod>(ns)`: a method named
+                // for the `Api` it makes, of the kind its turbofish names.
+                if !self.index.functions.contains_key(&method)
+                    && method.to_ascii_lowercase().ends_with("api")
+                    && let Some(kind) = turbofish(m.turbofish.as_ref())
+                    && self.target(&kind).is_some()
+                {
+                    return Some(ApiKind::Known(Box::new(kind), None));
+                }
                 let owners = self.owners_of_method(&method, &m.receiver, scope);
                 let (kind, cluster) = self.index.returns.at(&method, owners.as_deref())?;
                 let kind = kind.clone().or_else(|| turbofish(m.turbofish.as_ref()))?;

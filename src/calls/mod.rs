@@ -236,7 +236,7 @@ pub fn analyze_when(
         .collect();
     let crate_of = |path: &Path| crates.get(path).copied();
     let mut index = Index {
-        publishes: files.iter().any(|(_, text, _)| text.contains(".publish(")),
+        publishes: files.iter().any(|(_, text, _)| publishes(text)),
         ..Index::default()
     };
     for (path, file) in &parsed {
@@ -565,6 +565,51 @@ fn applies_to_what_it_reads(calls: &mut [Call]) {
             call.optional = true;
         }
     }
+}
+
+/// Whether `text` publishes an event, or gives a recorder to a function
+/// that may (`report_controller_reconciled(&event_recorder, ..)`).
+fn publishes(text: &str) -> bool {
+    struct Given(bool);
+    impl<'ast> Visit<'ast> for Given {
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            self.0 |= call.method == "publish" || call.args.iter().any(names_recorder);
+            syn::visit::visit_expr_method_call(self, call);
+        }
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            // Not `Arc::new(recorder)`, which keeps it.
+            let keeps = matches!(&*call.func, syn::Expr::Path(p)
+                if p.path.segments.last().is_some_and(|s| s.ident == "new"));
+            self.0 |= !keeps && call.args.iter().any(names_recorder);
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    fn names_recorder(expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::Reference(r) => names_recorder(&r.expr),
+            syn::Expr::MethodCall(m) if m.method == "clone" => names_recorder(&m.receiver),
+            syn::Expr::Path(p) => p.path.segments.last().is_some_and(|s| {
+                s.ident
+                    .to_string()
+                    .to_ascii_lowercase()
+                    .contains("recorder")
+            }),
+            syn::Expr::Field(f) => matches!(&f.member, syn::Member::Named(n)
+                if n.to_string().to_ascii_lowercase().contains("recorder")),
+            _ => false,
+        }
+    }
+    if text.contains(".publish(") {
+        return true;
+    }
+    if !text.contains("ecorder") {
+        return false;
+    }
+    let mut given = Given(false);
+    if let Ok(file) = syn::parse_file(text) {
+        given.visit_file(&file);
+    }
+    given.0
 }
 
 /// The files of `files` that define a function the files of `parsed` call

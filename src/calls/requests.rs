@@ -330,8 +330,15 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             match name.as_str() {
                 // `await_condition` watches the one object.
                 "watcher" | "metadata_watcher" | "await_condition" => {
-                    if let Some(kind) = first.and_then(|a| self.cx.kind_of(a, self.scope)) {
-                        self.push(&kind, WATCH, None, &last.ident, name.clone());
+                    match first.and_then(|a| self.cx.kind_of(a, self.scope)) {
+                        Some(kind) => self.push(&kind, WATCH, None, &last.ident, name.clone()),
+                        // kube-runtime's watch on an `Api` whose kind the
+                        // code does not show (one another crate made) is
+                        // named, not dropped.
+                        None if first.is_some() && !self.cx.index.functions.contains_key(&name) => {
+                            self.unchecked(&last.ident, name.clone(), Unknown::Kind, None);
+                        }
+                        None => {}
                     }
                 }
                 "new"
@@ -474,7 +481,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 // A function of another crate given an `Api` (a helper
                 // library's `create_or_update(&api, ..)`) sends requests
                 // rsop cannot read: noted, not left out.
-                _ if !self.cx.index.functions.contains_key(&name)
+                _ if !self.crates_function(&p.path, &name)
                     && !name.starts_with(|c: char| c.is_ascii_uppercase()) =>
                 {
                     let known = KNOWN_FUNCTIONS.contains(&name.as_str());
@@ -600,6 +607,33 @@ impl Requests<'_, '_> {
 }
 
 impl Requests<'_, '_> {
+    /// Whether `path`, a call of `name`, is of one of the crate's
+    /// functions: one of the name, through a type the crate implements it
+    /// for when the path names a type (`MutatingWebhook::new` of another
+    /// crate is not the crate's `Widget::new`).
+    fn crates_function(&self, path: &syn::Path, name: &str) -> bool {
+        let Some(owners) = self.cx.index.functions.get(name) else {
+            return false;
+        };
+        let segments = path.segments.len();
+        if segments < 2 {
+            return true;
+        }
+        let qualifier = path.segments[segments - 2].ident.to_string();
+        // `R::get_api(..)` of a type parameter is its trait's.
+        if qualifier == "Self"
+            || !qualifier.starts_with(|c: char| c.is_ascii_uppercase())
+            || self.cx.generics.contains(&qualifier)
+        {
+            return true;
+        }
+        owners.iter().any(|owner| owner.last() == Some(&qualifier))
+            || self.cx.imports.get(&qualifier).is_some_and(|path| {
+                path.first()
+                    .is_some_and(|first| matches!(first.as_str(), "crate" | "self" | "super"))
+            })
+    }
+
     /// The kind rustc infers for an `Api` written without one from the
     /// object a call sends: `create(&pp, &secret)`, `replace(name, &pp,
     /// &obj)`, `patch(name, &pp, &Patch::Json::<T>(..))` or
@@ -719,11 +753,17 @@ impl Requests<'_, '_> {
         let syn::Type::Path(p) = strip_wrappers(ty) else {
             return false;
         };
+        // kube's, also as another crate re-exports it
+        // (`stackable_operator::kube::Client`).
         if p.path.segments.len() > 1 {
-            return is_kube_crate(&p.path.segments[0].ident.to_string());
+            return p
+                .path
+                .segments
+                .iter()
+                .any(|s| is_kube_crate(&s.ident.to_string()));
         }
         match self.cx.imports.get(&p.path.segments[0].ident.to_string()) {
-            Some(path) => path.first().is_some_and(|f| is_kube_crate(f)),
+            Some(path) => path.iter().any(|s| is_kube_crate(s)),
             None => true,
         }
     }

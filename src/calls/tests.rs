@@ -2153,3 +2153,34 @@ async fn analyze(client: &Client, namespaces: &[String]) {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// Through a framework that wraps kube: its `client.get_api::<Pod>(..)`
+/// makes an `Api` of the kind it names, its `MutatingWebhook::new(..,
+/// client)` is another crate's function given kube's `Client` (re-exported
+/// as `stackable::kube::Client`) though the crate has a `new` of its own,
+/// and a watch on an `Api` whose kind is not shown is noted.
+#[test]
+fn a_frameworks_api_maker_client_taker_and_watch_are_read() {
+    let code = r"
+use k8s_openapi::api::core::v1::Pod;
+use stackable::kube::Client;
+use stackable::webhook::MutatingWebhook;
+use kube::runtime::watcher;
+
+pub struct Ctx { client: stackable::client::Client }
+impl Ctx { pub fn new(client: stackable::client::Client) -> Ctx { Ctx { client } } }
+
+async fn evict(ctx: &Ctx, ns: &str) {
+    let pods = ctx.client.get_api::<Pod>(ns);
+    pods.evict(NAME, &Default::default()).await;
+}
+
+fn hook(client: Client) {
+    let webhook = MutatingWebhook::new(config(), handler, client);
+    let stream = watcher(ctx.client.get_all_api(), Default::default());
+}
+";
+    let (calls, unchecked) = table(&[("src/restart.rs", code)]);
+    assert_eq!(calls, ["12 create core/pods/eviction"]);
+    assert_eq!(unchecked, ["16 MutatingWebhook::new", "17 watcher"]);
+}
