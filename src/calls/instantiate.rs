@@ -77,17 +77,33 @@ impl Instantiations<'_, '_> {
         owners: Option<&[Owner]>,
         by_type: Option<bool>,
         turbofish: Option<&syn::AngleBracketedGenericArguments>,
+        on_type: Option<&syn::AngleBracketedGenericArguments>,
         args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
         at: &impl Spanned,
     ) {
-        let (Some(requests), Some((generics, values))) = (
-            self.deferred.get(callee),
-            self.cx.index.generic_values.at(callee, owners),
-        ) else {
+        let Some(requests) = self.deferred.get(callee) else {
             return;
         };
+        let no_values = (Vec::new(), Vec::new());
+        let (generics, values) = self
+            .cx
+            .index
+            .generic_values
+            .at(callee, owners)
+            .unwrap_or(&no_values);
         let site = self.cx.location(at);
         let mut kinds: Vec<(String, syn::Type)> = Vec::new();
+        // `Manager::<DataSource>::run(..)`: the type's arguments are its
+        // `impl`'s or trait's type parameters.
+        if let Some(on_type) = on_type
+            && let Some(outer) = self.cx.index.outer_generics.at(callee, owners)
+        {
+            for (generic, arg) in outer.iter().zip(&on_type.args) {
+                if let syn::GenericArgument::Type(ty) = arg {
+                    kinds.push((generic.clone(), ty.clone()));
+                }
+            }
+        }
         if let Some(turbofish) = turbofish {
             for (generic, arg) in generics.iter().zip(&turbofish.args) {
                 if let syn::GenericArgument::Type(ty) = arg {
@@ -118,7 +134,11 @@ impl Instantiations<'_, '_> {
         if call.method != "run" {
             return;
         }
-        let Some(syn::Expr::Path(f)) = call.args.first() else {
+        // `reconcile`, or `&Self::reconcile` in a trait's provided method.
+        let Some(syn::Expr::Path(f)) = call.args.first().map(|arg| match arg {
+            syn::Expr::Reference(r) => &*r.expr,
+            other => other,
+        }) else {
             return;
         };
         let Some(callee) = f.path.segments.last().map(|s| s.ident.to_string()) else {
@@ -197,9 +217,12 @@ impl Instantiations<'_, '_> {
                 None => {}
             }
         }
+        // A type parameter of the caller's own, or of its trait, which a
+        // call names on the type (`Manager::<Widget>::run(..)`), waits for
+        // the caller's callers; an `impl`'s is the receiver's.
         if let Some(param) = type_parameter(ty)
             && self.cx.generics.iter().any(|g| param == g)
-            && !self.cx.impl_generics.iter().any(|g| param == g)
+            && (self.cx.in_trait.is_some() || !self.cx.impl_generics.iter().any(|g| param == g))
         {
             let mut through = d.through.clone();
             through.push(site.clone());
@@ -364,7 +387,21 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
                 syn::PathArguments::AngleBracketed(a) => Some(a),
                 _ => None,
             };
-            self.instantiate_values(&callee, owners, by_type, turbofish, &call.args, &last.ident);
+            let on_type = p.path.segments.len().checked_sub(2).and_then(|i| {
+                match &p.path.segments[i].arguments {
+                    syn::PathArguments::AngleBracketed(a) => Some(a),
+                    _ => None,
+                }
+            });
+            self.instantiate_values(
+                &callee,
+                owners,
+                by_type,
+                turbofish,
+                on_type,
+                &call.args,
+                &last.ident,
+            );
             // The function's own path is not a value passed: its turbofish
             // is read above.
             for arg in &call.args {
@@ -387,6 +424,7 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
                 owners.as_deref(),
                 Some(by_type(&path.path)),
                 Some(turbofish),
+                None,
                 &syn::punctuated::Punctuated::new(),
                 &last.ident,
             );
@@ -413,6 +451,7 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
             owners,
             None,
             call.turbofish.as_ref(),
+            None,
             &call.args,
             &call.method,
         );

@@ -67,6 +67,9 @@ pub(super) struct Index {
     /// its parameters (`obj: Arc<T>`, `keep: Option<&T>`), matched with
     /// the types of the values its callers pass.
     pub(super) generic_values: ByName<(Vec<String>, Vec<syn::Type>)>,
+    /// Function -> the type parameters of its `impl` or trait, which a
+    /// call names on the type (`Manager::<DataSource>::run(..)`).
+    pub(super) outer_generics: ByName<Vec<String>>,
     /// Field name -> each struct with a field of that name typed `Api<K>`,
     /// and its `K`: the struct an expression's value is decides which.
     pub(super) fields: HashMap<String, Vec<(String, syn::Type)>>,
@@ -395,7 +398,15 @@ impl Index {
                     }
                 }
                 self.owner.push(name);
+                let outer = std::mem::replace(
+                    &mut self.impl_generics,
+                    item.generics
+                        .type_params()
+                        .map(|p| p.ident.clone())
+                        .collect(),
+                );
                 syn::visit::visit_item_trait(self, item);
+                self.impl_generics = outer;
                 self.owner.pop();
             }
             fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
@@ -426,7 +437,12 @@ impl Index {
             fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
                 if !is_test(&f.attrs) {
                     let sig = qualified(&f.sig, &self.imports);
-                    self.index.signature(&sig, f.default.as_ref(), &self.owner);
+                    self.index.signature_in(
+                        &sig,
+                        f.default.as_ref(),
+                        &self.impl_generics,
+                        &self.owner,
+                    );
                     syn::visit::visit_trait_item_fn(self, f);
                 }
             }
@@ -495,8 +511,17 @@ impl Index {
         if !owners.iter().any(|o| o == owner) {
             owners.push(owner.to_vec());
         }
+        if !impl_generics.is_empty() {
+            self.outer_generics.insert_last(
+                name.clone(),
+                owner,
+                impl_generics.iter().map(ToString::to_string).collect(),
+            );
+        }
         let generics = type_param_names(&sig.generics);
-        if !generics.is_empty() {
+        // A method of a generic `impl` or trait takes its kinds as a
+        // generic function does: its parameters' types name them.
+        if !generics.is_empty() || !impl_generics.is_empty() {
             let values: Vec<syn::Type> = sig
                 .inputs
                 .iter()

@@ -800,6 +800,7 @@ impl Requests<'_, '_> {
             && let Some(generics) = cx.index.trait_generics.get(name)
             && let Some(place) = generics.iter().position(|g| ident == g)
         {
+            let mut generic_impl = false;
             for TraitImpl { args, generics } in cx.index.trait_impls.get(name).into_iter().flatten()
             {
                 match args.get(place) {
@@ -814,11 +815,18 @@ impl Requests<'_, '_> {
                             via.clone(),
                         );
                     }
-                    // An `impl` generic in it too: its kinds are not shown.
-                    _ => self.unchecked(at, via.clone(), Unknown::Kind, None),
+                    // An `impl` generic in it too (`impl<K> Manager<K> for
+                    // Runner<K>`): the kind its callers name
+                    // (`Runner::<Widget>::run(..)`).
+                    _ => generic_impl = true,
                 }
             }
-            return;
+            if !generic_impl || !cx.generics.iter().any(|g| ident == g) {
+                if generic_impl {
+                    self.unchecked(at, via.clone(), Unknown::Kind, None);
+                }
+                return;
+            }
         }
         let location = self.cx.location(at);
         // A request on the `Api` of a type parameter waits for its callers.

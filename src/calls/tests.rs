@@ -2184,3 +2184,49 @@ fn hook(client: Client) {
     assert_eq!(calls, ["12 create core/pods/eviction"]);
     assert_eq!(unchecked, ["16 MutatingWebhook::new", "17 watcher"]);
 }
+
+/// A trait generic over the kind, whose provided methods a generic `impl`
+/// gives every type: a call that names the type's kind
+/// (`Manager::<Widget>::run(..)`) makes their requests on it, down to the
+/// reconciler `run` hands its controller.
+#[test]
+fn a_generic_traits_methods_take_the_kind_the_call_names_on_the_type() {
+    let code = r#"
+use kube::{Api, Client};
+use kube::runtime::{Controller, finalizer};
+use crate::api::Widget;
+
+pub trait Managed<K> where K: Resource {
+    async fn run(client: Client) {
+        let all = Api::<K>::all(client.clone());
+        all.list(&Default::default()).await;
+        Controller::new(Api::<K>::all(client.clone()), Default::default())
+            .run(&Self::reconcile, &Self::error_policy, ctx);
+    }
+    async fn reconcile(r: Arc<K>, ctx: Arc<Context>) -> Result<Action> {
+        let api: Api<K> = Api::namespaced(ctx.client.clone(), &ns);
+        finalizer(&api, "x", r, |event| async { Ok(()) }).await
+    }
+}
+
+pub struct Manager<K> { data: K }
+impl<K> Managed<K> for Manager<K> where K: Resource {}
+
+async fn main() {
+    Manager::<Widget>::run(client).await;
+}
+"#;
+    let (mut calls, unchecked) = table(&[("src/manager.rs", code)]);
+    calls.sort();
+    calls.dedup();
+    assert_eq!(
+        calls,
+        [
+            "10 list example.com/widgets",
+            "10 watch example.com/widgets",
+            "15 patch example.com/widgets",
+            "9 list example.com/widgets",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

@@ -63,8 +63,13 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
     }
     fn visit_item_trait(&mut self, item: &'ast syn::ItemTrait) {
         let outer = self.cx.in_trait.replace(item.ident.to_string());
+        // `trait Manager<K> { async fn run(..) { Api::<K>::all(..) } }`:
+        // the trait's type parameters are its provided methods'.
+        let generics =
+            std::mem::replace(&mut self.cx.impl_generics, type_param_names(&item.generics));
         syn::visit::visit_item_trait(self, item);
         self.cx.in_trait = outer;
+        self.cx.impl_generics = generics;
     }
     fn visit_item_impl(&mut self, item: &'ast syn::ItemImpl) {
         if is_test(&item.attrs) {
