@@ -30,6 +30,14 @@ pub(super) struct Instantiations<'w, 'a> {
     pub(super) flags: Vec<(usize, bool)>,
 }
 
+/// The type arguments a call names: on the function
+/// (`ensure::<Widget>(..)`) and on the type it is called through
+/// (`Manager::<Widget>::run(..)`).
+pub(super) struct TypeArgs<'a> {
+    pub(super) turbofish: Option<&'a syn::AngleBracketedGenericArguments>,
+    pub(super) on_type: Option<&'a syn::AngleBracketedGenericArguments>,
+}
+
 impl Instantiations<'_, '_> {
     /// The requests of `callee`, a generic function, with the kinds of the
     /// `Api`s passed to it.
@@ -76,11 +84,11 @@ impl Instantiations<'_, '_> {
         callee: &str,
         owners: Option<&[Owner]>,
         by_type: Option<bool>,
-        turbofish: Option<&syn::AngleBracketedGenericArguments>,
-        on_type: Option<&syn::AngleBracketedGenericArguments>,
+        named: TypeArgs<'_>,
         args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>,
         at: &impl Spanned,
     ) {
+        let TypeArgs { turbofish, on_type } = named;
         let Some(requests) = self.deferred.get(callee) else {
             return;
         };
@@ -397,8 +405,7 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
                 &callee,
                 owners,
                 by_type,
-                turbofish,
-                on_type,
+                TypeArgs { turbofish, on_type },
                 &call.args,
                 &last.ident,
             );
@@ -423,8 +430,10 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
                 &callee,
                 owners.as_deref(),
                 Some(by_type(&path.path)),
-                Some(turbofish),
-                None,
+                TypeArgs {
+                    turbofish: Some(turbofish),
+                    on_type: None,
+                },
                 &syn::punctuated::Punctuated::new(),
                 &last.ident,
             );
@@ -450,8 +459,10 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
             &callee,
             owners,
             None,
-            call.turbofish.as_ref(),
-            None,
+            TypeArgs {
+                turbofish: call.turbofish.as_ref(),
+                on_type: None,
+            },
             &call.args,
             &call.method,
         );
