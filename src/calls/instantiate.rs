@@ -33,6 +33,7 @@ pub(super) struct Instantiations<'w, 'a> {
 /// The type arguments a call names: on the function
 /// (`ensure::<Widget>(..)`) and on the type it is called through
 /// (`Manager::<Widget>::run(..)`).
+#[derive(Clone, Copy)]
 pub(super) struct TypeArgs<'a> {
     pub(super) turbofish: Option<&'a syn::AngleBracketedGenericArguments>,
     pub(super) on_type: Option<&'a syn::AngleBracketedGenericArguments>,
