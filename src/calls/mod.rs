@@ -110,6 +110,10 @@ pub enum Unknown {
     Function,
     /// The requests of another crate's function a `Client` is given to.
     Client,
+    /// A request the code builds by hand (`client.request(Request::new(
+    /// path).get(..))`): its resource and verb are in a path rsop does not
+    /// read.
+    Raw,
 }
 
 impl Unknown {
@@ -124,6 +128,9 @@ impl Unknown {
             }
             Unknown::Client => {
                 "it is a function of another crate given a `Client`, and rsop has not read that crate"
+            }
+            Unknown::Raw => {
+                "it sends a request the code builds by hand, whose resource and verb rsop does not read"
             }
         }
     }
@@ -140,6 +147,9 @@ impl Unknown {
             Unknown::Subresource => "name the subresource with a string literal",
             // rsop reads a dependency that depends on kube once cargo has
             // downloaded its sources.
+            Unknown::Raw => {
+                "grant what the request needs by hand, or send it with a typed `Api` so the check reads it"
+            }
             Unknown::Function | Unknown::Client => {
                 "let cargo download the crate (`cargo fetch`) so rsop reads its requests, or grant what the function needs by hand"
             }

@@ -102,6 +102,11 @@ const KNOWN_CLIENT_TAKERS: &[&str] = &[
     "Context",
     "Manager",
     "Sharder",
+    // kube's discovery (`discovery::pinned_kind(&client, &gvk)`,
+    // `oneshot::group(..)`): it asks the API server what it serves, which
+    // every authenticated user may (`system:discovery`).
+    "discovery",
+    "oneshot",
 ];
 
 /// The methods of an `Api` value that send no request: its accessors, the
@@ -171,6 +176,20 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
         let method = call.method.to_string();
         let via = |receiver: &str| format!("{receiver}.{method}");
+        // `client.request(Request::new(path).get(..))`: a request built by
+        // hand, noted.
+        if matches!(
+            method.as_str(),
+            "request" | "request_text" | "request_status" | "request_stream" | "request_events"
+        ) && self.is_client(&call.receiver)
+        {
+            self.unchecked(
+                &call.method,
+                via(&receiver_text(&call.receiver)),
+                Unknown::Raw,
+                None,
+            );
+        }
         if let Some((verbs, sub)) = method_requests(&method)
             && let Some(kind) = self.cx.kind_of(&call.receiver, self.scope)
         {

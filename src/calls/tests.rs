@@ -2230,3 +2230,21 @@ async fn main() {
     );
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// A request built by hand and sent with `client.request(..)` is noted;
+/// kube's discovery, which every authenticated user may ask, is not.
+#[test]
+fn a_request_built_by_hand_is_noted_and_discovery_is_not() {
+    let code = r#"
+use kube::{Client, api::{Request, GetParams}, discovery};
+
+async fn primary(client: Client, gvk: &GroupVersionKind) {
+    let request = Request::new("/apis/primary-all/v1/x").get("a", &GetParams::default())?;
+    let response: Response = client.request(request).await?;
+    let (resource, caps) = discovery::pinned_kind(&client, gvk).await?;
+}
+"#;
+    let (calls, unchecked) = table(&[("src/primary.rs", code)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert_eq!(unchecked, ["6 client.request"]);
+}

@@ -630,7 +630,7 @@ struct Needs {
     spawns: bool,
     /// A call that gives a `Client` to another crate's function, which may
     /// send any request: where it is, and the function.
-    anything: Option<(Location, String)>,
+    anything: Option<(Location, String, &'static str)>,
 }
 
 impl Needs {
@@ -862,9 +862,18 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                             entry.resources.insert(resource.clone());
                         }
                         None if u.unknown == Unknown::Client => {
-                            entry
-                                .anything
-                                .get_or_insert_with(|| (u.location.clone(), u.via.clone()));
+                            entry.anything.get_or_insert_with(|| {
+                                (u.location.clone(), u.via.clone(), "is given a `Client`")
+                            });
+                        }
+                        None if u.unknown == Unknown::Raw => {
+                            entry.anything.get_or_insert_with(|| {
+                                (
+                                    u.location.clone(),
+                                    u.via.clone(),
+                                    "sends a request built by hand",
+                                )
+                            });
                         }
                         None => entry.verbs.extend(verbs_of(u).iter().copied()),
                     }
@@ -956,12 +965,12 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
             }
             // Another crate's function given a `Client` may send any
             // request: what it needs is not known, so nothing is unused.
-            if let Some((at, via)) = &needs.anything {
+            if let Some((at, via, why)) = &needs.anything {
                 findings.insert(Finding {
                     severity: Severity::Note,
                     location: Some(rule.location.clone()),
                     message: format!(
-                        "this rule of the {} `{}` grants {} that no request rsop reads needs; not reported unused, as `{via}` ({at}) is given a `Client` and may send any request",
+                        "this rule of the {} `{}` grants {} that no request rsop reads needs; not reported unused, as `{via}` ({at}) {why} and may send any request",
                         role.kind(),
                         role.name,
                         unneeded.join(", ")
