@@ -247,6 +247,11 @@ pub fn analyze_when(
     let crate_of = |path: &Path| crates.get(path).copied();
     let mut index = Index {
         publishes: files.iter().any(|(_, text, _)| publishes(text)),
+        defined: files
+            .iter()
+            .flat_map(|(_, text, _)| reach::defined_names(text))
+            .map(str::to_string)
+            .collect(),
         ..Index::default()
     };
     for (path, file) in &parsed {

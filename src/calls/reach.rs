@@ -44,6 +44,25 @@ pub(super) fn mentions_kube(text: &str) -> bool {
         || (text.contains("kube") && text.contains("Client"))
 }
 
+/// The names `text` defines with `fn`, `struct`, `enum`, `type` or
+/// `trait`, read from the words alone.
+pub(super) fn defined_names(text: &str) -> impl Iterator<Item = &str> {
+    let mut words = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .peekable();
+    std::iter::from_fn(move || {
+        loop {
+            let word = words.next()?;
+            if matches!(word, "fn" | "struct" | "enum" | "type" | "trait")
+                && let Some(name) = words.peek()
+            {
+                return Some(*name);
+            }
+        }
+    })
+}
+
 /// The crate-wide facts the walk needs: functions that return an `Api`,
 /// functions' parameters typed `Api<K>`, and struct fields typed `Api<K>`.
 #[derive(Debug, Default)]
@@ -51,6 +70,10 @@ pub(super) struct Index {
     /// Some file of the crate calls a `publish` method: its Recorders may
     /// send events.
     pub(super) publishes: bool,
+    /// The names of the functions and types every file of the crate
+    /// defines, read or not (`ContextData::new` in a file that names kube
+    /// only through a prelude is the crate's, not another crate's).
+    pub(super) defined: HashSet<String>,
     /// The crate's functions and methods: name -> the owner of each
     /// function of that name (see [`ByName`]).
     pub(super) functions: HashMap<String, Vec<Owner>>,

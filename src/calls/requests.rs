@@ -631,10 +631,21 @@ impl Requests<'_, '_> {
     /// for when the path names a type (`MutatingWebhook::new` of another
     /// crate is not the crate's `Widget::new`).
     fn crates_function(&self, path: &syn::Path, name: &str) -> bool {
+        let segments = path.segments.len();
+        let qualifier = (segments >= 2).then(|| path.segments[segments - 2].ident.to_string());
+        // Defined in a file the walk does not read (one that names kube
+        // only through a prelude): by a type or function of the crate.
+        let defined = &self.cx.index.defined;
+        match &qualifier {
+            Some(q) if q.starts_with(|c: char| c.is_ascii_uppercase()) && defined.contains(q) => {
+                return true;
+            }
+            None if defined.contains(name) => return true,
+            _ => {}
+        }
         let Some(owners) = self.cx.index.functions.get(name) else {
             return false;
         };
-        let segments = path.segments.len();
         if segments < 2 {
             return true;
         }

@@ -2248,3 +2248,27 @@ async fn primary(client: Client, gvk: &GroupVersionKind) {
     assert!(calls.is_empty(), "{calls:?}");
     assert_eq!(unchecked, ["6 client.request"]);
 }
+
+/// The crate's own type, in a file that names kube only through a prelude
+/// and is not read, makes `ContextData::new(client)` the crate's call, not
+/// another crate's.
+#[test]
+fn a_type_of_a_file_not_read_is_still_the_crates() {
+    let main = r"
+use kube::Client;
+use crate::prelude::*;
+
+async fn main() {
+    let client = Client::try_default().await.unwrap();
+    let context = Arc::new(ContextData::new(client.clone()));
+}
+";
+    let context = r"
+use crate::prelude::*;
+pub struct ContextData { pub client: Client }
+impl ContextData { pub fn new(client: Client) -> Self { ContextData { client } } }
+";
+    let (calls, unchecked) = table(&[("src/main.rs", main), ("src/context.rs", context)]);
+    assert!(calls.is_empty(), "{calls:?}");
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

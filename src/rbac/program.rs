@@ -1064,6 +1064,16 @@ fn command_name(attrs: &[syn::Attribute]) -> Option<String> {
     found
 }
 
+/// The names a pattern binds.
+struct Locals(HashSet<String>);
+
+impl<'ast> Visit<'ast> for Locals {
+    fn visit_pat_ident(&mut self, p: &'ast syn::PatIdent) {
+        self.0.insert(p.ident.to_string());
+        syn::visit::visit_pat_ident(self, p);
+    }
+}
+
 /// Collects the functions of one file.
 struct Collector<'g> {
     graph: &'g mut Graph,
@@ -1187,6 +1197,9 @@ struct RefsVisitor<'g> {
     /// node_id == "controller"`): the words and whether they are definitive,
     /// as [`RefsVisitor::condition`] gives them.
     tests: HashMap<String, (Vec<String>, bool)>,
+    /// The function's parameters and the names it binds: `start` in
+    /// `u32::from(start)` is a value, not the function `start`.
+    locals: HashSet<String>,
 }
 
 impl<'g> RefsVisitor<'g> {
@@ -1215,6 +1228,12 @@ impl<'g> RefsVisitor<'g> {
                 _ => None,
             })
             .collect();
+        let mut locals = Locals(HashSet::new());
+        for input in &sig.inputs {
+            if let syn::FnArg::Typed(t) = input {
+                locals.visit_pat(&t.pat);
+            }
+        }
         RefsVisitor {
             refs: Refs::default(),
             arms: Vec::new(),
@@ -1222,6 +1241,7 @@ impl<'g> RefsVisitor<'g> {
             graph,
             command_line,
             tests: HashMap::new(),
+            locals: locals.0,
         }
     }
 
@@ -1540,8 +1560,22 @@ fn compared(expr: &syn::Expr) -> Option<Compared> {
 
 impl<'ast> Visit<'ast> for RefsVisitor<'_> {
     fn visit_expr_path(&mut self, e: &'ast syn::ExprPath) {
-        self.path(&e.path);
+        let local = e
+            .path
+            .get_ident()
+            .is_some_and(|name| self.locals.contains(&name.to_string()));
+        if !local {
+            self.path(&e.path);
+        }
         syn::visit::visit_expr_path(self, e);
+    }
+    fn visit_pat(&mut self, pat: &'ast syn::Pat) {
+        // `let start = ..`, `|start| ..`, `for start in ..`, a match arm's
+        // `Some(start)`.
+        let mut locals = Locals(HashSet::new());
+        locals.visit_pat(pat);
+        self.locals.extend(locals.0);
+        syn::visit::visit_pat(self, pat);
     }
     fn visit_expr_struct(&mut self, e: &'ast syn::ExprStruct) {
         if let Some(last) = e.path.segments.last()
@@ -1958,6 +1992,17 @@ mod tests {
                 "src/main.rs:reconcile"
             ]
         );
+    }
+    #[test]
+    fn a_local_value_is_no_function_of_its_name() {
+        // `start` here is a number, not `agent::start`.
+        let main = r"
+            mod agent;
+            fn main() { let start = 10u32; let block = u128::from(start); }";
+        let agent = r"
+            pub fn start() {}";
+        let files = [("src/main.rs", main), ("src/agent.rs", agent)];
+        assert_eq!(reached(&files, &[]), ["src/main.rs:main"]);
     }
     #[test]
     fn argh_subcommands_reach_their_own_code() {
