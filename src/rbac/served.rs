@@ -227,7 +227,12 @@ impl Served {
                     None => format!("`{p}`"),
                 })
                 .or_else(elsewhere)
-                .or_else(|| did_you_mean(base, &candidates).map(|c| format!("`{c}`")));
+                .or_else(|| {
+                    did_you_mean(base, &candidates).map(|c| match sub {
+                        Some(sub) => format!("`{c}/{sub}`"),
+                        None => format!("`{c}`"),
+                    })
+                });
             return Some((
                 format!("`{resource}`: {} serves no `{base}`", shown_group(group)),
                 meant,
@@ -306,6 +311,13 @@ mod tests {
         assert_eq!(
             problems(&["ship.example.com"], &["frigate", "frigates/status"]),
             ["`frigate`: the group `ship.example.com` serves no `frigate` | `frigates`"]
+        );
+        // A misspelt resource keeps its subresource in what it meant.
+        assert_eq!(
+            problems(&["ship.example.com"], &["frigtaes/status"]),
+            [
+                "`frigtaes/status`: the group `ship.example.com` serves no `frigtaes` | `frigates/status`"
+            ]
         );
         // Served, or another project's API that is not known whole.
         assert!(
