@@ -1520,18 +1520,35 @@ impl<'a> Typing<'a> {
         }
     }
 
-    /// Whether `ident` names another crate's type `name`: itself, or a
-    /// rename a `use` gives it (`use kube::runtime::Controller as
-    /// RuntimeController`), and not a type of the crate's of that name.
-    pub(super) fn names_type(&self, ident: &syn::Ident, name: &str) -> bool {
+    /// Whether `path` (`Controller`, `runtime::Controller`) names kube's
+    /// type `name`: itself, or a rename a `use` gives it (`use
+    /// kube::runtime::Controller as RuntimeController`), and not a type of
+    /// the crate's of that name.
+    pub(super) fn names_type(&self, path: &[syn::PathSegment], name: &str) -> bool {
+        let [prefix @ .., ident] = path else {
+            return false;
+        };
+        let ident = &ident.ident;
+        if let Some(first) = prefix.first() {
+            // `runtime::Controller` after `use kube::runtime`.
+            let first = first.ident.to_string();
+            let head = self
+                .imports
+                .get(&first)
+                .and_then(|p| p.first().cloned())
+                .unwrap_or(first);
+            return ident == name && head.starts_with("kube");
+        }
         match self.imports.get(&ident.to_string()) {
+            // kube's, also as a framework re-exports it; not the crate's own
+            // (`use controller::Controller` of a sibling module).
             Some(path) => {
                 path.last().is_some_and(|last| last == name)
-                    && !path
-                        .first()
-                        .is_some_and(|first| matches!(first.as_str(), "crate" | "self" | "super"))
+                    && path.iter().any(|segment| segment.starts_with("kube"))
             }
-            None => ident == name,
+            // Not imported: the crate's own type of the name if it has one
+            // (sart's `struct Controller` beside its reconcilers).
+            None => ident == name && !self.index.defined.contains(name),
         }
     }
 

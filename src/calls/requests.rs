@@ -362,9 +362,15 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 }
                 "new"
                     if segments >= 2
-                        && self
-                            .cx
-                            .names_type(&p.path.segments[segments - 2].ident, "Controller") =>
+                        && self.cx.names_type(
+                            &p.path
+                                .segments
+                                .iter()
+                                .take(segments - 1)
+                                .cloned()
+                                .collect::<Vec<_>>(),
+                            "Controller",
+                        ) =>
                 {
                     let kind = first.and_then(|a| self.cx.kind_of(a, self.scope));
                     if kind.is_none() && first.is_some() {

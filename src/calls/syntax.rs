@@ -167,6 +167,12 @@ pub(super) fn imports(file: &syn::File) -> HashMap<String, Vec<String>> {
                 walk(&p.tree, prefix, out);
                 prefix.pop();
             }
+            // `use kube::runtime::{self, ..}` brings in `runtime`.
+            syn::UseTree::Name(n) if n.ident == "self" => {
+                if let Some(last) = prefix.last() {
+                    out.insert(last.clone(), prefix.clone());
+                }
+            }
             syn::UseTree::Name(n) => {
                 let mut full = prefix.clone();
                 full.push(n.ident.to_string());

@@ -2272,3 +2272,31 @@ impl ContextData { pub fn new(client: Client) -> Self { ContextData { client } }
     assert!(calls.is_empty(), "{calls:?}");
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// `Controller` brought in from a sibling module is the crate's own;
+/// `runtime::Controller` after `use kube::{runtime::{self, ..}}` is kube's.
+#[test]
+fn a_sibling_modules_controller_is_the_crates_and_runtimes_is_kubes() {
+    let code = r"
+use k8s_openapi::api::core::v1::Secret;
+use kube::{api::Api, runtime::{self, controller::Action}, Client};
+
+mod controller;
+use controller::Controller;
+
+pub fn start(client: Client) {
+    let ctrlr = Controller::new(client.clone());
+    let secrets = Api::<Secret>::all(client);
+    runtime::Controller::new(secrets, Default::default());
+}
+";
+    let controller = r"
+pub struct Controller { client: Client }
+";
+    let (calls, unchecked) = table(&[
+        ("src/manager/mod.rs", code),
+        ("src/manager/controller.rs", controller),
+    ]);
+    assert_eq!(calls, ["11 list core/secrets", "11 watch core/secrets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
