@@ -1104,6 +1104,9 @@ pub(super) struct Typing<'a> {
     /// The names of the function's `bool` parameters, by place (a method's
     /// `self` left out; other parameters are empty names).
     pub(super) flags: Vec<String>,
+    /// The function being walked names an owner reference: what it
+    /// applies is another object's child, which the apply creates.
+    pub(super) owns_children: bool,
 }
 
 impl<'a> Typing<'a> {
@@ -1130,6 +1133,7 @@ impl<'a> Typing<'a> {
             associated: false,
             module,
             flags: Vec::new(),
+            owns_children: false,
         }
     }
 

@@ -538,7 +538,7 @@ pub fn analyze_when(
         .iter()
         .any(|(_, text, _)| text.contains("owns_stream") || text.contains("owns_shared_stream"))
     {
-        applies_to_what_it_reads(&mut analysis.calls);
+        applies_to_what_it_reads(&mut analysis.calls, &analysis.kinds);
     }
     analysis.calls.sort();
     analysis.calls.dedup();
@@ -548,8 +548,10 @@ pub fn analyze_when(
 /// A server-side apply's `create` on a kind the code watches (a cache of
 /// pods it annotates) and no controller of it owns is one a rule may grant
 /// and none has to: the objects it applies to are those it read. On a kind
-/// it owns, or never reads, the first apply creates the object.
-fn applies_to_what_it_reads(calls: &mut [Call]) {
+/// it owns, or never reads, the first apply creates the object. The
+/// crate's own kinds are decided where they are applied (a child made
+/// with an owner reference needs its `create`).
+fn applies_to_what_it_reads(calls: &mut [Call], own: &[(String, String)]) {
     let kind = |c: &Call| (c.group.clone(), c.resource.clone());
     let watched: HashSet<(String, String)> = calls
         .iter()
@@ -569,6 +571,7 @@ fn applies_to_what_it_reads(calls: &mut [Call]) {
     for call in calls.iter_mut() {
         if call.verb == "create"
             && !call.optional
+            && !own.contains(&kind(call))
             && patched.contains(&(
                 call.location.clone(),
                 call.group.clone(),

@@ -621,8 +621,11 @@ impl Requests<'_, '_> {
     fn apply_creates(&mut self, kind: &ApiKind, method: &syn::Ident, via: String) {
         let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
         self.push(kind, &["create"], None, method, via);
+        // The crate's own kind is one its users make, unless the function
+        // makes it as another object's child (it names an owner
+        // reference).
         for call in &mut self.analysis.calls[calls..] {
-            call.optional = self.cx.is_own(&call.group, &call.resource);
+            call.optional = self.cx.is_own(&call.group, &call.resource) && !self.cx.owns_children;
         }
         // A generic function's: decided by the kind each caller gives.
         for call in &mut self.deferred[deferred..] {

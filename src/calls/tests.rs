@@ -2300,3 +2300,40 @@ pub struct Controller { client: Client }
     assert_eq!(calls, ["11 list core/secrets", "11 watch core/secrets"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// An apply of the crate's own kind creates nothing its users did not
+/// make, unless the function makes the object as another's child (it names
+/// an owner reference): then its `create` is needed, also on a kind a
+/// controller of the crate watches.
+#[test]
+fn an_apply_of_an_own_kind_made_as_a_child_needs_create() {
+    let code = r#"
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::Controller;
+use kube::Resource;
+
+async fn run(client: Client) {
+    let widgets: Api<Widget> = Api::all(client.clone());
+    Controller::new(widgets, Default::default());
+}
+
+async fn label(client: Client, widget: &Widget) {
+    let widgets: Api<Widget> = Api::namespaced(client, "apps");
+    widgets.patch("w", &PatchParams::apply("x"), &Patch::Apply(&labels)).await;
+}
+
+async fn make(client: Client, owner: &Ingress) {
+    let owner_ref = owner.controller_owner_ref(&());
+    let widgets: Api<Widget> = Api::namespaced(client, "apps");
+    widgets.patch("w", &PatchParams::apply("x"), &Patch::Apply(&child(owner_ref))).await;
+}
+"#;
+    let analysis = analyze(&[(Path::new("src/apply.rs"), code)], &own());
+    let creates: Vec<(usize, bool)> = analysis
+        .calls
+        .iter()
+        .filter(|c| c.verb == "create")
+        .map(|c| (c.location.line, c.optional))
+        .collect();
+    assert_eq!(creates, [(13, true), (19, false)]);
+}
