@@ -44,6 +44,11 @@ pub(super) fn mentions_kube(text: &str) -> bool {
         || (text.contains("kube") && text.contains("Client"))
 }
 
+/// The type parameters `generics` declares.
+fn type_param_idents(generics: &syn::Generics) -> Vec<syn::Ident> {
+    generics.type_params().map(|p| p.ident.clone()).collect()
+}
+
 /// The names `text` defines with `fn`, `struct`, `enum`, `type` or
 /// `trait`, read from the words alone.
 pub(super) fn defined_names(text: &str) -> impl Iterator<Item = &str> {
@@ -389,13 +394,8 @@ impl Index {
                         }
                     }
                 }
-                let outer = std::mem::replace(
-                    &mut self.impl_generics,
-                    item.generics
-                        .type_params()
-                        .map(|p| p.ident.clone())
-                        .collect(),
-                );
+                let outer =
+                    std::mem::replace(&mut self.impl_generics, type_param_idents(&item.generics));
                 let ty = super::syntax::type_name(&item.self_ty).map(|(name, _)| name);
                 self.owner.extend(ty.clone());
                 syn::visit::visit_item_impl(self, item);
@@ -421,13 +421,8 @@ impl Index {
                     }
                 }
                 self.owner.push(name);
-                let outer = std::mem::replace(
-                    &mut self.impl_generics,
-                    item.generics
-                        .type_params()
-                        .map(|p| p.ident.clone())
-                        .collect(),
-                );
+                let outer =
+                    std::mem::replace(&mut self.impl_generics, type_param_idents(&item.generics));
                 syn::visit::visit_item_trait(self, item);
                 self.impl_generics = outer;
                 self.owner.pop();

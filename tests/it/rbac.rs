@@ -715,28 +715,33 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
     );
 }
 
+/// Writes `text` at `path` under `dir`, with the folders it needs.
+fn write_file(dir: &Path, path: &str, text: &str) {
+    let path = dir.join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A program that lists the core kind `kind` in its namespace.
+fn listing_program(kind: &str) -> String {
+    format!(
+        "use k8s_openapi::api::core::v1::{kind};\nuse kube::{{Api, Client}};\n\n#[tokio::main]\nasync fn main() {{\n    let client = Client::try_default().await.unwrap();\n    let api: Api<{kind}> = Api::default_namespaced(client);\n    api.list(&Default::default()).await.unwrap();\n}}\n"
+    )
+}
+
 /// A manifest whose image is a variable filled at deploy time (`${IMAGE}`
 /// for envsubst) deploys what the Dockerfile beside it builds: each of two
 /// programs is checked against its own role.
 #[test]
 fn a_placeholder_image_runs_what_the_dockerfile_beside_it_builds() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |path: &str, text: &str| {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    let write = |path: &str, text: &str| write_file(dir.path(), path, text);
     write(
         "Cargo.toml",
         "[package]\nname = \"tide\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\n",
     );
-    let program = |kind: &str, verb: &str| {
-        format!(
-            "use k8s_openapi::api::core::v1::{kind};\nuse kube::{{Api, Client}};\n\n#[tokio::main]\nasync fn main() {{\n    let client = Client::try_default().await.unwrap();\n    let api: Api<{kind}> = Api::default_namespaced(client);\n    api.{verb}(&Default::default()).await.unwrap();\n}}\n"
-        )
-    };
-    write("src/bin/api.rs", &program("ConfigMap", "list"));
-    write("src/bin/run.rs", &program("Secret", "list"));
+    write("src/bin/api.rs", &listing_program("ConfigMap"));
+    write("src/bin/run.rs", &listing_program("Secret"));
     for (folder, binary, resource) in [
         ("api", "api", "configmaps"),
         ("controller", "run", "secrets"),
@@ -778,17 +783,8 @@ fn a_placeholder_image_runs_what_the_dockerfile_beside_it_builds() {
 #[test]
 fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |path: &str, text: &str| {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    let write = |path: &str, text: &str| write_file(dir.path(), path, text);
     write("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n");
-    let program = |kind: &str| {
-        format!(
-            "use k8s_openapi::api::core::v1::{kind};\nuse kube::{{Api, Client}};\n\n#[tokio::main]\nasync fn main() {{\n    let client = Client::try_default().await.unwrap();\n    let api: Api<{kind}> = Api::default_namespaced(client);\n    api.list(&Default::default()).await.unwrap();\n}}\n"
-        )
-    };
     for (binary, kind) in [("server", "ConfigMap"), ("operator", "Secret")] {
         write(
             &format!("crates/{binary}/Cargo.toml"),
@@ -796,7 +792,10 @@ fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
                 "[package]\nname = \"{binary}\"\nversion = \"0.1.0\"\nedition = \"2021\"\nrepository = \"https://github.com/acme/kubetide\"\n\n[dependencies]\nk8s-openapi = {{ version = \"0.26\", features = [\"v1_34\"] }}\nkube = \"2\"\ntokio = {{ version = \"1\", features = [\"full\"] }}\n"
             ),
         );
-        write(&format!("crates/{binary}/src/main.rs"), &program(kind));
+        write(
+            &format!("crates/{binary}/src/main.rs"),
+            &listing_program(kind),
+        );
     }
     write(
         "docker/Dockerfile",
