@@ -376,7 +376,13 @@ fn runs<'p, 'w>(
             }
             continue;
         };
-        let words = Words::new(container.command.iter().chain(&container.args));
+        let words = Words::new(
+            container
+                .command
+                .iter()
+                .chain(&container.args)
+                .chain(&container.env),
+        );
         let modes = words.choosing(&binary.modes);
         tied.runs.push(Run {
             package,

@@ -258,6 +258,10 @@ impl Words {
         let mut out = HashSet::new();
         for (i, word) in words.iter().enumerate() {
             out.insert((*word).clone());
+            // `$MODE=agent` of the environment: `$MODE` is set.
+            if let Some((variable, _)) = word.split_once('=').filter(|(v, _)| v.starts_with('$')) {
+                out.insert(variable.to_string());
+            }
             if !word.starts_with('-') {
                 out.insert(word.rsplit('/').next().unwrap_or(word).to_string());
             }
@@ -276,6 +280,10 @@ impl Words {
 
     pub fn has(&self, word: &str) -> bool {
         self.0.contains(word)
+            // A variable set from elsewhere (`valueFrom`) may hold any value.
+            || word
+                .split_once('=')
+                .is_some_and(|(variable, _)| variable.starts_with('$') && self.0.contains(variable) && !self.0.iter().any(|w| w.starts_with(&format!("{variable}="))))
     }
 
     /// The words that choose among `modes`: a mode's own, or another value
@@ -1377,6 +1385,17 @@ impl<'g> RefsVisitor<'g> {
                         .iter()
                         .map(|s| s.ident.to_string())
                         .collect();
+                    // `env::var("MODE")`: the container's environment, unset
+                    // unless the workload sets it.
+                    if matches!(segments.last().map(String::as_str), Some("var" | "var_os"))
+                        && (segments.len() == 1 || segments[segments.len() - 2] == "env")
+                        && let Some(Compared::Literal(name)) = c.args.first().and_then(compared)
+                    {
+                        return Some(Source {
+                            flag: Some(format!("${name}")),
+                            definitive: true,
+                        });
+                    }
                     return match segments.as_slice() {
                         [.., last] if last == "args" || last == "args_os" => Some(Source {
                             flag: None,
@@ -1464,6 +1483,17 @@ impl<'g> RefsVisitor<'g> {
             // `args.contains(&"--controller".to_string())`.
             syn::Expr::MethodCall(m) => {
                 let source = self.source(&m.receiver)?;
+                // `env::var("K8S_MODE").is_ok()`, and `env::var("K8S_MODE")
+                // .unwrap_or_default().parse::<bool>().unwrap_or(false)`.
+                if let Some(variable) = source.flag.as_ref().filter(|f| f.starts_with('$')) {
+                    let method = m.method.to_string();
+                    if matches!(method.as_str(), "is_ok" | "is_some") {
+                        return Some((vec![variable.clone()], true));
+                    }
+                    if parses_bool(cond) {
+                        return Some((vec![format!("{variable}=true")], true));
+                    }
+                }
                 let mut names = Vec::new();
                 match (m.method.to_string().as_str(), m.args.first()) {
                     ("any", Some(syn::Expr::Closure(c))) => {
@@ -1523,6 +1553,23 @@ impl<'g> RefsVisitor<'g> {
     }
 }
 
+/// Whether `expr` reads a `bool` by `parse::<bool>()` somewhere down its
+/// chain of method calls.
+fn parses_bool(expr: &syn::Expr) -> bool {
+    let mut at = expr;
+    while let syn::Expr::MethodCall(m) = at {
+        if m.method == "parse"
+            && m.turbofish.as_ref().is_some_and(|t| {
+                matches!(t.args.first(), Some(syn::GenericArgument::Type(syn::Type::Path(p))) if p.path.is_ident("bool"))
+            })
+        {
+            return true;
+        }
+        at = &m.receiver;
+    }
+    false
+}
+
 /// The methods of clap's `ArgMatches` that read an argument by its id
 /// (old and new releases).
 const CLAP_ACCESSORS: &[&str] = &[
@@ -1553,7 +1600,14 @@ fn compared(expr: &syn::Expr) -> Option<Compared> {
         syn::Expr::Paren(p) => compared(&p.expr),
         // `"x".to_string()`, `String::from("x")`, `Some("x")`.
         syn::Expr::MethodCall(m) if m.args.is_empty() => compared(&m.receiver),
-        syn::Expr::Call(c) if c.args.len() == 1 => compared(&c.args[0]),
+        // Not `env::var("ROLE")`, which reads a value.
+        syn::Expr::Call(c)
+            if c.args.len() == 1
+                && matches!(&*c.func, syn::Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "from" | "Some" | "Ok" | "new"))) =>
+        {
+            compared(&c.args[0])
+        }
         _ => None,
     }
 }
@@ -1602,7 +1656,9 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
         if let syn::Pat::Ident(p) = pat
             && let Some(init) = &local.init
         {
-            if let Some(source) = self.source(&init.expr) {
+            // `let k8s_mode = env::var(..)..parse::<bool>()..`: a test.
+            let parsed_bool = parses_bool(&init.expr);
+            if let Some(source) = self.source(&init.expr).filter(|_| !parsed_bool) {
                 self.command_line.insert(p.ident.to_string(), source);
             } else if let Some(test) = self.condition(&init.expr) {
                 self.tests.insert(p.ident.to_string(), test);
@@ -2003,6 +2059,41 @@ mod tests {
             pub fn start() {}";
         let files = [("src/main.rs", main), ("src/agent.rs", agent)];
         assert_eq!(reached(&files, &[]), ["src/main.rs:main"]);
+    }
+    #[test]
+    fn a_mode_chosen_by_the_environment_is_taken_where_the_workload_sets_it() {
+        let main = r#"
+            fn main() {
+                let k8s_mode = std::env::var("K8S_MODE")
+                    .unwrap_or_else(|_| "false".to_string())
+                    .parse::<bool>()
+                    .unwrap_or(false);
+                if k8s_mode { controllers(); }
+                if env::var("AGENT").is_ok() { agent(); }
+                if env::var("ROLE").unwrap_or_default() == "web" { web(); }
+            }
+            fn controllers() {}
+            fn agent() {}
+            fn web() {}"#;
+        let files = [("src/main.rs", main)];
+        assert_eq!(reached(&files, &[]), ["src/main.rs:main"]);
+        assert_eq!(
+            reached(&files, &["$K8S_MODE=true", "$ROLE=web"]),
+            [
+                "src/main.rs:controllers",
+                "src/main.rs:main",
+                "src/main.rs:web"
+            ]
+        );
+        assert_eq!(
+            reached(&files, &["$K8S_MODE=false", "$AGENT=1"]),
+            ["src/main.rs:agent", "src/main.rs:main"]
+        );
+        // Set from a secret (`valueFrom`): any value.
+        assert_eq!(
+            reached(&files, &["$ROLE"]),
+            ["src/main.rs:main", "src/main.rs:web"]
+        );
     }
     #[test]
     fn argh_subcommands_reach_their_own_code() {

@@ -81,6 +81,9 @@ pub struct Container {
     pub image: String,
     pub command: Vec<String>,
     pub args: Vec<String>,
+    /// Its environment as `$NAME=value` (a value set from elsewhere,
+    /// `valueFrom`, as `$NAME`): a program may choose its mode by it.
+    pub env: Vec<String>,
 }
 
 /// Everything found.
@@ -554,6 +557,16 @@ fn read_stream(
     Ok(())
 }
 
+/// A YAML scalar as the text a program reads from its environment.
+fn scalar(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
 fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
@@ -778,6 +791,19 @@ fn read_object(
                         .to_string(),
                     command: strings(c.get("command").unwrap_or(&Value::Null)),
                     args: strings(c.get("args").unwrap_or(&Value::Null)),
+                    env: c
+                        .get("env")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|var| {
+                            let name = var.get("name")?.as_str()?;
+                            Some(match var.get("value") {
+                                Some(value) => format!("${name}={}", scalar(value)),
+                                None => format!("${name}"),
+                            })
+                        })
+                        .collect(),
                 })
                 .collect();
             shipped.workloads.push(Workload {
