@@ -473,6 +473,8 @@ pub(super) struct Scope {
     pub(super) remote_apis: HashSet<String>,
     /// Variables that hold a `Patch::Apply(..)`.
     pub(super) applies: HashSet<String>,
+    /// Variables made with an owner reference: another object's children.
+    pub(super) children: HashSet<String>,
     /// The places of the `Recorder::new(..)` calls whose recorder the
     /// function only calls methods on: it publishes and is dropped.
     pub(super) passing_recorders: HashSet<Place>,
@@ -804,6 +806,12 @@ impl<'ast> Visit<'ast> for Bindings<'_, '_> {
             {
                 self.scope.applies.insert(name.clone());
             }
+            // `let tunnel = build_tunnel(name, owner_refs, ..)`.
+            if let Some(init) = &local.init
+                && super::requests::makes_child([&*init.expr], &self.scope.children)
+            {
+                self.scope.children.insert(name.clone());
+            }
             let from_init = local
                 .init
                 .as_ref()
@@ -1104,9 +1112,6 @@ pub(super) struct Typing<'a> {
     /// The names of the function's `bool` parameters, by place (a method's
     /// `self` left out; other parameters are empty names).
     pub(super) flags: Vec<String>,
-    /// The function being walked names an owner reference: what it
-    /// applies is another object's child, which the apply creates.
-    pub(super) owns_children: bool,
 }
 
 impl<'a> Typing<'a> {
@@ -1133,7 +1138,6 @@ impl<'a> Typing<'a> {
             associated: false,
             module,
             flags: Vec::new(),
-            owns_children: false,
         }
     }
 
@@ -1533,23 +1537,24 @@ impl<'a> Typing<'a> {
             return false;
         };
         let ident = &ident.ident;
+        // kube's, also as a framework re-exports it
+        // (`stackable_operator::kube::runtime::Controller`); not the crate's
+        // own (`use controller::Controller` of a sibling module, a `mod
+        // kube` of its own).
+        let kubes = |path: &[String]| {
+            path.first()
+                .is_some_and(|first| !matches!(first.as_str(), "crate" | "self" | "super"))
+                && path.iter().any(|segment| segment.starts_with("kube"))
+        };
         if let Some(first) = prefix.first() {
             // `runtime::Controller` after `use kube::runtime`.
             let first = first.ident.to_string();
-            let head = self
-                .imports
-                .get(&first)
-                .and_then(|p| p.first().cloned())
-                .unwrap_or(first);
-            return ident == name && head.starts_with("kube");
+            let mut path = self.imports.get(&first).cloned().unwrap_or(vec![first]);
+            path.extend(prefix[1..].iter().map(|s| s.ident.to_string()));
+            return ident == name && kubes(&path);
         }
         match self.imports.get(&ident.to_string()) {
-            // kube's, also as a framework re-exports it; not the crate's own
-            // (`use controller::Controller` of a sibling module).
-            Some(path) => {
-                path.last().is_some_and(|last| last == name)
-                    && path.iter().any(|segment| segment.starts_with("kube"))
-            }
+            Some(path) => path.last().is_some_and(|last| last == name) && kubes(path),
             // Not imported: the crate's own type of the name if it has one
             // (sart's `struct Controller` beside its reconcilers).
             None => ident == name && !self.index.defined.contains(name),

@@ -247,8 +247,11 @@ pub fn analyze_when(
     let crate_of = |path: &Path| crates.get(path).copied();
     let mut index = Index {
         publishes: files.iter().any(|(_, text, _)| publishes(text)),
+        // The package's own: a dependency's `struct Controller` says
+        // nothing of the package's `Controller`.
         defined: files
             .iter()
+            .filter(|(_, _, config)| config.is_none_or(|c| c.dependency.is_none()))
             .flat_map(|(_, text, _)| reach::defined_names(text))
             .map(str::to_string)
             .collect(),

@@ -177,11 +177,12 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         let method = call.method.to_string();
         let via = |receiver: &str| format!("{receiver}.{method}");
         // `client.request(Request::new(path).get(..))`: a request built by
-        // hand, noted.
+        // hand, noted (reqwest's `request(method, url)` takes two).
         if matches!(
             method.as_str(),
             "request" | "request_text" | "request_status" | "request_stream" | "request_events"
-        ) && self.is_client(&call.receiver)
+        ) && call.args.len() == 1
+            && self.is_client(&call.receiver)
         {
             self.unchecked(
                 &call.method,
@@ -220,7 +221,8 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             // the API server then authorizes as a `create` too. (A
             // subresource's apply never creates its object.)
             if method == "patch" && applies(&call.args, &self.scope.applies) {
-                self.apply_creates(&kind, &call.method, via);
+                let child = makes_child(&call.args, &self.scope.children);
+                self.apply_creates(&kind, child, &call.method, via);
             }
             if remote {
                 for call in &mut self.analysis.calls[first..] {
@@ -298,7 +300,8 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
             self.push(&kind, verbs, sub, &call.method, via.clone());
             if method == "apply" {
                 // Server-side apply: a `create` too when the object is not there yet.
-                self.apply_creates(&kind, &call.method, via.clone());
+                let child = makes_child(&call.args, &self.scope.children);
+                self.apply_creates(&kind, child, &call.method, via.clone());
             }
             if method == "write_status" {
                 // Each condition transition is announced with an event, in the object's namespace.
@@ -618,14 +621,15 @@ impl Requests<'_, '_> {
     /// the crate's own kinds is the one its controller reconciles, there
     /// already: a rule may grant that `create`, none has to. The objects it
     /// makes (a Deployment, a Secret) are created by their first apply.
-    fn apply_creates(&mut self, kind: &ApiKind, method: &syn::Ident, via: String) {
+    /// `child`: the object applied is made with an owner reference.
+    fn apply_creates(&mut self, kind: &ApiKind, child: bool, method: &syn::Ident, via: String) {
         let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
         self.push(kind, &["create"], None, method, via);
-        // The crate's own kind is one its users make, unless the function
-        // makes it as another object's child (it names an owner
+        // The crate's own kind is one its users make, unless the object
+        // applied is made as another object's child (with an owner
         // reference).
         for call in &mut self.analysis.calls[calls..] {
-            call.optional = self.cx.is_own(&call.group, &call.resource) && !self.cx.owns_children;
+            call.optional = self.cx.is_own(&call.group, &call.resource) && !child;
         }
         // A generic function's: decided by the kind each caller gives.
         for call in &mut self.deferred[deferred..] {
@@ -1095,6 +1099,27 @@ pub(super) fn applies<'a>(
         finder.visit_expr(arg);
     }
     finder.0
+}
+
+/// Whether `args` hold an object made with an owner reference
+/// (`owner_ref`, `controller_owner_ref`, `owner_references`,
+/// `OwnerReference`) or a variable of `children` made so.
+pub(super) fn makes_child<'a>(
+    args: impl IntoIterator<Item = &'a syn::Expr>,
+    children: &HashSet<String>,
+) -> bool {
+    fn child(tree: &proc_macro2::TokenTree, children: &HashSet<String>) -> bool {
+        match tree {
+            proc_macro2::TokenTree::Ident(i) => children.contains(&i.to_string()),
+            proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| child(&t, children)),
+            _ => false,
+        }
+    }
+    args.into_iter().any(|arg| {
+        quote::ToTokens::to_token_stream(arg)
+            .into_iter()
+            .any(|tree| super::syntax::names_owner_reference(&tree) || child(&tree, children))
+    })
 }
 
 /// An `if` visited with `flag` (a condition on a `bool` parameter) on the

@@ -507,3 +507,20 @@ pub(super) fn bool_literal(expr: &syn::Expr) -> Option<bool> {
         _ => None,
     }
 }
+
+/// Whether `tree` names an owner reference (`owner_ref`,
+/// `controller_owner_ref`, `owner_references`, `OwnerReference`), at any
+/// depth.
+pub(super) fn names_owner_reference(tree: &proc_macro2::TokenTree) -> bool {
+    match tree {
+        proc_macro2::TokenTree::Ident(ident) => {
+            let name = ident.to_string();
+            name.contains("owner_ref") || name == "OwnerReference"
+        }
+        proc_macro2::TokenTree::Group(group) => group
+            .stream()
+            .into_iter()
+            .any(|t| names_owner_reference(&t)),
+        _ => false,
+    }
+}

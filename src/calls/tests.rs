@@ -2318,6 +2318,7 @@ async fn run(client: Client) {
 }
 
 async fn label(client: Client, widget: &Widget) {
+    let owner = widget.controller_owner_ref(&()).unwrap();
     let widgets: Api<Widget> = Api::namespaced(client, "apps");
     widgets.patch("w", &PatchParams::apply("x"), &Patch::Apply(&labels)).await;
 }
@@ -2335,5 +2336,5 @@ async fn make(client: Client, owner: &Ingress) {
         .filter(|c| c.verb == "create")
         .map(|c| (c.location.line, c.optional))
         .collect();
-    assert_eq!(creates, [(13, true), (19, false)]);
+    assert_eq!(creates, [(14, true), (20, false)]);
 }

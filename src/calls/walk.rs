@@ -95,9 +95,6 @@ impl FileWalker<'_> {
             syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
             syn::ReturnType::Default => None,
         };
-        self.cx.owns_children = quote::ToTokens::to_token_stream(block)
-            .into_iter()
-            .any(|tree| names_owner_reference(&tree));
         self.cx.flags = sig
             .inputs
             .iter()
@@ -201,22 +198,5 @@ impl FileWalker<'_> {
             };
             requests.visit_block(block);
         }
-    }
-}
-
-/// Whether `tree` names an owner reference (`owner_ref`,
-/// `controller_owner_ref`, `owner_references`, `OwnerReference`), at any
-/// depth.
-fn names_owner_reference(tree: &proc_macro2::TokenTree) -> bool {
-    match tree {
-        proc_macro2::TokenTree::Ident(ident) => {
-            let name = ident.to_string();
-            name.contains("owner_ref") || name == "OwnerReference"
-        }
-        proc_macro2::TokenTree::Group(group) => group
-            .stream()
-            .into_iter()
-            .any(|t| names_owner_reference(&t)),
-        _ => false,
     }
 }

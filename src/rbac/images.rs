@@ -145,6 +145,12 @@ impl Dockerfile {
             return Err(format!("{} has no FROM", shown.display()));
         };
         last.targets = targets;
+        // Its images are its named stages' (`--target operator`) when its
+        // last stage runs nothing.
+        if last.runs.is_empty() && !last.targets.is_empty() {
+            last.path = shown.to_path_buf();
+            return Ok(Some(last));
+        }
         if last.runs.is_empty() && scratch {
             return Ok(None);
         }
@@ -484,6 +490,29 @@ CMD ["--leader-elect"]
         assert_eq!(
             image.binary(|b| b == "project-operator"),
             Some("project-operator".into())
+        );
+    }
+
+    #[test]
+    fn named_stages_are_images_of_their_own() {
+        let text = "FROM rust AS build\nRUN cargo build --release\n\n\
+                    FROM debian AS server\nCOPY --from=build /target/release/server server\nENTRYPOINT [\"./server\"]\n\n\
+                    FROM debian AS operator\nCOPY --from=build /target/release/operator operator\nENTRYPOINT [\"./operator\"]\n\n\
+                    FROM scratch AS bundle\nCOPY manifests /manifests\n";
+        let image = Dockerfile::read(text, Path::new("docker/Dockerfile"))
+            .unwrap()
+            .unwrap();
+        let targets: Vec<(&str, Option<String>)> = image
+            .targets
+            .iter()
+            .map(|(stage, d)| (stage.as_str(), d.binary(|b| b != "build")))
+            .collect();
+        assert_eq!(
+            targets,
+            [
+                ("server", Some("server".to_string())),
+                ("operator", Some("operator".to_string()))
+            ]
         );
     }
 

@@ -307,7 +307,7 @@ fn runs<'p, 'w>(
         let owned = image
             .get(1)
             .is_some_and(|owner| shipped.owners.contains(*owner));
-        let words: Vec<String> = image
+        let image_words: Vec<String> = image
             .first()
             .map(|name| {
                 name.split(['-', '_'])
@@ -325,14 +325,14 @@ fn runs<'p, 'w>(
                 .dockerfiles
                 .iter()
                 .flat_map(|d| &d.targets)
-                .filter(|(stage, _)| words.contains(stage))
+                .filter(|(stage, _)| image_words.contains(stage))
                 .filter_map(|(_, stage)| stage.binary(|b| binary(b).is_some()))
                 .collect();
             if let [only] = staged.iter().collect::<Vec<_>>().as_slice() {
                 return binary(only);
             }
             if !built {
-                return words.iter().find_map(|w| binary(w));
+                return image_words.iter().find_map(|w| binary(w));
             }
             // The Dockerfile built for this image, or the one binary the
             // repository's Dockerfiles run.

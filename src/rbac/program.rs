@@ -258,9 +258,13 @@ impl Words {
         let mut out = HashSet::new();
         for (i, word) in words.iter().enumerate() {
             out.insert((*word).clone());
-            // `$MODE=agent` of the environment: `$MODE` is set.
-            if let Some((variable, _)) = word.split_once('=').filter(|(v, _)| v.starts_with('$')) {
-                out.insert(variable.to_string());
+            // `$MODE=agent` of the environment: `$MODE` is set. Its value is
+            // no word of the command line (`$CONFIG=/etc/agent`).
+            if word.starts_with('$') {
+                if let Some((variable, _)) = word.split_once('=') {
+                    out.insert(variable.to_string());
+                }
+                continue;
             }
             if !word.starts_with('-') {
                 out.insert(word.rsplit('/').next().unwrap_or(word).to_string());
@@ -279,11 +283,27 @@ impl Words {
     }
 
     pub fn has(&self, word: &str) -> bool {
-        self.0.contains(word)
-            // A variable set from elsewhere (`valueFrom`) may hold any value.
-            || word
-                .split_once('=')
-                .is_some_and(|(variable, _)| variable.starts_with('$') && self.0.contains(variable) && !self.0.iter().any(|w| w.starts_with(&format!("{variable}="))))
+        self.0.contains(word) || self.undecided(word)
+    }
+
+    /// Whether `word` tests the environment for a value it may hold but
+    /// does not show: a variable set from elsewhere (`valueFrom`), or any
+    /// variable of a container that takes a config map's or secret's whole
+    /// (`envFrom`, written `$*`).
+    fn undecided(&self, word: &str) -> bool {
+        let Some(variable) = word
+            .strip_prefix('$')
+            .map(|rest| rest.split_once('=').map_or(rest, |(v, _)| v))
+        else {
+            return false;
+        };
+        let shown = |w: &String| {
+            w.strip_prefix('$')
+                .and_then(|rest| rest.split_once('='))
+                .is_some_and(|(v, _)| v == variable)
+        };
+        (self.0.contains(&format!("${variable}")) && !self.0.iter().any(shown))
+            || (self.0.contains("$*") && !self.0.iter().any(shown))
     }
 
     /// The words that choose among `modes`: a mode's own, or another value
@@ -307,9 +327,15 @@ impl Words {
         chosen
     }
 
-    /// The words give `--flag=value`'s flag another value.
+    /// The words give `--flag=value`'s flag (or `$VAR=value`'s variable)
+    /// another value.
     fn rule_out(&self, name: &str) -> bool {
-        let Some((flag, value)) = name.split_once('=').filter(|(f, _)| f.starts_with("--")) else {
+        // A flag, or a variable of the environment the workload sets to
+        // another value.
+        let Some((flag, value)) = name
+            .split_once('=')
+            .filter(|(f, _)| f.starts_with("--") || f.starts_with('$'))
+        else {
             return false;
         };
         self.0.iter().any(|w| {
@@ -350,7 +376,8 @@ impl Arm {
         };
         let passed = self.names.iter().any(|n| words.has(n));
         if self.otherwise {
-            return !passed;
+            // A variable that may hold any value may also hold another.
+            return !passed || self.names.iter().any(|n| words.undecided(n));
         }
         passed
             || !(self.definitive
@@ -413,9 +440,12 @@ struct Graph {
     /// `use a::run as run_a`: the name a function is also called by ->
     /// its own names.
     aliases: HashMap<String, Vec<String>>,
-    /// The files of the path dependencies read with the package: file ->
-    /// the name the package's code calls its crate by.
+    /// The files of the dependencies read with the package (path,
+    /// registry or git): file -> the name the package's code calls its
+    /// crate by.
     crates: HashMap<PathBuf, String>,
+    /// Those names, once each.
+    crate_names: HashSet<String>,
     /// Each file's `use`s: name -> the path it stands for.
     imports: HashMap<PathBuf, HashMap<String, Vec<String>>>,
     /// The dependency crates each crate's code names (`None`: the
@@ -440,18 +470,21 @@ impl Graph {
     /// The graph of `files`, those of dependencies with their crate's name
     /// in `crates`.
     fn of_crates(files: &[(&Path, &str)], crates: HashMap<PathBuf, String>) -> Graph {
+        let crate_names: HashSet<String> = crates.values().cloned().collect();
         let mut uses: HashMap<Option<String>, HashSet<String>> = HashMap::new();
-        for (path, text) in files {
+        // The package's own code may name any of them.
+        for (path, text) in files.iter().filter(|(path, _)| crates.contains_key(*path)) {
             let named = uses.entry(crates.get(*path).cloned()).or_default();
             named.extend(
-                crates
-                    .values()
+                crate_names
+                    .iter()
                     .filter(|c| text.contains(&format!("{c}::")))
                     .cloned(),
             );
         }
         let mut graph = Graph {
             crates,
+            crate_names,
             uses,
             ..Graph::default()
         };
@@ -736,13 +769,13 @@ impl Graph {
                     path.into_iter()
                         .skip_while(|s| {
                             matches!(s.as_str(), "crate" | "self" | "super")
-                                || self.crates.values().any(|c| c == s)
+                                || self.crate_names.contains(s)
                         })
                         .collect()
                 }
                 _ => Vec::new(),
             };
-            let named_crate = if self.crates.values().any(|c| c == first) {
+            let named_crate = if self.crate_names.contains(first) {
                 Some(Some(first.as_str()))
             } else if matches!(first.as_str(), "crate" | "self" | "super") {
                 Some(crate_of(&from.file))
@@ -1020,7 +1053,6 @@ fn idents(tokens: proc_macro2::TokenStream, out: &mut HashSet<String>) {
     }
 }
 
-/// The module a file is: its stem, or its folder's name for `mod.rs`.
 /// The module path of a file (`agent/server.rs` under `src/` is
 /// `agent::server`).
 fn module_of(file: &Path) -> Vec<String> {
@@ -1041,6 +1073,7 @@ fn module_of(file: &Path) -> Vec<String> {
     module
 }
 
+/// The module a file is: its stem, or its folder's name for `mod.rs`.
 fn module_name(file: &Path) -> Option<&str> {
     let stem = file.file_stem()?.to_str()?;
     if stem == "mod" {
@@ -1472,7 +1505,10 @@ impl<'g> RefsVisitor<'g> {
                     Compared::Literal(s) => s,
                     Compared::Path(path) => self.variant(&path)?.0,
                 };
-                Some((vec![word(value, &source)], source.definitive))
+                // `env::var("MODE").unwrap_or("controller".into()) ==
+                // "controller"`: taken where the workload leaves it unset.
+                let definitive = source.definitive && !env_defaults(other).contains(&value);
+                Some((vec![word(value, &source)], definitive))
             }
             syn::Expr::Let(l) => {
                 let source = self.source(&l.expr)?;
@@ -1491,7 +1527,10 @@ impl<'g> RefsVisitor<'g> {
                         return Some((vec![variable.clone()], true));
                     }
                     if parses_bool(cond) {
-                        return Some((vec![format!("{variable}=true")], true));
+                        // Unset, the default decides (`.unwrap_or(true)`).
+                        let defaults = env_defaults(cond);
+                        let definitive = !defaults.iter().any(|d| d == "true");
+                        return Some((vec![format!("{variable}=true")], definitive));
                     }
                 }
                 let mut names = Vec::new();
@@ -1551,6 +1590,39 @@ impl<'g> RefsVisitor<'g> {
         self.arm = outer_arm;
         self.arms[index].refs = std::mem::replace(&mut self.refs, outer_refs);
     }
+}
+
+/// The defaults a chain of method calls gives a value it reads
+/// (`.unwrap_or("controller".into())`, `.unwrap_or_else(|_| "false".into())`,
+/// `.unwrap_or(true)`), as text.
+fn env_defaults(expr: &syn::Expr) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = expr;
+    while let syn::Expr::MethodCall(m) = at {
+        if matches!(
+            m.method.to_string().as_str(),
+            "unwrap_or" | "unwrap_or_else" | "or" | "or_else" | "map_or"
+        ) && let Some(arg) = m.args.first()
+        {
+            let value = match arg {
+                syn::Expr::Closure(c) => &*c.body,
+                other => other,
+            };
+            match value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Bool(b),
+                    ..
+                }) => out.push(b.value.to_string()),
+                other => {
+                    if let Some(Compared::Literal(s)) = compared(other) {
+                        out.push(s);
+                    }
+                }
+            }
+        }
+        at = &m.receiver;
+    }
+    out
 }
 
 /// Whether `expr` reads a `bool` by `parse::<bool>()` somewhere down its
@@ -1622,6 +1694,18 @@ impl<'ast> Visit<'ast> for RefsVisitor<'_> {
             self.path(&e.path);
         }
         syn::visit::visit_expr_path(self, e);
+    }
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        // `let app = app(state)`: the callee is the function, though a
+        // binding of its name is in scope.
+        if let syn::Expr::Path(f) = &*call.func {
+            self.path(&f.path);
+            for arg in &call.args {
+                self.visit_expr(arg);
+            }
+            return;
+        }
+        syn::visit::visit_expr_call(self, call);
     }
     fn visit_pat(&mut self, pat: &'ast syn::Pat) {
         // `let start = ..`, `|start| ..`, `for start in ..`, a match arm's
@@ -2059,6 +2143,16 @@ mod tests {
             pub fn start() {}";
         let files = [("src/main.rs", main), ("src/agent.rs", agent)];
         assert_eq!(reached(&files, &[]), ["src/main.rs:main"]);
+        // A call's callee is the function, though its result takes its name.
+        let main = r"
+            mod agent;
+            fn main() { let start = agent::start(); let app = app(start); }
+            fn app(start: u32) {}";
+        let files = [("src/main.rs", main), ("src/agent.rs", agent)];
+        assert_eq!(
+            reached(&files, &[]),
+            ["src/agent.rs:start", "src/main.rs:app", "src/main.rs:main"]
+        );
     }
     #[test]
     fn a_mode_chosen_by_the_environment_is_taken_where_the_workload_sets_it() {
@@ -2093,6 +2187,40 @@ mod tests {
         assert_eq!(
             reached(&files, &["$ROLE"]),
             ["src/main.rs:main", "src/main.rs:web"]
+        );
+        // A default decides where the workload leaves it unset; a variable
+        // of any value takes either branch; `envFrom` may set any variable.
+        let main = r#"
+            fn main() {
+                if env::var("MODE").unwrap_or("controller".into()) == "controller" {
+                    controller();
+                }
+                if env::var("ROLE").unwrap_or_default() == "web" { web(); } else { worker(); }
+            }
+            fn controller() {}
+            fn web() {}
+            fn worker() {}"#;
+        let files = [("src/main.rs", main)];
+        assert_eq!(
+            reached(&files, &[]),
+            [
+                "src/main.rs:controller",
+                "src/main.rs:main",
+                "src/main.rs:worker"
+            ]
+        );
+        assert_eq!(
+            reached(&files, &["$MODE=agent", "$ROLE"]),
+            ["src/main.rs:main", "src/main.rs:web", "src/main.rs:worker"]
+        );
+        assert_eq!(
+            reached(&files, &["$*"]),
+            [
+                "src/main.rs:controller",
+                "src/main.rs:main",
+                "src/main.rs:web",
+                "src/main.rs:worker"
+            ]
         );
     }
     #[test]

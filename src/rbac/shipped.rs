@@ -138,6 +138,9 @@ const SKIPPED: &[&str] = &[
     "fixtures",
 ];
 
+/// The names of test folders, which a folder's name may hold as a word.
+const TEST_FOLDERS: &[&str] = &["test", "tests", "e2e", "testdata", "fixtures"];
+
 /// The kinds read; other documents are passed over.
 const READ: &[&str] = &[
     "Role",
@@ -167,10 +170,13 @@ pub(crate) fn searched(
         .into_iter()
         .filter_entry(move |e| {
             let name = e.file_name().to_string_lossy();
-            // `e2e-tests` is a folder of tests as `tests` is.
+            // `e2e-tests` is a folder of tests as `tests` is; not every
+            // skipped name is a word of others (`target-allocator`).
             let skip = || {
                 skipped.contains(&name.as_ref())
-                    || name.split(['-', '_']).any(|word| skipped.contains(&word))
+                    || name
+                        .split(['-', '_'])
+                        .any(|word| skipped.contains(&word) && TEST_FOLDERS.contains(&word))
             };
             e.depth() == 0 || !(e.file_type().is_dir() && (name.starts_with('.') || skip()))
         })
@@ -557,6 +563,44 @@ fn read_stream(
     Ok(())
 }
 
+/// The variables the container's program finds set, as `$NAME=value`:
+/// its `env`, a value set from elsewhere (`valueFrom`) as `$NAME`, every
+/// variable a config map or secret may give (`envFrom`) as `$*`, and those
+/// the kubelet sets in every container.
+fn environment(container: &Value) -> Vec<String> {
+    let mut out: Vec<String> = container
+        .get("env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|var| {
+            let name = var.get("name")?.as_str()?;
+            Some(match var.get("value") {
+                Some(value) => format!("${name}={}", scalar(value)),
+                None => format!("${name}"),
+            })
+        })
+        .collect();
+    if container
+        .get("envFrom")
+        .and_then(Value::as_array)
+        .is_some_and(|from| !from.is_empty())
+    {
+        out.push("$*".to_string());
+    }
+    out.extend(
+        [
+            "KUBERNETES_SERVICE_HOST",
+            "KUBERNETES_SERVICE_PORT",
+            "KUBERNETES_PORT",
+            "HOSTNAME",
+        ]
+        .iter()
+        .map(|name| format!("${name}")),
+    );
+    out
+}
+
 /// A YAML scalar as the text a program reads from its environment.
 fn scalar(value: &Value) -> String {
     match value {
@@ -791,19 +835,7 @@ fn read_object(
                         .to_string(),
                     command: strings(c.get("command").unwrap_or(&Value::Null)),
                     args: strings(c.get("args").unwrap_or(&Value::Null)),
-                    env: c
-                        .get("env")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|var| {
-                            let name = var.get("name")?.as_str()?;
-                            Some(match var.get("value") {
-                                Some(value) => format!("${name}={}", scalar(value)),
-                                None => format!("${name}"),
-                            })
-                        })
-                        .collect(),
+                    env: environment(c),
                 })
                 .collect();
             shipped.workloads.push(Workload {
@@ -1109,6 +1141,33 @@ pub fn restore(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_of_tests_is_passed_over_by_a_word_of_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let daemonset = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: collector}\nspec:\n  template:\n    spec:\n      containers: [{name: c, image: acme/collector, envFrom: [{configMapRef: {name: c}}]}]\n";
+        for folder in ["e2e-tests", "target-allocator", "deploy"] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            std::fs::write(dir.path().join(folder).join("collector.yaml"), daemonset).unwrap();
+        }
+        let shipped = find(dir.path(), None).unwrap();
+        let found: Vec<String> = shipped
+            .workloads
+            .iter()
+            .map(|w| w.location.file.display().to_string())
+            .collect();
+        assert_eq!(
+            found,
+            ["deploy/collector.yaml", "target-allocator/collector.yaml"]
+        );
+        // Its environment: what `envFrom` may give, and what the kubelet sets.
+        let env = &shipped.workloads[0].containers[0].env;
+        assert!(env.contains(&"$*".to_string()), "{env:?}");
+        assert!(
+            env.contains(&"$KUBERNETES_SERVICE_HOST".to_string()),
+            "{env:?}"
+        );
+    }
 
     #[test]
     fn a_file_a_kustomization_patches_with_is_no_object_of_its_own() {

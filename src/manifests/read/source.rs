@@ -1685,7 +1685,8 @@ fn downloaded(
             e.file_name()
                 .to_str()
                 .and_then(|n| n.rsplit_once('-'))
-                .is_some_and(|(repo, _)| repo == repository)
+                // cargo names the folder for the URL lowercased on GitHub.
+                .is_some_and(|(repo, _)| repo.eq_ignore_ascii_case(repository))
         })
         .filter_map(|e| std::fs::read_dir(e.path()).ok())
         .flatten()
