@@ -1109,6 +1109,8 @@ pub(super) struct Typing<'a> {
     pub(super) associated: bool,
     /// The module being walked (the file's, with its inline `mod`s).
     pub(super) module: Vec<String>,
+    /// The dependency crate the file is of (`""`: the package's own).
+    pub(super) krate: String,
     /// The names of the function's `bool` parameters, by place (a method's
     /// `self` left out; other parameters are empty names).
     pub(super) flags: Vec<String>,
@@ -1121,9 +1123,10 @@ impl<'a> Typing<'a> {
         index: &'a Index,
         own: &'a [OwnKind],
         imports: &'a HashMap<String, Vec<String>>,
-        module: Vec<String>,
+        krate: Option<&str>,
     ) -> Self {
         Typing {
+            krate: krate.unwrap_or_default().to_string(),
             path,
             index,
             own,
@@ -1136,7 +1139,7 @@ impl<'a> Typing<'a> {
             output: None,
             runtime: uses_runtime(imports),
             associated: false,
-            module,
+            module: super::syntax::module_in(path, krate),
             flags: Vec::new(),
         }
     }
@@ -1557,8 +1560,16 @@ impl<'a> Typing<'a> {
             Some(path) => path.last().is_some_and(|last| last == name) && kubes(path),
             // Not imported: the crate's own type of the name if it has one
             // (sart's `struct Controller` beside its reconcilers).
-            None => ident == name && !self.index.defined.contains(name),
+            None => ident == name && !self.defines(name),
         }
+    }
+
+    /// Whether the file's crate defines `name`, in any of its files.
+    pub(super) fn defines(&self, name: &str) -> bool {
+        self.index
+            .defined
+            .get(&self.krate)
+            .is_some_and(|names| names.contains(name))
     }
 
     /// Whether a kind is one of the crate's own: its object is the one a

@@ -247,14 +247,18 @@ pub fn analyze_when(
     let crate_of = |path: &Path| crates.get(path).copied();
     let mut index = Index {
         publishes: files.iter().any(|(_, text, _)| publishes(text)),
-        // The package's own: a dependency's `struct Controller` says
-        // nothing of the package's `Controller`.
-        defined: files
-            .iter()
-            .filter(|(_, _, config)| config.is_none_or(|c| c.dependency.is_none()))
-            .flat_map(|(_, text, _)| reach::defined_names(text))
-            .map(str::to_string)
-            .collect(),
+        // Per crate: a dependency's `struct Controller` says nothing of
+        // the package's `Controller`.
+        defined: {
+            let mut defined: HashMap<String, HashSet<String>> = HashMap::new();
+            for (path, text, _) in files {
+                defined
+                    .entry(crate_of(path).unwrap_or_default().to_string())
+                    .or_default()
+                    .extend(reach::defined_names(text).map(str::to_string));
+            }
+            defined
+        },
         ..Index::default()
     };
     for (path, file) in &parsed {
@@ -409,7 +413,7 @@ pub fn analyze_when(
         .collect();
     for ((path, file), imports) in parsed.iter().zip(&file_imports) {
         let mut walker = FileWalker {
-            cx: Typing::new(path, &index, own, imports, module_in(path, crate_of(path))),
+            cx: Typing::new(path, &index, own, imports, crate_of(path)),
             analysis: &mut analysis,
             deferred: &mut deferred,
             instantiate: None,
@@ -461,7 +465,7 @@ pub fn analyze_when(
             let mut lifted = Vec::new();
             for ((path, file), imports) in parsed.iter().zip(&file_imports) {
                 let mut walker = FileWalker {
-                    cx: Typing::new(path, &index, own, imports, module_in(path, crate_of(path))),
+                    cx: Typing::new(path, &index, own, imports, crate_of(path)),
                     analysis: &mut analysis,
                     deferred: &mut lifted,
                     instantiate: Some(&by_function),

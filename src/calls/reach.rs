@@ -78,7 +78,7 @@ pub(super) struct Index {
     /// The names of the functions and types every file of the crate
     /// defines, read or not (`ContextData::new` in a file that names kube
     /// only through a prelude is the crate's, not another crate's).
-    pub(super) defined: HashSet<String>,
+    pub(super) defined: HashMap<String, HashSet<String>>,
     /// The crate's functions and methods: name -> the owner of each
     /// function of that name (see [`ByName`]).
     pub(super) functions: HashMap<String, Vec<Owner>>,

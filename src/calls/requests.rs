@@ -648,12 +648,11 @@ impl Requests<'_, '_> {
         let qualifier = (segments >= 2).then(|| path.segments[segments - 2].ident.to_string());
         // Defined in a file the walk does not read (one that names kube
         // only through a prelude): by a type or function of the crate.
-        let defined = &self.cx.index.defined;
         match &qualifier {
-            Some(q) if q.starts_with(|c: char| c.is_ascii_uppercase()) && defined.contains(q) => {
+            Some(q) if q.starts_with(|c: char| c.is_ascii_uppercase()) && self.cx.defines(q) => {
                 return true;
             }
-            None if defined.contains(name) => return true,
+            None if self.cx.defines(name) => return true,
             _ => {}
         }
         let Some(owners) = self.cx.index.functions.get(name) else {
