@@ -37,6 +37,7 @@ use reach::{
 };
 use requests::Deferred;
 pub(crate) use requests::method_requests;
+pub(crate) use syntax::{imports, module_path, type_param_names};
 use syntax::{imports_in, module_in, without_tests};
 use walk::{FileWalker, GENERIC_DEPTH, PathBufLine};
 
@@ -659,12 +660,6 @@ fn named_modules<'f>(
                 && text.contains(&format!("fn {name}"))
         })
     })
-}
-
-/// A file's `use`s: name -> the path it stands for
-/// (`Deployment` -> `k8s_openapi::api::apps::v1::Deployment`).
-pub fn file_imports(file: &syn::File) -> HashMap<String, Vec<String>> {
-    syntax::imports(file)
 }
 
 /// The calls, grouped by what they need: (group, resource, verb) -> the

@@ -44,7 +44,7 @@ pub(super) fn mentions_kube(text: &str) -> bool {
         || (text.contains("kube") && text.contains("Client"))
 }
 
-/// The type parameters `generics` declares.
+/// The type parameters `generics` declares, as identifiers.
 fn type_param_idents(generics: &syn::Generics) -> Vec<syn::Ident> {
     generics.type_params().map(|p| p.ident.clone()).collect()
 }

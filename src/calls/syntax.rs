@@ -121,7 +121,7 @@ pub(super) fn unwrap_result(ty: &syn::Type) -> &syn::Type {
 }
 
 /// The names of the type parameters `generics` declares (`K` of `<K: Resource>`).
-pub(super) fn type_param_names(generics: &syn::Generics) -> Vec<String> {
+pub(crate) fn type_param_names(generics: &syn::Generics) -> Vec<String> {
     generics
         .type_params()
         .map(|p| p.ident.to_string())
@@ -159,7 +159,7 @@ pub(super) fn is_test(attrs: &[syn::Attribute]) -> bool {
 
 /// The names a file imports: name -> full path (`Deployment` ->
 /// `k8s_openapi::api::apps::v1::Deployment`).
-pub(super) fn imports(file: &syn::File) -> HashMap<String, Vec<String>> {
+pub(crate) fn imports(file: &syn::File) -> HashMap<String, Vec<String>> {
     fn walk(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut HashMap<String, Vec<String>>) {
         match tree {
             syn::UseTree::Path(p) => {
@@ -445,7 +445,7 @@ pub(super) fn api_constructor(func: &syn::Expr) -> Option<(Option<syn::Type>, bo
 /// The module a file of a crate is, by its path: `src/svc/k8s/secret.rs`
 /// and `src/svc/k8s/secret/mod.rs` are `svc::k8s::secret`, a crate root
 /// (`src/main.rs`, `src/lib.rs`, `src/bin/tool.rs`) is the root.
-pub(super) fn module_path(path: &Path) -> Vec<String> {
+pub(crate) fn module_path(path: &Path) -> Vec<String> {
     let parts: Vec<String> = path
         .components()
         .filter_map(|c| match c {

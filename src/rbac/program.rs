@@ -514,7 +514,7 @@ impl Graph {
             graph.collect_aliases(file);
             graph
                 .imports
-                .insert(path.to_path_buf(), calls::file_imports(file));
+                .insert(path.to_path_buf(), calls::imports(file));
         }
         argh.resolve(&mut graph.subcommands);
         for (path, file) in &parsed {
@@ -880,7 +880,7 @@ impl Graph {
                 let within: Vec<usize> = chosen
                     .iter()
                     .copied()
-                    .filter(|&i| module_of(&self.functions[i].file).ends_with(&modules))
+                    .filter(|&i| calls::module_path(&self.functions[i].file).ends_with(&modules))
                     .collect();
                 if within.is_empty() { chosen } else { within }
             } else {
@@ -1053,26 +1053,6 @@ fn idents(tokens: proc_macro2::TokenStream, out: &mut HashSet<String>) {
     }
 }
 
-/// The module path of a file (`agent/server.rs` under `src/` is
-/// `agent::server`).
-fn module_of(file: &Path) -> Vec<String> {
-    let parts: Vec<&str> = file.iter().filter_map(|c| c.to_str()).collect();
-    let Some(src) = parts.iter().rposition(|p| *p == "src") else {
-        return Vec::new();
-    };
-    let mut module: Vec<String> = parts[src + 1..]
-        .iter()
-        .map(|p| p.trim_end_matches(".rs").to_string())
-        .collect();
-    if module
-        .last()
-        .is_some_and(|m| matches!(m.as_str(), "mod" | "lib" | "main"))
-    {
-        module.pop();
-    }
-    module
-}
-
 /// The module a file is: its stem, or its folder's name for `mod.rs`.
 fn module_name(file: &Path) -> Option<&str> {
     let stem = file.file_stem()?.to_str()?;
@@ -1136,12 +1116,10 @@ impl<'ast> Visit<'ast> for Collector<'_> {
             self.owner = p.path.segments.last().map(|s| s.ident.to_string());
         }
         self.implements = item.trait_.is_some();
-        let generics = item
-            .generics
-            .type_params()
-            .map(|p| p.ident.to_string())
-            .collect();
-        let outer_generics = std::mem::replace(&mut self.impl_generics, generics);
+        let outer_generics = std::mem::replace(
+            &mut self.impl_generics,
+            calls::type_param_names(&item.generics),
+        );
         syn::visit::visit_item_impl(self, item);
         (self.owner, self.implements) = outer;
         self.impl_generics = outer_generics;
@@ -1179,10 +1157,8 @@ impl Collector<'_> {
     fn function(&mut self, sig: &syn::Signature, block: &syn::Block, owner: Option<String>) {
         let mut refs = RefsVisitor::new(self.graph, sig);
         refs.visit_block(block);
-        let generics = sig
-            .generics
-            .type_params()
-            .map(|p| p.ident.to_string())
+        let generics = calls::type_param_names(&sig.generics)
+            .into_iter()
             .chain(self.impl_generics.iter().cloned())
             .collect();
         self.graph.functions.push(Function {

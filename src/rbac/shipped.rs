@@ -237,13 +237,7 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
                 patches.extend(listed.map(|file| crate::paths::lexical(&dir.join(file))));
             }
         }
-        // The project's own name: its root manifest's package and
-        // repository (a member crate's name, `metrics`, names no image).
-        if entry.file_type().is_file()
-            && entry.file_name() == "Cargo.toml"
-            && entry.depth() <= 2
-            && (entry.depth() == 1 || !root.join("Cargo.toml").is_file())
-        {
+        if entry.file_type().is_file() && entry.file_name() == "Cargo.toml" {
             let manifest = std::fs::read_to_string(path)
                 .ok()
                 .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok());
@@ -251,36 +245,33 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
                 m.get("package")
                     .or_else(|| m.get("workspace")?.get("package"))
             });
-            for key in ["name", "repository"] {
-                if let Some(value) = package.and_then(|p| p.get(key)).and_then(|v| v.as_str()) {
-                    let last = value.trim_end_matches(['/', '.']).trim_end_matches(".git");
-                    shipped
-                        .names
-                        .insert(last.rsplit('/').next().unwrap_or(last).to_string());
-                }
-            }
-        }
-        // Any member's `repository` is the project's.
-        if entry.file_type().is_file() && entry.file_name() == "Cargo.toml" {
-            let manifest = std::fs::read_to_string(path)
-                .ok()
-                .and_then(|t| t.parse::<toml_edit::DocumentMut>().ok());
-            let repository = manifest.as_ref().and_then(|m| {
-                m.get("package")
-                    .or_else(|| m.get("workspace")?.get("package"))?
-                    .get("repository")?
-                    .as_str()
-                    .map(str::to_string)
-            });
-            if let Some(repository) = repository {
-                let mut segments = repository
+            let field = |key: &str| package.and_then(|p| p.get(key)).and_then(|v| v.as_str());
+            // The repository without `.git`, from its last segment back.
+            let trimmed = |value: &str| {
+                value
                     .trim_end_matches(['/', '.'])
                     .trim_end_matches(".git")
-                    .rsplit('/');
-                if let (Some(name), Some(owner)) = (segments.next(), segments.next())
-                    && !owner.contains(['.', ':'])
-                {
+                    .to_string()
+            };
+            // The project's own name: its root manifest's package (a member
+            // crate's name, `metrics`, names no image).
+            let root_manifest =
+                entry.depth() == 1 || (entry.depth() == 2 && !root.join("Cargo.toml").is_file());
+            if root_manifest && let Some(name) = field("name") {
+                let last = trimmed(name);
+                shipped
+                    .names
+                    .insert(last.rsplit('/').next().unwrap_or(&last).to_string());
+            }
+            // Any member's `repository` is the project's: its name, and
+            // the owner its images may be pushed under.
+            if let Some(repository) = field("repository") {
+                let repository = trimmed(repository);
+                let mut segments = repository.rsplit('/');
+                if let Some(name) = segments.next() {
                     shipped.names.insert(name.to_string());
+                }
+                if let Some(owner) = segments.next().filter(|o| !o.contains(['.', ':'])) {
                     shipped.owners.insert(owner.to_string());
                 }
             }
