@@ -1133,6 +1133,15 @@ pub fn restore(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// The files the workloads found are in.
+    fn workload_files(shipped: &Shipped) -> Vec<String> {
+        shipped
+            .workloads
+            .iter()
+            .map(|w| w.location.file.display().to_string())
+            .collect()
+    }
+
     #[test]
     fn a_folder_of_tests_is_passed_over_by_a_word_of_its_name() {
         let dir = tempfile::tempdir().unwrap();
@@ -1142,11 +1151,7 @@ mod tests {
             std::fs::write(dir.path().join(folder).join("collector.yaml"), daemonset).unwrap();
         }
         let shipped = find(dir.path(), None).unwrap();
-        let found: Vec<String> = shipped
-            .workloads
-            .iter()
-            .map(|w| w.location.file.display().to_string())
-            .collect();
+        let found = workload_files(&shipped);
         assert_eq!(
             found,
             ["deploy/collector.yaml", "target-allocator/collector.yaml"]
@@ -1179,11 +1184,7 @@ mod tests {
             "resources: [../base]\npatches:\n  - path: speaker-patch.yaml\n",
         );
         let shipped = find(dir.path(), None).unwrap();
-        let found: Vec<String> = shipped
-            .workloads
-            .iter()
-            .map(|w| w.location.file.display().to_string())
-            .collect();
+        let found = workload_files(&shipped);
         assert_eq!(found, ["base/speaker.yaml"]);
     }
 

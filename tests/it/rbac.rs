@@ -412,16 +412,11 @@ fn an_image_path_names_its_program_and_a_longer_name_is_not_ours() {
     let repo = tempfile::tempdir().unwrap();
     copy_tree(&fixture, repo.path(), None);
     std::fs::remove_file(repo.path().join("Makefile")).unwrap();
-    let manifests = repo.path().join("deploy/keeper.yaml");
-    let text = std::fs::read_to_string(&manifests).unwrap();
-    std::fs::write(
-        &manifests,
-        text.replace(
-            "ghcr.io/acme/harbor-keeper:v0.3.0",
-            "ghcr.io/acme/keeper/operator:v0.3.0",
-        ),
-    )
-    .unwrap();
+    replace_in(
+        &repo.path().join("deploy/keeper.yaml"),
+        "ghcr.io/acme/harbor-keeper:v0.3.0",
+        "ghcr.io/acme/keeper/operator:v0.3.0",
+    );
     std::fs::rename(
         repo.path().join("src/bin/keeperctl.rs"),
         repo.path().join("src/bin/controller.rs"),
@@ -456,13 +451,11 @@ fn a_crate_in_a_folder_and_a_kustomize_image_rename_are_followed() {
     )
     .unwrap();
     copy_tree(&fixture.join("deploy"), &repo.path().join("deploy"), None);
-    let manifests = repo.path().join("deploy/fleet.yaml");
-    let text = std::fs::read_to_string(&manifests).unwrap();
-    std::fs::write(
-        &manifests,
-        text.replace("example.com/fleet:v1", "controller:latest"),
-    )
-    .unwrap();
+    replace_in(
+        &repo.path().join("deploy/fleet.yaml"),
+        "example.com/fleet:v1",
+        "controller:latest",
+    );
     std::fs::write(
         repo.path().join("deploy/kustomization.yaml"),
         "resources: [fleet.yaml, rbac.yaml]\nimages:\n  - name: controller\n    newName: example.com/fleet\n    newTag: v1\n",
@@ -498,16 +491,11 @@ fn rules_the_programs_need_without_naming_them_are_not_unused() {
     // A role that may `escalate` holds its other rules for nothing.
     let repo = tempfile::tempdir().unwrap();
     copy_tree(&fixture, repo.path(), None);
-    let manifests = repo.path().join("deploy/warden.yaml");
-    let text = std::fs::read_to_string(&manifests).unwrap();
-    std::fs::write(
-        &manifests,
-        text.replace(
-            "    verbs: [\"bind\"]",
-            "    verbs: [\"bind\", \"escalate\"]",
-        ),
-    )
-    .unwrap();
+    replace_in(
+        &repo.path().join("deploy/warden.yaml"),
+        "    verbs: [\"bind\"]",
+        "    verbs: [\"bind\", \"escalate\"]",
+    );
     let run = rsop_with_env(repo.path(), &["rbac"], &[]);
     assert_eq!(
         findings(&run.stdout),
@@ -528,16 +516,11 @@ fn a_binding_written_by_another_crate_still_shields_the_grants() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-unused");
     let repo = tempfile::tempdir().unwrap();
     copy_tree(&fixture, repo.path(), None);
-    let grants = repo.path().join("src/bin/warden-grants.rs");
-    let text = std::fs::read_to_string(&grants).unwrap();
-    std::fs::write(
-        &grants,
-        text.replace(
-            "    bindings\n        .create(&PostParams::default(), &RoleBinding::default())\n        .await?;\n",
-            "    installer::create_or_update(&bindings, RoleBinding::default()).await?;\n    let _ = PostParams::default();\n    let maps: Api<k8s_openapi::api::core::v1::Secret> = Api::default_namespaced(Client::try_default().await?);\n    maps.get(\"team\").await?;\n",
-        ),
-    )
-    .unwrap();
+    replace_in(
+        &repo.path().join("src/bin/warden-grants.rs"),
+        "    bindings\n        .create(&PostParams::default(), &RoleBinding::default())\n        .await?;\n",
+        "    installer::create_or_update(&bindings, RoleBinding::default()).await?;\n    let _ = PostParams::default();\n    let maps: Api<k8s_openapi::api::core::v1::Secret> = Api::default_namespaced(Client::try_default().await?);\n    maps.get(\"team\").await?;\n",
+    );
     let run = rsop_with_env(repo.path(), &["rbac"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let findings = findings(&run.stdout);
@@ -567,16 +550,11 @@ fn a_client_given_to_another_crate_leaves_no_rule_unused() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-unused");
     let repo = tempfile::tempdir().unwrap();
     copy_tree(&fixture, repo.path(), None);
-    let main = repo.path().join("src/main.rs");
-    let text = std::fs::read_to_string(&main).unwrap();
-    std::fs::write(
-        &main,
-        text.replace(
-            "    let client = Client::try_default().await?;\n",
-            "    let client = Client::try_default().await?;\n    reporter::publish(client.clone()).await?;\n",
-        ),
-    )
-    .unwrap();
+    replace_in(
+        &repo.path().join("src/main.rs"),
+        "    let client = Client::try_default().await?;\n",
+        "    let client = Client::try_default().await?;\n    reporter::publish(client.clone()).await?;\n",
+    );
     let run = rsop_with_env(repo.path(), &["rbac"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(
@@ -713,6 +691,13 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
         "{}",
         run.stdout
     );
+}
+
+/// Replaces `from`, which the file at `path` must hold, by `to`.
+fn replace_in(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{} holds no {from:?}", path.display());
+    std::fs::write(path, text.replace(from, to)).unwrap();
 }
 
 /// Writes `text` at `path` under `dir`, with the folders it needs.
