@@ -96,6 +96,8 @@ pub struct Unchecked {
     /// The group and resource it is on, when the kind is known and its
     /// verbs are not.
     pub resource: Option<(String, String)>,
+    /// For [`Unknown::Crate`]: the dependency, by the name code calls it.
+    pub dependency: Option<String>,
 }
 
 /// What the code does not show of a call that is not checked.
@@ -115,6 +117,10 @@ pub enum Unknown {
     /// path).get(..))`): its resource and verb are in a path rsop does not
     /// read.
     Raw,
+    /// The requests of a function of a dependency that depends on kube
+    /// and that cargo has not downloaded, made with a client the function
+    /// builds or holds itself.
+    Crate,
 }
 
 impl Unknown {
@@ -132,6 +138,9 @@ impl Unknown {
             }
             Unknown::Raw => {
                 "it sends a request the code builds by hand, whose resource and verb rsop does not read"
+            }
+            Unknown::Crate => {
+                "it is a function of a dependency that depends on kube, which cargo has not downloaded for rsop to read, and it may send requests with a client of its own"
             }
         }
     }
@@ -151,7 +160,7 @@ impl Unknown {
             Unknown::Raw => {
                 "grant what the request needs by hand, or send it with a typed `Api` so the check reads it"
             }
-            Unknown::Function | Unknown::Client => {
+            Unknown::Function | Unknown::Client | Unknown::Crate => {
                 "let cargo download the crate (`cargo fetch`) so rsop reads its requests, or grant what the function needs by hand"
             }
         }
@@ -234,9 +243,17 @@ pub fn analyze_when(
         syntax::unalias_kube(&mut file);
         Some((path, file))
     };
+    // Dependencies rsop has not read, whose awaited functions are noted.
+    let unread: HashSet<String> = files
+        .iter()
+        .filter_map(|(_, _, config)| config.as_ref())
+        .flat_map(|config| config.unread.iter().cloned())
+        .collect();
     let mut parsed: Vec<(&Path, syn::File)> = files
         .iter()
-        .filter(|(_, text, _)| mentions_kube(text))
+        .filter(|(_, text, _)| {
+            mentions_kube(text) || unread.iter().any(|c| text.contains(&format!("{c}::")))
+        })
         .filter_map(|(path, text, _)| parse(path, text))
         .collect();
     // The files of the dependencies read with the crate, by the name the
@@ -248,6 +265,7 @@ pub fn analyze_when(
     let crate_of = |path: &Path| crates.get(path).copied();
     let mut index = Index {
         publishes: files.iter().any(|(_, text, _)| publishes(text)),
+        unread,
         // Per crate: a dependency's `struct Controller` says nothing of
         // the package's `Controller`.
         defined: {
@@ -507,6 +525,7 @@ pub fn analyze_when(
                     gated: None,
                     unknown: Unknown::Kind,
                     resource: None,
+                    dependency: None,
                 });
             }
         }

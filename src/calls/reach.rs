@@ -75,6 +75,9 @@ pub(super) struct Index {
     /// Some file of the crate calls a `publish` method: its Recorders may
     /// send events.
     pub(super) publishes: bool,
+    /// Dependencies that depend on kube and that rsop has not read (cargo
+    /// has not downloaded them), by the name the code calls each by.
+    pub(super) unread: HashSet<String>,
     /// The names of the functions and types every file of the crate
     /// defines, read or not (`ContextData::new` in a file that names kube
     /// only through a prelude is the crate's, not another crate's).

@@ -342,6 +342,35 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         }
         syn::visit::visit_expr_struct(self, e);
     }
+    /// An awaited function of a dependency rsop has not read may send
+    /// requests with a client of its own (a framework's
+    /// `initialize_operator(..).await`): noted, so that the requests it
+    /// makes are not left out in silence.
+    fn visit_expr_await(&mut self, e: &'ast syn::ExprAwait) {
+        if let syn::Expr::Call(call) = &*e.base
+            && let syn::Expr::Path(p) = &*call.func
+            && let Some(last) = p.path.segments.last()
+            && let Some(krate) = self.unread_crate(&p.path)
+            && !self.crates_function(&p.path, &last.ident.to_string())
+            // One given a `Client` or an `Api` is noted for it already.
+            && !call
+                .args
+                .iter()
+                .any(|a| self.is_client(a) || self.cx.kind_of(a, self.scope).is_some())
+        {
+            let dependency = Some(krate.to_string());
+            self.analysis.unchecked.push(Unchecked {
+                location: self.cx.location(&last.ident),
+                function: self.cx.function.clone(),
+                via: path_text(&p.path),
+                gated: None,
+                unknown: Unknown::Crate,
+                resource: None,
+                dependency,
+            });
+        }
+        syn::visit::visit_expr_await(self, e);
+    }
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let syn::Expr::Path(p) = &*call.func
             && let Some(last) = p.path.segments.last()
@@ -643,6 +672,18 @@ impl Requests<'_, '_> {
     /// functions: one of the name, through a type the crate implements it
     /// for when the path names a type (`MutatingWebhook::new` of another
     /// crate is not the crate's `Widget::new`).
+    /// The dependency rsop has not read that `path` names a function of,
+    /// directly or through a `use`.
+    fn unread_crate(&self, path: &syn::Path) -> Option<&str> {
+        let first = path.segments.first()?.ident.to_string();
+        let krate = match self.cx.imports.get(&first) {
+            Some(imported) => imported.first()?.clone(),
+            None if path.segments.len() >= 2 => first,
+            None => return None,
+        };
+        self.cx.index.unread.get(&krate).map(String::as_str)
+    }
+
     fn crates_function(&self, path: &syn::Path, name: &str) -> bool {
         let segments = path.segments.len();
         let qualifier = (segments >= 2).then(|| path.segments[segments - 2].ident.to_string());
@@ -1032,6 +1073,7 @@ impl Requests<'_, '_> {
             gated: None,
             unknown,
             resource,
+            dependency: None,
         });
     }
 

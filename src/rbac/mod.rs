@@ -872,6 +872,15 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                                 (u.location.clone(), u.via.clone(), "is given a `Client`")
                             });
                         }
+                        None if u.unknown == Unknown::Crate => {
+                            entry.anything.get_or_insert_with(|| {
+                                (
+                                    u.location.clone(),
+                                    u.via.clone(),
+                                    "is of a dependency rsop has not read",
+                                )
+                            });
+                        }
                         None if u.unknown == Unknown::Raw => {
                             entry.anything.get_or_insert_with(|| {
                                 (

@@ -643,8 +643,9 @@ fn a_chart_whose_helpers_rsop_cannot_expand_leaves_its_workload_noted() {
 /// its own when the operator calls it. Once cargo has downloaded its
 /// sources (the release and commit Cargo.lock holds, a git crate in its
 /// repository's workspace), its requests are checked at their lines, with
-/// the kind the operator gives a generic one; before, each call is noted
-/// with what to do.
+/// the kind the operator gives a generic one; before, each call that gives
+/// it a `Client` or an `Api` is noted with what to do, and so is an awaited
+/// function of it, which may make a client of its own.
 #[test]
 fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-fetched");
@@ -658,6 +659,7 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
         findings(&run.stdout),
         [
             "error ../cargo-home/git/checkouts/leases-5e0c4a7d2b19f3a6/3f9c2e1/crates/leases/src/lib.rs:24:14: `self.leases.replace` sends `update` on `leases` of `coordination.k8s.io` | add `update` to the verbs of the rule at deploy/keeper.yaml:12:1",
+            "error ../cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/kube-tidy-0.3.1/src/lib.rs:21:14: `nodes.list` sends `list` on `nodes` across the cluster | bind a ClusterRole with the rule `{apiGroups: [\"\"], resources: [\"nodes\"], verbs: [\"list\"]}` to ServiceAccount `keeper` with a ClusterRoleBinding",
             "error ../cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/kube-tidy-0.3.1/src/sweep.rs:8:10: `maps.delete_collection` sends `deletecollection` on `configmaps` | add the rule `{apiGroups: [\"\"], resources: [\"configmaps\"], verbs: [\"deletecollection\"]}` to the Role `keeper` at deploy/keeper.yaml:6:1",
         ],
         "{}",
@@ -665,7 +667,7 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
     );
     assert!(
         run.stdout
-            .contains("`keeper` as Deployment `keeper` (4 requests checked, 0 not checked)"),
+            .contains("`keeper` as Deployment `keeper` (5 requests checked, 0 not checked)"),
         "{}",
         run.stdout
     );
@@ -686,6 +688,11 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
             ),
             format!(
                 "note src/main.rs:12:23: `kube_tidy::sweep::configmaps` of `keeper` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | {fetch}"
+            ),
+            // A function that builds a client of its own, named once
+            // however often the program calls it.
+            format!(
+                "note src/main.rs:13:29: `kube_tidy::nodes` of `keeper` is not checked: it is a function of a dependency that depends on kube | {fetch}"
             ),
         ],
         "{}",

@@ -37,6 +37,10 @@ pub struct BuildConfig {
     /// The name the depending crate's code calls the package by, when it
     /// is read as a dependency: the first segment of its modules' paths.
     pub dependency: Option<String>,
+    /// The registry and git dependencies the package's code names that
+    /// depend on kube and that cargo has not downloaded, by the name code
+    /// calls each by: requests their functions send are not read.
+    pub unread: Vec<String>,
 }
 
 impl BuildConfig {
@@ -66,6 +70,7 @@ impl BuildConfig {
             return Self {
                 features,
                 dependency: None,
+                unread: Vec::new(),
             };
         };
         let mut queue: Vec<String> = requested.to_vec();
@@ -91,6 +96,7 @@ impl BuildConfig {
         Self {
             features,
             dependency: None,
+            unread: Vec::new(),
         }
     }
 

@@ -359,9 +359,18 @@ impl Sources {
             .iter()
             .map(|(_, text, _, _)| text.as_str())
             .collect();
-        for dependency in fetched_dependencies(root, &texts, reading)? {
+        let (fetched, unread) = fetched_dependencies(root, &texts, reading)?;
+        for dependency in fetched {
             if !dependencies.iter().any(|d| d.name == dependency.name) {
                 dependencies.push(dependency);
+            }
+        }
+        if !unread.is_empty() {
+            let mut config = BuildConfig::from_manifest(package.as_ref());
+            config.unread = unread;
+            let config = std::sync::Arc::new(config);
+            for (_, _, _, file_config) in &mut sources {
+                *file_config = Some(config.clone());
             }
         }
         let mut names = Vec::new();
@@ -1512,27 +1521,31 @@ pub enum Reading {
 /// release Cargo.lock holds (a `[patch]` too), each with the features the
 /// package enables on it. A crate cargo has not downloaded yet is left
 /// out: its types then need the build, and its requests are noted.
-fn fetched_dependencies(root: &Path, texts: &[&str], reading: Reading) -> Result<Vec<Dependency>> {
+fn fetched_dependencies(
+    root: &Path,
+    texts: &[&str],
+    reading: Reading,
+) -> Result<(Vec<Dependency>, Vec<String>)> {
     let Some(doc) = manifest(&root.join("Cargo.toml"))? else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let Some(deps) = doc
         .get("dependencies")
         .and_then(toml_edit::Item::as_table_like)
     else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
-    let Some(home) = cargo_home() else {
-        return Ok(Vec::new());
-    };
-    let registry: Vec<PathBuf> = std::fs::read_dir(home.join("registry/src"))
-        .into_iter()
+    let home = cargo_home();
+    let registry: Vec<PathBuf> = home
+        .iter()
+        .filter_map(|home| std::fs::read_dir(home.join("registry/src")).ok())
         .flatten()
         .filter_map(|e| Some(e.ok()?.path()))
         .collect();
     let workspace = workspace_manifest(root)?;
     let mut lock: Option<Option<toml_edit::DocumentMut>> = None;
     let mut out = Vec::new();
+    let mut unread = Vec::new();
     for (key, spec) in deps.iter() {
         let inherited = (spec.get("workspace").and_then(toml_edit::Item::as_bool) == Some(true))
             .then(|| {
@@ -1569,8 +1582,16 @@ fn fetched_dependencies(root: &Path, texts: &[&str], reading: Reading) -> Result
         });
         let Some(dir) = lock
             .as_ref()
-            .and_then(|l| downloaded(l, &package, &registry, &home))
+            .and_then(|l| downloaded(l, &package, &registry, home.as_deref()?))
         else {
+            // Its requests go unread, which is said where the code calls it.
+            if reading == Reading::Requests
+                && lock
+                    .as_ref()
+                    .is_some_and(|l| locked_dependency_on_kube(l, &package))
+            {
+                unread.push(name);
+            }
             continue;
         };
         let depends = |crates: &[&str]| {
@@ -1610,7 +1631,22 @@ fn fetched_dependencies(root: &Path, texts: &[&str], reading: Reading) -> Result
             break;
         }
     }
-    Ok(out)
+    Ok((out, unread))
+}
+
+/// Whether the release of `package` a Cargo.lock holds depends on kube
+/// itself (its `dependencies` list, `"kube"` or `"kube 0.99.0"`).
+fn locked_dependency_on_kube(lock: &toml_edit::DocumentMut, package: &str) -> bool {
+    lock.get("package")
+        .and_then(toml_edit::Item::as_array_of_tables)
+        .into_iter()
+        .flatten()
+        .filter(|p| p.get("name").and_then(toml_edit::Item::as_str) == Some(package))
+        .filter_map(|p| p.get("dependencies").and_then(toml_edit::Item::as_array))
+        .flatten()
+        .filter_map(toml_edit::Value::as_str)
+        .filter_map(|d| d.split(' ').next())
+        .any(|d| matches!(d, "kube" | "kube-client" | "kube-runtime"))
 }
 
 /// The crates whose types rsop knows without reading them: k8s-openapi's
