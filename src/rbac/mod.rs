@@ -264,9 +264,29 @@ fn runs<'p, 'w>(
                 .iter()
                 .any(|i| images::same_or_around(i, name, project_word))
         };
-        let by_name = all
+        let by_words = all.iter().find(|(_, b)| words.contains(&b.name));
+        // The Dockerfiles beside the manifest build what it deploys: when
+        // they run programs none of which is the crate's (`mlflow server`
+        // from a Python image), an image named by a folder of the path
+        // (`../mlflow-operator/mlflow`) runs theirs, not the crate's.
+        let beside: Vec<&images::Dockerfile> = shipped
+            .dockerfiles
             .iter()
-            .find(|(_, b)| words.contains(&b.name))
+            .filter(|d| d.path.parent() == workload.location.file.parent())
+            .collect();
+        let beside_foreign = !beside.is_empty()
+            && beside
+                .iter()
+                .all(|d| !d.runs.is_empty() && d.binary(|b| binary(b).is_some()).is_none())
+            && !image.first().is_some_and(|name| {
+                all.iter()
+                    .any(|(_, b)| images::letters(name) == images::letters(&b.name))
+            });
+        if by_words.is_none() && beside_foreign {
+            tied.foreign.push(container);
+            continue;
+        }
+        let by_name = by_words
             .or_else(|| {
                 image.iter().find_map(|i| {
                     all.iter()
@@ -353,12 +373,7 @@ fn runs<'p, 'w>(
             }
             // A Dockerfile beside the manifest builds what it deploys
             // (`k8s/controller/Dockerfile` for `k8s/controller/deployment.yaml`).
-            let beside: BTreeSet<String> = shipped
-                .dockerfiles
-                .iter()
-                .filter(|d| d.path.parent() == workload.location.file.parent())
-                .filter_map(of)
-                .collect();
+            let beside: BTreeSet<String> = beside.iter().copied().filter_map(of).collect();
             if let [only] = beside.iter().collect::<Vec<_>>().as_slice() {
                 return binary(only);
             }

@@ -7,7 +7,7 @@
 //! service accounts, and the workloads that run a program under an account,
 //! each with the file and line it is at.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -192,9 +192,14 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
     // The files kustomizations patch their resources with: parts of
     // another object, not objects of their own.
     let mut patches: Vec<PathBuf> = Vec::new();
+    let mut rust = Vec::new();
     for entry in searched(root, usize::MAX, SKIPPED) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy();
+        if entry.file_type().is_file() && path.extension().is_some_and(|e| e == "rs") {
+            rust.push(path.to_path_buf());
+            continue;
+        }
         if entry.file_type().is_file() && Dockerfile::named(&name) {
             let shown = path.strip_prefix(root).unwrap_or(path);
             let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -311,6 +316,8 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
     // (Aggregation is resolved once every role is read, at the end.)
     files.retain(|f| !charts.iter().any(|c| f.starts_with(c)));
     files.retain(|f| !patches.contains(&crate::paths::lexical(f)));
+    let rendered = rendered_by_code(&files, &rust);
+    files.retain(|f| !rendered.contains(f));
     let relative = |path: &Path| path.strip_prefix(root).unwrap_or(path).to_path_buf();
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -354,6 +361,60 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
     aggregate(&mut shipped.roles);
     builtin(&mut shipped);
     Ok(shipped)
+}
+
+/// The templates outside a Helm chart (files with `{{ .. }}` actions)
+/// that the crate's code names by their file name or stem in a string
+/// literal (`const ZK_STATEFULSET: &str = "zk-statefulset"` for handlebars,
+/// `include_str!("../templates/job.yaml")`): the operator renders them into
+/// objects it makes, so they deploy nothing of their own.
+fn rendered_by_code(files: &[PathBuf], rust: &[PathBuf]) -> HashSet<PathBuf> {
+    let templates: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| {
+            std::fs::read_to_string(f).is_ok_and(|t| t.contains("{{") && mentions_read_kind(&t))
+        })
+        .collect();
+    if templates.is_empty() {
+        return HashSet::new();
+    }
+    let mut literals = HashSet::new();
+    for file in rust {
+        let Some(tokens) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.parse::<proc_macro2::TokenStream>().ok())
+        else {
+            continue;
+        };
+        string_literals(tokens, &mut literals);
+    }
+    templates
+        .into_iter()
+        .filter(|f| {
+            let name = f.file_name().map(|n| n.to_string_lossy().to_string());
+            let stem = f.file_stem().map(|n| n.to_string_lossy().to_string());
+            literals.iter().any(|l: &String| {
+                let last = l.rsplit('/').next().unwrap_or(l);
+                Some(last) == name.as_deref() || Some(last) == stem.as_deref()
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+/// The values of the string literals among `tokens`.
+fn string_literals(tokens: proc_macro2::TokenStream, out: &mut HashSet<String>) {
+    for tree in tokens {
+        match tree {
+            proc_macro2::TokenTree::Group(g) => string_literals(g.stream(), out),
+            proc_macro2::TokenTree::Literal(l) => {
+                if let Ok(lit) = syn::parse_str::<syn::LitStr>(&l.to_string()) {
+                    out.insert(lit.value());
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Gives each aggregated cluster role the rules of the cluster roles its

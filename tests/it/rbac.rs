@@ -824,3 +824,72 @@ fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
         run.stdout
     );
 }
+
+/// What the operator makes is not what it is deployed as: a handlebars
+/// template its code names (`"worker"` for `templates/worker.yaml`) is
+/// rendered into an object at run time, and an image built by the
+/// Dockerfile beside its manifest, which runs another program
+/// (`python -m server`), is not the crate's even when a folder of its path
+/// is the crate's name.
+#[test]
+fn templates_the_code_renders_and_images_of_other_dockerfiles_run_nothing_of_the_crate() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| write_file(dir.path(), path, text);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"keeper\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\n",
+    );
+    write(
+        "src/main.rs",
+        &(listing_program("ConfigMap").replace(
+            "#[tokio::main]",
+            "/// The template of the worker each object gets.\nconst WORKER: &str = \"worker\";\n\n#[tokio::main]",
+        ) + "\npub fn template() -> &'static str {\n    WORKER\n}\n"),
+    );
+    let deployment = |name: &str, account: &str, image: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      serviceAccountName: {account}\n      containers:\n        - name: {name}\n          image: {image}\n"
+        )
+    };
+    write(
+        "deploy/keeper.yaml",
+        &format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: keeper}}\nrules:\n  - apiGroups: [\"\"]\n    resources: [\"configmaps\"]\n    verbs: [\"list\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: keeper}}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: keeper}}\nsubjects: [{{kind: ServiceAccount, name: keeper}}]\n---\n{}",
+            deployment("keeper", "keeper", "ghcr.io/acme/keeper:v1")
+        ),
+    );
+    write(
+        "templates/worker.yaml",
+        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: {{ name }}-worker\nspec:\n  template:\n    spec:\n      containers:\n        - name: worker\n          image: {{ image }}\n",
+    );
+    write(
+        "dev/server/Dockerfile",
+        "FROM python:3.12-slim\nCOPY server.py .\nENTRYPOINT [\"python\", \"-m\", \"server\"]\n",
+    );
+    write(
+        "dev/server/deployment.yaml",
+        &deployment("server", "default", "registry.local:5000/keeper/server:dev"),
+    );
+    let run = rsop_with_env(dir.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        Vec::<String>::new(),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.lines().last().unwrap(),
+        "rbac: `keeper` as Deployment `keeper` (1 request checked, 0 not checked); 0 errors, 0 warnings"
+    );
+
+    // A template the code does not name is still read (as far as it can
+    // be without its engine).
+    replace_in(&dir.path().join("src/main.rs"), "\"worker\"", "\"runner\"");
+    let run = rsop_with_env(dir.path(), &["rbac"], &[]);
+    assert!(
+        run.stdout.contains("templates/worker.yaml"),
+        "{}",
+        run.stdout
+    );
+}
