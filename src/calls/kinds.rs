@@ -1051,6 +1051,21 @@ pub(super) fn constructed_type(expr: &syn::Expr) -> Option<syn::Type> {
     match expr {
         syn::Expr::Try(t) => constructed_type(&t.expr),
         syn::Expr::Await(a) => constructed_type(&a.base),
+        // `Type::new(..).context(..)?`: the error changes, the value not.
+        syn::Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "context"
+                    | "with_context"
+                    | "map_err"
+                    | "wrap_err"
+                    | "wrap_err_with"
+                    | "unwrap"
+                    | "expect"
+            ) =>
+        {
+            constructed_type(&m.receiver)
+        }
         syn::Expr::Struct(s) => Some(syn::Type::Path(syn::TypePath {
             qself: None,
             path: s.path.clone(),

@@ -117,9 +117,9 @@ pub enum Unknown {
     /// path).get(..))`): its resource and verb are in a path rsop does not
     /// read.
     Raw,
-    /// The requests of a function of a dependency that depends on kube
-    /// and that cargo has not downloaded, made with a client the function
-    /// builds or holds itself.
+    /// The requests of an awaited function or method of a dependency that
+    /// depends on kube and that cargo has not downloaded: it may send any,
+    /// with a client it is given, holds or makes.
     Crate,
 }
 
@@ -140,7 +140,7 @@ impl Unknown {
                 "it sends a request the code builds by hand, whose resource and verb rsop does not read"
             }
             Unknown::Crate => {
-                "it is a function of a dependency that depends on kube, which cargo has not downloaded for rsop to read, and it may send requests with a client of its own"
+                "it is a function of a dependency that depends on kube and that cargo has not downloaded for rsop to read"
             }
         }
     }

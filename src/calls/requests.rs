@@ -95,10 +95,21 @@ const KNOWN_CLIENT_TAKERS: &[&str] = &[
     "LeaseManager",
     "LeaseManagerBuilder",
     "LeaseLock",
+    // Wrappers that hold the client for code rsop reads where it takes
+    // it out again: std's, and web frameworks' shared state (actix-web's
+    // `Data`, axum's `Extension` and `State`).
     "Arc",
+    "Rc",
     "Box",
+    "Mutex",
+    "RwLock",
+    "RefCell",
+    "Cell",
     "Some",
     "Ok",
+    "Data",
+    "Extension",
+    "State",
     "Context",
     "Manager",
     "Sharder",
@@ -342,31 +353,57 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         }
         syn::visit::visit_expr_struct(self, e);
     }
-    /// An awaited function of a dependency rsop has not read may send
-    /// requests with a client of its own (a framework's
-    /// `initialize_operator(..).await`): noted, so that the requests it
-    /// makes are not left out in silence.
+    /// An awaited function or method of a dependency rsop has not read
+    /// may send requests with a client of its own (a framework's
+    /// `initialize_operator(..).await`, or `client.apply_patch(..).await`
+    /// on its client type): noted, so that the requests it makes are not
+    /// left out in silence.
     fn visit_expr_await(&mut self, e: &'ast syn::ExprAwait) {
-        if let syn::Expr::Call(call) = &*e.base
-            && let syn::Expr::Path(p) = &*call.func
-            && let Some(last) = p.path.segments.last()
-            && let Some(krate) = self.unread_crate(&p.path)
-            && !self.crates_function(&p.path, &last.ident.to_string())
-            // One given a `Client` or an `Api` is noted for it already.
-            && !call
-                .args
-                .iter()
-                .any(|a| self.is_client(a) || self.cx.kind_of(a, self.scope).is_some())
-        {
-            let dependency = Some(krate.to_string());
+        let unread = match &*e.base {
+            syn::Expr::Call(call) => match &*call.func {
+                syn::Expr::Path(p)
+                    if !self.crates_function(
+                        &p.path,
+                        &p.path
+                            .segments
+                            .last()
+                            .map(|s| s.ident.to_string())
+                            .unwrap_or_default(),
+                    ) && !self.gives_away(&call.args) =>
+                {
+                    self.unread_crate(&p.path).map(|krate| {
+                        (
+                            krate.to_string(),
+                            path_text(&p.path),
+                            p.path.segments.last().map(|s| s.ident.span()),
+                        )
+                    })
+                }
+                _ => None,
+            },
+            // A method is noted given a `Client` too: no other note names
+            // a method of another crate's type.
+            syn::Expr::MethodCall(m) => match self.cx.type_of(&m.receiver, self.scope) {
+                Some(syn::Type::Path(t)) => self.unread_crate(&t.path).map(|krate| {
+                    (
+                        krate.to_string(),
+                        format!("{}.{}", receiver_text(&m.receiver), m.method),
+                        Some(m.method.span()),
+                    )
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((krate, via, Some(span))) = unread {
             self.analysis.unchecked.push(Unchecked {
-                location: self.cx.location(&last.ident),
+                location: self.cx.location(&span),
                 function: self.cx.function.clone(),
-                via: path_text(&p.path),
+                via,
                 gated: None,
                 unknown: Unknown::Crate,
                 resource: None,
-                dependency,
+                dependency: Some(krate),
             });
         }
         syn::visit::visit_expr_await(self, e);
@@ -672,8 +709,15 @@ impl Requests<'_, '_> {
     /// functions: one of the name, through a type the crate implements it
     /// for when the path names a type (`MutatingWebhook::new` of another
     /// crate is not the crate's `Widget::new`).
-    /// The dependency rsop has not read that `path` names a function of,
-    /// directly or through a `use`.
+    /// Whether a call gives away a `Client` or an `Api`, which is noted
+    /// for that already.
+    fn gives_away(&self, args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>) -> bool {
+        args.iter()
+            .any(|a| self.is_client(a) || self.cx.kind_of(a, self.scope).is_some())
+    }
+
+    /// The dependency rsop has not read that `path` names a function or
+    /// type of, directly or through a `use`.
     fn unread_crate(&self, path: &syn::Path) -> Option<&str> {
         let first = path.segments.first()?.ident.to_string();
         let krate = match self.cx.imports.get(&first) {

@@ -1379,7 +1379,10 @@ use kube_coordinate::{LeaderElector, Config};
 async fn run(client: Client) {
     let elector = LeaderElector::spawn(Config::new(NAME), client.clone());
     let pods: Api<Pod> = Api::default_namespaced(client.clone());
-    let shared = Arc::new(client);
+    let shared = Arc::new(client.clone());
+    // Wrappers hold it for the code that takes it out again.
+    let local = Rc::new(RefCell::new(client.clone()));
+    let state = web::Data::new(client);
 }
 ";
     let (calls, unchecked) = table(&[("src/run.rs", code)]);

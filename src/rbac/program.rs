@@ -218,15 +218,11 @@ impl Package {
                 None => made(&c.location.file, &c.function, c.location.line),
             })
             .collect();
-        // A dependency rsop has not read is named once, where the program
-        // first calls it.
-        let mut unread = HashSet::new();
         let unchecked = self
             .analysis
             .unchecked
             .iter()
             .filter(|u| made(&u.location.file, &u.function, u.location.line))
-            .filter(|u| u.dependency.as_ref().is_none_or(|d| unread.insert(d)))
             .collect();
         (calls, unchecked)
     }

@@ -644,8 +644,9 @@ fn a_chart_whose_helpers_rsop_cannot_expand_leaves_its_workload_noted() {
 /// sources (the release and commit Cargo.lock holds, a git crate in its
 /// repository's workspace), its requests are checked at their lines, with
 /// the kind the operator gives a generic one; before, each call that gives
-/// it a `Client` or an `Api` is noted with what to do, and so is an awaited
-/// function of it, which may make a client of its own.
+/// it a `Client` or an `Api` is noted with what to do, and so is each
+/// awaited function of it (which may make a client of its own) and method
+/// of a value of its types (`Cleaner::new(..).context(..)?`).
 #[test]
 fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-fetched");
@@ -660,6 +661,7 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
         [
             "error ../cargo-home/git/checkouts/leases-5e0c4a7d2b19f3a6/3f9c2e1/crates/leases/src/lib.rs:24:14: `self.leases.replace` sends `update` on `leases` of `coordination.k8s.io` | add `update` to the verbs of the rule at deploy/keeper.yaml:12:1",
             "error ../cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/kube-tidy-0.3.1/src/lib.rs:21:14: `nodes.list` sends `list` on `nodes` across the cluster | bind a ClusterRole with the rule `{apiGroups: [\"\"], resources: [\"nodes\"], verbs: [\"list\"]}` to ServiceAccount `keeper` with a ClusterRoleBinding",
+            "error ../cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/kube-tidy-0.3.1/src/lib.rs:36:18: `services.delete` sends `delete` on `services` | add the rule `{apiGroups: [\"\"], resources: [\"services\"], verbs: [\"delete\"]}` to the Role `keeper` at deploy/keeper.yaml:6:1",
             "error ../cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/kube-tidy-0.3.1/src/sweep.rs:8:10: `maps.delete_collection` sends `deletecollection` on `configmaps` | add the rule `{apiGroups: [\"\"], resources: [\"configmaps\"], verbs: [\"deletecollection\"]}` to the Role `keeper` at deploy/keeper.yaml:6:1",
         ],
         "{}",
@@ -667,7 +669,7 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
     );
     assert!(
         run.stdout
-            .contains("`keeper` as Deployment `keeper` (5 requests checked, 0 not checked)"),
+            .contains("`keeper` as Deployment `keeper` (6 requests checked, 0 not checked)"),
         "{}",
         run.stdout
     );
@@ -681,18 +683,23 @@ fn a_dependency_cargo_has_downloaded_is_read_for_its_requests() {
         findings(&run.stdout),
         [
             format!(
-                "note src/main.rs:8:28: `Elector::new` of `keeper` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | {fetch}"
+                "note src/main.rs:9:28: `Elector::new` of `keeper` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | {fetch}"
             ),
             format!(
-                "note src/main.rs:11:16: `kube_tidy::prune` of `keeper` is not checked: it is a function of another crate given an `Api`, and rsop has not read that crate | {fetch}"
+                "note src/main.rs:12:16: `kube_tidy::prune` of `keeper` is not checked: it is a function of another crate given an `Api`, and rsop has not read that crate | {fetch}"
             ),
             format!(
-                "note src/main.rs:12:23: `kube_tidy::sweep::configmaps` of `keeper` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | {fetch}"
+                "note src/main.rs:14:13: `cleaner.run` of `keeper` is not checked: it is a function of a dependency that depends on kube and that cargo has not downloaded for rsop to read | {fetch}"
             ),
-            // A function that builds a client of its own, named once
-            // however often the program calls it.
             format!(
-                "note src/main.rs:13:29: `kube_tidy::nodes` of `keeper` is not checked: it is a function of a dependency that depends on kube | {fetch}"
+                "note src/main.rs:15:23: `kube_tidy::sweep::configmaps` of `keeper` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | {fetch}"
+            ),
+            // A function that makes a client of its own, at each call.
+            format!(
+                "note src/main.rs:16:29: `kube_tidy::nodes` of `keeper` is not checked: it is a function of a dependency that depends on kube and that cargo has not downloaded for rsop to read | {fetch}"
+            ),
+            format!(
+                "note src/main.rs:18:32: `kube_tidy::nodes` of `keeper` is not checked: it is a function of a dependency that depends on kube and that cargo has not downloaded for rsop to read | {fetch}"
             ),
         ],
         "{}",

@@ -1586,6 +1586,7 @@ fn fetched_dependencies(
         else {
             // Its requests go unread, which is said where the code calls it.
             if reading == Reading::Requests
+                && !MODELLED_REQUESTS.contains(&package.as_str())
                 && lock
                     .as_ref()
                     .is_some_and(|l| locked_dependency_on_kube(l, &package))
@@ -1633,6 +1634,10 @@ fn fetched_dependencies(
     }
     Ok((out, unread))
 }
+
+/// The crates whose requests rsop knows without reading them: the leader
+/// electors' Lease requests, and rsop-runtime's manager.
+const MODELLED_REQUESTS: &[&str] = &["kube-leader-election", "kube-lease-manager", "rsop-runtime"];
 
 /// Whether the release of `package` a Cargo.lock holds depends on kube
 /// itself (its `dependencies` list, `"kube"` or `"kube 0.99.0"`).
