@@ -13,7 +13,7 @@ use super::requests::visit_if;
 use super::syntax::{
     bool_literal, flag_condition, macro_exprs, strip_wrappers, type_name, type_parameter,
 };
-use super::{Analysis, Call};
+use super::{Analysis, Call, Unchecked, Unknown};
 use crate::manifests::diagnostics::Location;
 
 /// The second walk: each call of a generic function whose requests wait
@@ -253,8 +253,37 @@ impl Instantiations<'_, '_> {
             });
             return;
         }
-        if let Some(target) = self.cx.target(ty) {
-            self.emit(d, &target, cluster, callee, site);
+        match self.cx.target(ty) {
+            Some(target) => self.emit(d, &target, cluster, callee, site),
+            None => self.unreadable_kind(ty, callee, site),
+        }
+    }
+
+    /// A generic function given a kind rsop cannot read (a type a build
+    /// script generates into `OUT_DIR`) is noted at the call that gives
+    /// it, once.
+    fn unreadable_kind(&mut self, ty: &syn::Type, callee: &str, site: &Location) {
+        let parameter = type_parameter(ty).is_some_and(|p| {
+            self.cx.generics.iter().any(|g| p == g) || self.cx.impl_generics.iter().any(|g| p == g)
+        });
+        if parameter || matches!(ty, syn::Type::Infer(_)) {
+            return;
+        }
+        let noted = self
+            .analysis
+            .unchecked
+            .iter()
+            .any(|u| u.location == *site && u.via == callee);
+        if !noted {
+            self.analysis.unchecked.push(Unchecked {
+                location: site.clone(),
+                function: self.cx.function.clone(),
+                via: callee.to_string(),
+                gated: None,
+                unknown: Unknown::Type,
+                resource: None,
+                dependency: None,
+            });
         }
     }
 
@@ -292,10 +321,13 @@ impl Instantiations<'_, '_> {
             if *owner != name {
                 continue;
             }
-            let Some(target) = args.get(*position).and_then(|k| self.cx.target(k)) else {
+            let Some(kind) = args.get(*position) else {
                 continue;
             };
-            self.emit(d, &target, None, callee, &site);
+            match self.cx.target(kind) {
+                Some(target) => self.emit(d, &target, None, callee, &site),
+                None => self.unreadable_kind(kind, callee, &site),
+            }
         }
     }
 
@@ -456,10 +488,11 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
             .owners_of_method(&callee, &call.receiver, self.scope);
         let owners = owners.as_deref();
         self.instantiate(&callee, owners, None, &call.args, &call.method);
+        // A method call calls a method, never a free function of its name.
         self.instantiate_values(
             &callee,
             owners,
-            None,
+            Some(true),
             TypeArgs {
                 turbofish: call.turbofish.as_ref(),
                 on_type: None,

@@ -223,7 +223,15 @@ pub(super) fn best_kind<'k>(
     from: Option<&Path>,
 ) -> Option<&'k OwnKind> {
     let name = path.last()?;
-    let candidates: Vec<&OwnKind> = own.iter().filter(|k| k.type_name() == name).collect();
+    let mut candidates: Vec<&OwnKind> = own.iter().filter(|k| k.type_name() == name).collect();
+    // A kind known by its name alone (a CRD's) is named in Rust's casing
+    // by the type generated for it: kopium's `TlsStore` for `TLSStore`.
+    if candidates.is_empty() {
+        candidates = own
+            .iter()
+            .filter(|k| k.declared_in.is_none() && k.kind.eq_ignore_ascii_case(name))
+            .collect();
+    }
     let same = |a: &OwnKind, b: &OwnKind| {
         a.group == b.group && a.plural == b.plural && a.namespaced == b.namespaced
     };
@@ -393,23 +401,26 @@ pub(super) fn kubernetes_kind(kind: &str) -> Option<Target> {
 /// (`k8s_openapi::api::apps::v1::Deployment`).
 pub(super) fn k8s_target(path: &[String]) -> Option<Target> {
     let kind = path.last()?;
-    if let Some(target) = kubernetes_kind(kind) {
-        return Some(target);
-    }
     let module = match path {
         [_, api, module, ..] if api == "api" => module.as_str(),
         [_, ext, ..] if ext == "apiextensions_apiserver" => "apiextensions",
         [_, agg, ..] if agg == "kube_aggregator" => "apiregistration",
-        _ => return None,
+        _ => return kubernetes_kind(kind),
     };
     let group = match module {
         "core" => String::new(),
-        "apps" | "batch" | "autoscaling" | "policy" => module.to_string(),
+        // The groups of before `.k8s.io`: `extensions/v1beta1`'s Ingress
+        // of old releases is served there, not in `networking.k8s.io`.
+        "apps" | "batch" | "autoscaling" | "policy" | "extensions" => module.to_string(),
         "rbac" => "rbac.authorization.k8s.io".to_string(),
         "flowcontrol" => "flowcontrol.apiserver.k8s.io".to_string(),
         "apiserverinternal" => "internal.apiserver.k8s.io".to_string(),
         other => format!("{other}.k8s.io"),
     };
+    // The module names the group; the kind its plural and scope.
+    if let Some(known) = kubernetes_kind(kind) {
+        return Some(Target { group, ..known });
+    }
     Some(Target {
         group,
         plural: names::to_plural(&kind.to_ascii_lowercase()),

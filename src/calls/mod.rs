@@ -105,6 +105,10 @@ pub struct Unchecked {
 pub enum Unknown {
     /// The kind of its `Api`.
     Kind,
+    /// The kind of the type it names, which neither the sources rsop
+    /// reads nor a CRD file of the repository declare (one generated at
+    /// build time from a CRD elsewhere).
+    Type,
     /// The request an `Api` method rsop does not know sends.
     Method,
     /// The subresource, computed where `get_subresource(..)` names it.
@@ -128,6 +132,9 @@ impl Unknown {
     pub fn clause(self) -> &'static str {
         match self {
             Unknown::Kind => "the code does not show the kind of its `Api`",
+            Unknown::Type => {
+                "neither the sources nor a CRD file of the repository declare the kind of the type it names"
+            }
             Unknown::Method => "rsop does not know the request this `Api` method sends",
             Unknown::Subresource => "the code computes the subresource it names",
             Unknown::Function => {
@@ -148,6 +155,9 @@ impl Unknown {
     /// How to make it checked.
     pub fn help(self) -> &'static str {
         match self {
+            Unknown::Type => {
+                "add the kind's CRD to the repository (the one a build script generates the type from), or declare the kind with `#[kube(..)]`"
+            }
             Unknown::Kind => {
                 "write the kind where the `Api` is made (`Api::<K>::namespaced(..)`) or in its type"
             }

@@ -992,7 +992,12 @@ impl Requests<'_, '_> {
             ApiKind::Inferred(_) => (None, None),
         };
         let Some(target) = target else {
-            self.unchecked(at, via, Unknown::Kind, None);
+            // A kind written as a type rsop cannot read, or one rustc infers.
+            let unknown = match kind {
+                ApiKind::Known(..) => Unknown::Type,
+                _ => Unknown::Kind,
+            };
+            self.unchecked(at, via, unknown, None);
             return;
         };
         for verb in verbs {

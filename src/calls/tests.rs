@@ -2341,3 +2341,86 @@ async fn make(client: Client, owner: &Ingress) {
         .collect();
     assert_eq!(creates, [(14, true), (20, false)]);
 }
+
+/// A generic function given a kind whose type rsop cannot read (one a
+/// build script generates into `OUT_DIR`) is noted at the call that gives
+/// it, though other callers give it kinds rsop reads.
+#[test]
+fn a_generic_function_given_a_kind_rsop_cannot_read_is_noted_at_that_call() {
+    let code = r"
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, Patch, PatchParams};
+use crate::generated::Certificate;
+
+pub async fn apply<T>(api: &Api<T>, name: &str, resource: &T) {
+    api.patch(name, &PatchParams::apply(M), &Patch::Apply(resource)).await;
+}
+
+async fn run(client: Client, ns: Namespace, cert: Certificate) {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    apply(&namespaces, NAME, &ns).await;
+    let certificates: Api<Certificate> = Api::namespaced(client, NS);
+    apply(&certificates, NAME, &cert).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(
+        calls,
+        ["7 create core/namespaces", "7 patch core/namespaces"],
+    );
+    assert_eq!(unchecked, ["14 apply"]);
+}
+
+/// A k8s-openapi type's group is its module's: old releases serve
+/// `Ingress` in `extensions` too, and `events::v1::Event` is not the core
+/// group's `Event`.
+#[test]
+fn a_kubernetes_kind_is_requested_in_the_group_its_module_names() {
+    let code = r"
+use k8s_openapi::api::extensions::v1beta1::Ingress;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::api::networking::v1::Ingress as NetworkingIngress;
+
+async fn run(client: Client) {
+    let old: Api<Ingress> = Api::all(client.clone());
+    old.list(&Default::default()).await;
+    let events: Api<Event> = Api::all(client.clone());
+    events.list(&Default::default()).await;
+    let new: Api<NetworkingIngress> = Api::all(client);
+    new.list(&Default::default()).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(
+        calls,
+        [
+            "8 list extensions/ingresses",
+            "10 list events.k8s.io/events",
+            "12 list networking.k8s.io/ingresses",
+        ]
+    );
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
+
+/// `obj.reconcile(ctx)`, a method call, calls a method of that name (a
+/// trait's), never the crate's free generic `reconcile<T>`, whose
+/// parameters its arguments do not fill.
+#[test]
+fn a_method_call_does_not_instantiate_a_free_generic_function_of_its_name() {
+    let code = r"
+use kube::{Api, Client};
+
+pub async fn reconcile<T>(obj: Arc<T>, ctx: Arc<Context>) {
+    let api = Api::<T>::all(ctx.client.clone());
+    api.get(NAME).await;
+}
+
+async fn cleanup(obj: Arc<Widget>, ctx: Arc<Context>) {
+    obj.reconcile(ctx.clone()).await;
+    reconcile(obj, ctx).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(calls, ["6 get example.com/widgets"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}

@@ -81,7 +81,7 @@ impl Report {
 /// Checks the project under `root`; `helm` renders its charts.
 pub fn check_project(root: &Path, helm: Option<&Path>) -> Result<Report> {
     let shipped = shipped::find(root, helm)?;
-    let packages = program::packages(root)?;
+    let packages = program::packages(root, &shipped.crd_kinds)?;
     let mut report = check(&packages, &shipped);
     report.notes = shipped.notes;
     for (lock, version) in old_kube(root, &packages) {

@@ -52,7 +52,7 @@ pub struct Binary {
 /// in a folder of its own (`ctrl/`, `operator/`) beside its charts and
 /// Dockerfile, those of the folders nearest the root that hold one (as deep
 /// as `components/operators/widget/code/`).
-pub fn packages(root: &Path) -> Result<Vec<Package>> {
+pub fn packages(root: &Path, crd_kinds: &[calls::OwnKind]) -> Result<Vec<Package>> {
     let mut roots: Vec<PathBuf> = Vec::new();
     if root.join("Cargo.toml").is_file() {
         roots.push(PathBuf::new());
@@ -77,14 +77,15 @@ pub fn packages(root: &Path) -> Result<Vec<Package>> {
     }
     let mut packages = Vec::new();
     for crate_root in roots {
-        packages.extend(packages_at(root, &crate_root)?);
+        packages.extend(packages_at(root, &crate_root, crd_kinds)?);
     }
     Ok(packages)
 }
 
 /// The packages of the Cargo project in `at` (relative to `root`): its
-/// package and its workspace's members.
-fn packages_at(root: &Path, at: &Path) -> Result<Vec<Package>> {
+/// package and its workspace's members; `crd_kinds` are the kinds of the
+/// repository's CRD files.
+fn packages_at(root: &Path, at: &Path, crd_kinds: &[calls::OwnKind]) -> Result<Vec<Package>> {
     let mut dirs = Vec::new();
     let manifest: Option<toml_edit::DocumentMut> =
         std::fs::read_to_string(root.join(at).join("Cargo.toml"))
@@ -110,7 +111,7 @@ fn packages_at(root: &Path, at: &Path) -> Result<Vec<Package>> {
     dirs.dedup();
     let mut packages = Vec::new();
     for dir in dirs {
-        if let Some(package) = package(root, &dir)? {
+        if let Some(package) = package(root, &dir, crd_kinds)? {
             packages.push(package);
         }
     }
@@ -118,7 +119,7 @@ fn packages_at(root: &Path, at: &Path) -> Result<Vec<Package>> {
 }
 
 /// The package in `dir` (relative to `root`), if it builds a binary.
-fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
+fn package(root: &Path, dir: &Path, crd_kinds: &[calls::OwnKind]) -> Result<Option<Package>> {
     let at = root.join(dir);
     let (targets, library) = source::targets(&at)?;
     if targets.is_empty() {
@@ -137,7 +138,10 @@ fn package(root: &Path, dir: &Path) -> Result<Option<Package>> {
         .iter()
         .map(|(p, t, c)| (p.as_path(), *t, *c))
         .collect();
-    let analysis = calls::analyze_when(&with_config, &[], || Some(Vec::new())).unwrap_or_default();
+    // The kinds of the repository's CRD files stand for types rsop cannot
+    // read; the kinds the sources declare refine them.
+    let analysis =
+        calls::analyze_when(&with_config, &[], || Some(crd_kinds.to_vec())).unwrap_or_default();
     let refs: Vec<(&Path, &str)> = files.iter().map(|(p, t, _)| (p.as_path(), *t)).collect();
     let crates = files
         .iter()

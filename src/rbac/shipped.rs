@@ -96,6 +96,10 @@ pub struct Shipped {
     pub notes: Vec<String>,
     /// The CRDs it ships: group and plural.
     pub crds: Vec<(String, String)>,
+    /// The kinds those CRDs declare, for code that names a kind whose
+    /// type rsop cannot read (kopium's, generated into `OUT_DIR` by a
+    /// build script from these files).
+    pub crd_kinds: Vec<crate::calls::OwnKind>,
     /// The Dockerfiles the repository builds its images from.
     pub dockerfiles: Vec<Dockerfile>,
     /// The text of its build files (Makefile, CI workflows), which tag
@@ -836,6 +840,16 @@ fn read_object(
                 str_at(value, &["spec", "names", "plural"]),
             ) {
                 shipped.crds.push((restore(group), restore(plural)));
+                if let Some(kind) = str_at(value, &["spec", "names", "kind"]) {
+                    shipped.crd_kinds.push(crate::calls::OwnKind {
+                        kind: restore(kind),
+                        group: restore(group),
+                        plural: restore(plural),
+                        namespaced: str_at(value, &["spec", "scope"]) != Some("Cluster"),
+                        root: None,
+                        declared_in: None,
+                    });
+                }
             }
         }
         "RoleBinding" | "ClusterRoleBinding" => {

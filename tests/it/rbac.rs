@@ -900,3 +900,71 @@ fn templates_the_code_renders_and_images_of_other_dockerfiles_run_nothing_of_the
         run.stdout
     );
 }
+
+/// Types a build script generates into `OUT_DIR` (kopium's, from CRD
+/// files) take their kind from the repository's CRD that declares it, in
+/// Rust's casing (`TlsStore` for `TLSStore`), through a generic helper
+/// too; a type no source and no CRD declares is noted where it is given.
+#[test]
+fn a_kind_generated_at_build_time_is_read_from_the_crd_file_it_is_generated_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| write_file(dir.path(), path, text);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"edge\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\n\n[build-dependencies]\nkopium = \"0.23\"\n",
+    );
+    write(
+        "src/main.rs",
+        r#"mod generated {
+    pub mod tls_store {
+        include!(concat!(env!("OUT_DIR"), "/tls_store.rs"));
+    }
+    pub mod tunnel {
+        include!(concat!(env!("OUT_DIR"), "/tunnel.rs"));
+    }
+}
+
+use generated::tls_store::TlsStore;
+use generated::tunnel::Tunnel;
+use kube::api::{Api, ListParams};
+use kube::Client;
+
+/// Lists the objects of any kind.
+async fn count<K>(api: &Api<K>) -> usize
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.list(&ListParams::default()).await.map_or(0, |l| l.items.len())
+}
+
+#[tokio::main]
+async fn main() {
+    let client = Client::try_default().await.unwrap();
+    let stores: Api<TlsStore> = Api::default_namespaced(client.clone());
+    stores.get("default").await.unwrap();
+    count(&stores).await;
+    let tunnels: Api<Tunnel> = Api::default_namespaced(client);
+    count(&tunnels).await;
+}
+"#,
+    );
+    write(
+        "crds/tlsstore.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: tlsstores.traefik.io}\nspec:\n  group: traefik.io\n  names: {kind: TLSStore, plural: tlsstores, singular: tlsstore}\n  scope: Namespaced\n  versions: [{name: v1alpha1, served: true, storage: true}]\n",
+    );
+    write(
+        "deploy/edge.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: edge}\nrules:\n  - apiGroups: [\"traefik.io\"]\n    resources: [\"tlsstores\"]\n    verbs: [\"get\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: edge}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: edge}\nsubjects: [{kind: ServiceAccount, name: edge}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: edge}\nspec:\n  template:\n    spec:\n      serviceAccountName: edge\n      containers:\n        - name: edge\n          image: ghcr.io/acme/edge:v1\n",
+    );
+    let run = rsop_with_env(dir.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        findings(&run.stdout),
+        [
+            "error src/main.rs:20:9: `api.list (from `count` at src/main.rs:28)` sends `list` on `tlsstores` of `traefik.io` | add `list` to the verbs of the rule at deploy/edge.yaml:5:1",
+            "note src/main.rs:30:5: `count` of `edge` is not checked: neither the sources nor a CRD file of the repository declare the kind of the type it names | add the kind's CRD to the repository (the one a build script generates the type from), or declare the kind with `#[kube(..)]`",
+        ],
+        "{}",
+        run.stdout
+    );
+}
