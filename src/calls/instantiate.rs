@@ -269,6 +269,11 @@ impl Instantiations<'_, '_> {
         if parameter || matches!(ty, syn::Type::Infer(_)) {
             return;
         }
+        let unknown = if self.cx.names_unread_type(ty) {
+            Unknown::Type
+        } else {
+            Unknown::Kind
+        };
         let noted = self
             .analysis
             .unchecked
@@ -280,7 +285,7 @@ impl Instantiations<'_, '_> {
                 function: self.cx.function.clone(),
                 via: callee.to_string(),
                 gated: None,
-                unknown: Unknown::Type,
+                unknown,
                 resource: None,
                 dependency: None,
             });

@@ -14,7 +14,7 @@ use super::literals::{Known, Literal, literal_parts, string_value};
 use super::reach::{Callee, Index, Owner, from_root, is_self, uses_runtime};
 use super::syntax::{
     api_constructor, api_constructor_call, api_type, is_ident, macro_exprs, strip_wrappers,
-    turbofish, type_name, variable,
+    turbofish, type_name, type_parameter, variable,
 };
 use crate::manifests::derive::schema::generic_args;
 use crate::manifests::diagnostics::Location;
@@ -1600,6 +1600,35 @@ impl<'a> Typing<'a> {
 
     /// Whether a kind is one of the crate's own: its object is the one a
     /// controller reconciles, which exists when the code writes it.
+    /// Whether `ty` names a kind by a type of its own that rsop does not
+    /// read (not a type parameter, nor kube's dynamic objects, whose kind
+    /// is a value).
+    pub(super) fn names_unread_type(&self, ty: &syn::Type) -> bool {
+        let syn::Type::Path(p) = ty else {
+            return false;
+        };
+        let Some(last) = p.path.segments.last() else {
+            return false;
+        };
+        let parameter = type_parameter(ty).is_some_and(|t| {
+            self.generics
+                .iter()
+                .chain(&self.impl_generics)
+                .any(|g| t == g)
+                || self.in_trait.as_ref().is_some_and(|name| {
+                    self.index
+                        .trait_generics
+                        .get(name)
+                        .is_some_and(|g| g.iter().any(|g| t == g))
+                })
+        });
+        !parameter
+            && !matches!(
+                last.ident.to_string().as_str(),
+                "DynamicObject" | "Object" | "Self"
+            )
+    }
+
     pub(super) fn is_own(&self, group: &str, plural: &str) -> bool {
         self.own
             .iter()

@@ -994,7 +994,7 @@ impl Requests<'_, '_> {
         let Some(target) = target else {
             // A kind written as a type rsop cannot read, or one rustc infers.
             let unknown = match kind {
-                ApiKind::Known(..) => Unknown::Type,
+                ApiKind::Known(ty, _) if self.cx.names_unread_type(ty) => Unknown::Type,
                 _ => Unknown::Kind,
             };
             self.unchecked(at, via, unknown, None);

@@ -417,6 +417,20 @@ fn owned_path(image: &str) -> String {
     names.join("/")
 }
 
+/// A request of a program, as far as whether another program sends it too
+/// goes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Sent {
+    /// Checked: its group, resource and verb.
+    Checked(String, String, &'static str),
+    /// Not checked: where it is made.
+    Noted(Location),
+}
+
+fn sent(call: &Call) -> Sent {
+    Sent::Checked(call.group.clone(), call.resource.clone(), call.verb)
+}
+
 /// The resources whose objects grant: a program that writes them may grant
 /// only what it holds.
 const GRANTS: &[&str] = &[
@@ -693,6 +707,8 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
     let mut unresolved: Vec<String> = Vec::new();
     // The binaries workloads run, with the modes they choose.
     let mut ran: BTreeMap<(PathBuf, String), BTreeSet<String>> = BTreeMap::new();
+    // Per binary: what the programs the workloads run of it send.
+    let mut checked_requests: BTreeMap<(PathBuf, String), BTreeSet<Sent>> = BTreeMap::new();
     let mut checked_roles: Vec<&Role> = Vec::new();
     let mut tied_accounts: HashSet<&str> = HashSet::new();
     // Containers of other projects' images in workloads given a role, and
@@ -776,6 +792,16 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 .or_default()
                 .extend(run.modes.iter().cloned());
             let (calls, unchecked) = run.package.requests(run.binary, Some(&run.words));
+            let known = checked_requests
+                .entry((run.package.dir.clone(), run.binary.name.clone()))
+                .or_default();
+            known.extend(calls.iter().map(|c| sent(c)));
+            known.extend(
+                unchecked
+                    .iter()
+                    .map(|u| u.location.clone())
+                    .map(Sent::Noted),
+            );
             report.checked.push(Checked {
                 program: run.name(),
                 workload: format!("{} `{}`", workload.kind, workload.name),
@@ -940,20 +966,53 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
         let mut unrun: Vec<Call> = Vec::new();
         for package in packages {
             for binary in &package.binaries {
-                match ran.get(&(package.dir.clone(), binary.name.clone())) {
-                    None => unrun.extend(package.requests(binary, None).0.into_iter().cloned()),
-                    Some(chosen) => {
-                        for mode in binary.modes.iter().filter(|m| !chosen.contains(*m)) {
-                            let words = Words::new([mode]);
-                            unrun.extend(
-                                package
-                                    .requests(binary, Some(&words))
-                                    .0
-                                    .into_iter()
-                                    .cloned(),
-                            );
-                        }
+                let programs: Vec<(String, Option<Words>)> =
+                    match ran.get(&(package.dir.clone(), binary.name.clone())) {
+                        None => vec![(format!("`{}`", binary.name), None)],
+                        Some(chosen) => binary
+                            .modes
+                            .iter()
+                            .filter(|m| !chosen.contains(*m))
+                            .map(|mode| {
+                                (
+                                    format!("`{} {mode}`", binary.name),
+                                    Some(Words::new([mode])),
+                                )
+                            })
+                            .collect(),
+                    };
+                let known = checked_requests.get(&(package.dir.clone(), binary.name.clone()));
+                for (name, words) in programs {
+                    let (calls, unchecked) = package.requests(binary, words.as_ref());
+                    // A mode no workload runs that sends what the modes run
+                    // send says nothing new.
+                    let sent = calls
+                        .iter()
+                        .map(|c| sent(c))
+                        .chain(unchecked.iter().map(|u| Sent::Noted(u.location.clone())))
+                        .filter(|s| known.is_none_or(|k| !k.contains(s)))
+                        .collect::<BTreeSet<_>>()
+                        .len();
+                    // What it sends under the account of the Job or Pod
+                    // that runs it is checked against no role: said, not
+                    // left out in silence.
+                    if sent > 0 && !binary.name.starts_with("kubectl-") {
+                        findings.insert(Finding {
+                            severity: Severity::Note,
+                            location: Some(Location::new(&binary.root, 1, 1)),
+                            message: format!(
+                                "{name} makes {sent} request{} that {} not checked: no workload rsop read runs it, and a program of the project creates Jobs or Pods, which may run it under an account rsop does not see",
+                                if sent == 1 { "" } else { "s" },
+                                if sent == 1 { "is" } else { "are" },
+                            ),
+                            help: Some(
+                                "ship the workload that runs it (with its ServiceAccount), or check its requests against the account it runs under by hand"
+                                    .into(),
+                            ),
+                            rule: "unrun-program",
+                        });
                     }
+                    unrun.extend(calls.into_iter().cloned());
                 }
             }
         }

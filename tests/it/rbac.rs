@@ -473,6 +473,10 @@ fn a_crate_in_a_folder_and_a_kustomize_image_rename_are_followed() {
     );
 }
 
+/// The note on the program of `tests/fixtures/rbac-unused` that the warden
+/// runs in Jobs, which no shipped workload runs.
+const TASK: &str = "note src/bin/warden-task.rs:1:1: `warden-task` makes 1 request that is not checked: no workload rsop read runs it, and a program of the project creates Jobs or Pods | ship the workload that runs it (with its ServiceAccount), or check its requests against the account it runs under by hand";
+
 /// Rules no call of the code names but the programs need all the same
 /// (`tests/fixtures/rbac-unused`): `update` on the finalizers of an owner
 /// the code writes an owner reference to by hand, `get` on the Secrets a
@@ -486,7 +490,14 @@ fn rules_the_programs_need_without_naming_them_are_not_unused() {
     let run = rsop_with_env(&fixture, &["rbac"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let unused_delete = "warning deploy/warden.yaml:13:1: this rule of the Role `warden` grants `delete` on `configmaps` that no request of the programs bound to it needs | remove what no call needs (least privilege)";
-    assert_eq!(findings(&run.stdout), [unused_delete], "{}", run.stdout);
+    // The task the warden runs in Jobs is named, as its requests are
+    // checked against no role.
+    assert_eq!(
+        findings(&run.stdout),
+        [unused_delete, TASK],
+        "{}",
+        run.stdout
+    );
 
     // A role that may `escalate` holds its other rules for nothing.
     let repo = tempfile::tempdir().unwrap();
@@ -502,6 +513,7 @@ fn rules_the_programs_need_without_naming_them_are_not_unused() {
         [
             unused_delete,
             "warning deploy/warden.yaml:43:1: this rule of the Role `warden-grants` grants `get` on `secrets` that no request of the programs bound to it needs | remove what no call needs (least privilege)",
+            TASK,
         ],
         "{}",
         run.stdout
@@ -561,6 +573,7 @@ fn a_client_given_to_another_crate_leaves_no_rule_unused() {
         findings(&run.stdout),
         [
             "note deploy/warden.yaml:13:1: this rule of the Role `warden` grants `delete` on `configmaps` that no request rsop reads needs; not reported unused, as `reporter::publish` (src/main.rs:11:15) is given a `Client` and may send any request | check what that function requests (its documentation names them) before removing the rule",
+            TASK,
             "note src/main.rs:11:15: `reporter::publish` of `warden` is not checked: it is a function of another crate given a `Client`, and rsop has not read that crate | let cargo download the crate (`cargo fetch`) so rsop reads its requests, or grant what the function needs by hand",
         ],
         "{}",
