@@ -288,6 +288,7 @@ impl Instantiations<'_, '_> {
                 unknown,
                 resource: None,
                 dependency: None,
+                applies: false,
             });
         }
     }

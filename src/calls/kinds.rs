@@ -1368,6 +1368,24 @@ impl<'a> Typing<'a> {
                     .index
                     .returns
                     .at(&last.ident.to_string(), owners.as_deref())?;
+                // A function that makes an `Api<DynamicObject>` of a literal
+                // `GroupVersionKind`: that resource.
+                if let Some(Literal {
+                    group: Some(group),
+                    kind: Some(literal),
+                    plural,
+                }) = self.index.literal_fns.get(&last.ident.to_string())
+                    && kind.as_ref().is_some_and(|k| {
+                        matches!(k, syn::Type::Path(k) if k.path.segments.last().is_some_and(|l| l.ident == "DynamicObject"))
+                    })
+                {
+                    return Some(ApiKind::Dynamic(
+                        group.clone(),
+                        literal.clone(),
+                        plural.clone(),
+                        cluster.unwrap_or(false),
+                    ));
+                }
                 let mut kind = kind
                     .clone()
                     .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))?;

@@ -98,6 +98,8 @@ pub struct Unchecked {
     pub resource: Option<(String, String)>,
     /// For [`Unknown::Crate`]: the dependency, by the name code calls it.
     pub dependency: Option<String>,
+    /// A server-side apply, which creates the object it does not find.
+    pub applies: bool,
 }
 
 /// What the code does not show of a call that is not checked.
@@ -536,6 +538,7 @@ pub fn analyze_when(
                     unknown: Unknown::Kind,
                     resource: None,
                     dependency: None,
+                    applies: false,
                 });
             }
         }

@@ -585,10 +585,16 @@ impl Index {
         }
         if let syn::ReturnType::Type(_, ty) = &sig.output
             && let syn::Type::Path(p) = unwrap_result(ty)
-            && p.path
-                .segments
-                .last()
-                .is_some_and(|s| s.ident == "ApiResource" || s.ident == "GroupVersionKind")
+            && p.path.segments.last().is_some_and(|s| {
+                s.ident == "ApiResource"
+                    || s.ident == "GroupVersionKind"
+                    // `-> Api<DynamicObject>` made of a literal
+                    // `GroupVersionKind` in its body.
+                    || (s.ident == "Api"
+                        && api_type(unwrap_result(ty)).is_some_and(|k| {
+                            matches!(&k, syn::Type::Path(k) if k.path.segments.last().is_some_and(|l| l.ident == "DynamicObject"))
+                        }))
+            })
             && let Some(body) = body
         {
             self.resource_fns.push((name.clone(), body.clone()));

@@ -180,6 +180,18 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
         visit_if(self, e, flag, |v| &mut v.flags);
     }
     fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        // An owner reference written as JSON (`json!({"ownerReferences":
+        // [{.., "blockOwnerDeletion": true}]})`), on an owner whose kind is
+        // a value, as by hand.
+        if mac.path.segments.last().is_some_and(|s| s.ident == "json")
+            && mac
+                .tokens
+                .to_string()
+                .replace(char::is_whitespace, "")
+                .contains("\"blockOwnerDeletion\":true")
+        {
+            self.analysis.owner_references = true;
+        }
         for expr in macro_exprs(mac).iter().flatten() {
             self.visit_expr(expr);
         }
@@ -404,6 +416,7 @@ impl<'ast> Visit<'ast> for Requests<'_, '_> {
                 unknown: Unknown::Crate,
                 resource: None,
                 dependency: Some(krate),
+                applies: false,
             });
         }
         syn::visit::visit_expr_await(self, e);
@@ -689,8 +702,16 @@ impl Requests<'_, '_> {
     /// makes (a Deployment, a Secret) are created by their first apply.
     /// `child`: the object applied is made with an owner reference.
     fn apply_creates(&mut self, kind: &ApiKind, child: bool, method: &syn::Ident, via: String) {
-        let (calls, deferred) = (self.analysis.calls.len(), self.deferred.len());
+        let (calls, deferred, unchecked) = (
+            self.analysis.calls.len(),
+            self.deferred.len(),
+            self.analysis.unchecked.len(),
+        );
         self.push(kind, &["create"], None, method, via);
+        // Of a kind rsop cannot tell: it may create whatever it is.
+        for u in &mut self.analysis.unchecked[unchecked..] {
+            u.applies = true;
+        }
         // The crate's own kind is one its users make, unless the object
         // applied is made as another object's child (with an owner
         // reference).
@@ -705,10 +726,6 @@ impl Requests<'_, '_> {
 }
 
 impl Requests<'_, '_> {
-    /// Whether `path`, a call of `name`, is of one of the crate's
-    /// functions: one of the name, through a type the crate implements it
-    /// for when the path names a type (`MutatingWebhook::new` of another
-    /// crate is not the crate's `Widget::new`).
     /// Whether a call gives away a `Client` or an `Api`, which is noted
     /// for that already.
     fn gives_away(&self, args: &syn::punctuated::Punctuated<syn::Expr, syn::Token![,]>) -> bool {
@@ -728,6 +745,10 @@ impl Requests<'_, '_> {
         self.cx.index.unread.get(&krate).map(String::as_str)
     }
 
+    /// Whether `path`, a call of `name`, is of one of the crate's
+    /// functions: one of the name, through a type the crate implements it
+    /// for when the path names a type (`MutatingWebhook::new` of another
+    /// crate is not the crate's `Widget::new`).
     fn crates_function(&self, path: &syn::Path, name: &str) -> bool {
         let segments = path.segments.len();
         let qualifier = (segments >= 2).then(|| path.segments[segments - 2].ident.to_string());
@@ -1123,6 +1144,7 @@ impl Requests<'_, '_> {
             unknown,
             resource,
             dependency: None,
+            applies: false,
         });
     }
 

@@ -2424,3 +2424,36 @@ async fn cleanup(obj: Arc<Widget>, ctx: Arc<Context>) {
     assert_eq!(calls, ["6 get example.com/widgets"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// The crate's function that makes an `Api<DynamicObject>` of a literal
+/// `GroupVersionKind` gives its callers that resource; an owner reference
+/// written as JSON with `blockOwnerDeletion` is one on an owner whose kind
+/// is a value.
+#[test]
+fn a_function_making_a_dynamic_api_of_a_literal_kind_gives_that_resource() {
+    let code = r#"
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+
+fn routes(client: Client, ns: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("gateway.networking.k8s.io", "v1", "HTTPRoute");
+    let ar = ApiResource::from_gvk(&gvk);
+    Api::namespaced_with(client, ns, &ar)
+}
+
+async fn prune(client: Client, owner: &str) {
+    let api = routes(client, NS);
+    api.delete(NAME, &Default::default()).await;
+    let patch = json!({"metadata": {"ownerReferences": [{"uid": owner, "blockOwnerDeletion": true}]}});
+}
+"#;
+    let files = [(Path::new("src/run.rs"), code)];
+    let analysis = analyze(&files, &own());
+    let calls: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| format!("{} {} {}/{}", c.location.line, c.verb, c.group, c.resource))
+        .collect();
+    assert_eq!(calls, ["12 delete gateway.networking.k8s.io/httproutes"]);
+    assert!(analysis.unchecked.is_empty(), "{:?}", analysis.unchecked);
+    assert!(analysis.owner_references);
+}

@@ -629,6 +629,9 @@ fn help_for(call: &Call, roles: &[(&Role, bool)], workload: &Workload, served: &
 /// `patch`).
 fn verbs_of(unchecked: &Unchecked) -> &'static [&'static str] {
     const WATCH: &[&str] = &["list", "watch"];
+    if unchecked.applies {
+        return &["patch", "create"];
+    }
     match unchecked.via.as_str() {
         "Controller::new"
         | "Controller::owns"
@@ -806,7 +809,13 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 program: run.name(),
                 workload: format!("{} `{}`", workload.kind, workload.name),
                 calls: calls.iter().filter(|c| c.gated.is_none()).count(),
-                unchecked: unchecked.iter().filter(|u| u.gated.is_none()).count(),
+                // One call is one note, whatever it may send.
+                unchecked: unchecked
+                    .iter()
+                    .filter(|u| u.gated.is_none())
+                    .map(|u| (&u.location, &u.via))
+                    .collect::<BTreeSet<_>>()
+                    .len(),
                 gated: calls.iter().filter(|c| c.gated.is_some()).count()
                     + unchecked.iter().filter(|u| u.gated.is_some()).count(),
             });
@@ -1176,7 +1185,28 @@ pub fn helm_on_path() -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::tagged;
+    use super::{tagged, verbs_of};
+    use crate::calls::{Unchecked, Unknown};
+    use crate::manifests::diagnostics::Location;
+
+    /// A server-side apply whose kind rsop cannot tell may create the
+    /// object, so no rule's `create` is unused beside it.
+    #[test]
+    fn an_unchecked_apply_may_patch_and_create() {
+        let mut apply = Unchecked {
+            location: Location::new(std::path::Path::new("src/route.rs"), 9, 5),
+            function: "apply_route".into(),
+            via: "api.patch".into(),
+            gated: None,
+            unknown: Unknown::Kind,
+            resource: None,
+            dependency: None,
+            applies: false,
+        };
+        assert_eq!(verbs_of(&apply), ["patch"]);
+        apply.applies = true;
+        assert_eq!(verbs_of(&apply), ["patch", "create"]);
+    }
 
     #[test]
     fn a_bare_image_name_is_the_projects_where_a_build_line_tags_it() {
