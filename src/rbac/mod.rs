@@ -398,7 +398,27 @@ fn runs<'p, 'w>(
                 .chain(&container.args)
                 .chain(&container.env),
         );
-        let modes = words.choosing(&binary.modes);
+        // A variable of the environment the code tests but whose value
+        // changes none of the program's requests (a log level or format)
+        // does not name what runs.
+        let requests = package.requests(binary, Some(&words));
+        let modes = words
+            .choosing(&binary.modes)
+            .into_iter()
+            .filter(|mode| {
+                let Some(variable) = mode.strip_prefix('$') else {
+                    return true;
+                };
+                let variable = variable.split_once('=').map_or(variable, |(v, _)| v);
+                let without = Words::new(container.command.iter().chain(&container.args).chain(
+                    container.env.iter().filter(|e| {
+                        let set = e.strip_prefix('$').unwrap_or(e);
+                        set.split_once('=').map_or(set, |(v, _)| v) != variable
+                    }),
+                ));
+                package.requests(binary, Some(&without)) != requests
+            })
+            .collect();
         tied.runs.push(Run {
             package,
             binary,

@@ -981,3 +981,34 @@ async fn main() {
         run.stdout
     );
 }
+
+/// A variable of the environment the code tests without it changing any
+/// request (a log level) does not name the program that runs.
+#[test]
+fn an_environment_variable_that_changes_no_request_names_no_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| write_file(dir.path(), path, text);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"keeper\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\ntracing = \"0.1\"\n",
+    );
+    write(
+        "src/main.rs",
+        &listing_program("ConfigMap").replace(
+            "async fn main() {\n",
+            "async fn main() {\n    let level = std::env::var(\"LOG_LEVEL\").unwrap_or_else(|_| \"info\".to_string());\n    let level = match level.as_str() {\n        \"debug\" => tracing::Level::DEBUG,\n        _ => tracing::Level::INFO,\n    };\n    println!(\"{level}\");\n",
+        ),
+    );
+    write(
+        "deploy/keeper.yaml",
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: keeper}\nrules:\n  - apiGroups: [\"\"]\n    resources: [\"configmaps\"]\n    verbs: [\"list\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: keeper}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: keeper}\nsubjects: [{kind: ServiceAccount, name: keeper}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: keeper}\nspec:\n  template:\n    spec:\n      serviceAccountName: keeper\n      containers:\n        - name: keeper\n          image: ghcr.io/acme/keeper:v1\n          env: [{name: LOG_LEVEL, value: debug}]\n",
+    );
+    let run = rsop_with_env(dir.path(), &["rbac"], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout.lines().last().unwrap(),
+        "rbac: `keeper` as Deployment `keeper` (1 request checked, 0 not checked); 0 errors, 0 warnings",
+        "{}",
+        run.stdout
+    );
+}
