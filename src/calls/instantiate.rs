@@ -1,12 +1,12 @@
 //! The second walk's view of a call: the kinds a generic function's
 //! requests wait for, read off the `Api`s and values its callers pass.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
-use super::kinds::{ApiKind, Scope, Target, Typing};
+use super::kinds::{ApiKind, Place, Scope, Target, Typing, start};
 use super::reach::Owner;
 use super::requests::Deferred;
 use super::requests::visit_if;
@@ -28,6 +28,71 @@ pub(super) struct Instantiations<'w, 'a> {
     /// The conditions on the function's `bool` parameters the visit is
     /// under (see [`Deferred::flags`]).
     pub(super) flags: Vec<(usize, bool)>,
+    /// Where the calls the function returns name their callee: their
+    /// value is the function's.
+    pub(super) tails: HashSet<Place>,
+}
+
+/// The calls whose value a function body returns: its tail expression's,
+/// through `.await`, `?`, `Ok(..)`, blocks, `if` and `match` arms, and
+/// every `return`'s; each by where it names its callee.
+pub(super) fn returned_calls(block: &syn::Block) -> HashSet<Place> {
+    fn tail(expr: &syn::Expr, out: &mut HashSet<Place>) {
+        match expr {
+            syn::Expr::Await(a) => tail(&a.base, out),
+            syn::Expr::Try(t) => tail(&t.expr, out),
+            syn::Expr::Paren(p) => tail(&p.expr, out),
+            syn::Expr::Block(b) => block_tail(&b.block, out),
+            syn::Expr::If(i) => {
+                block_tail(&i.then_branch, out);
+                if let Some((_, other)) = &i.else_branch {
+                    tail(other, out);
+                }
+            }
+            syn::Expr::Match(m) => {
+                for arm in &m.arms {
+                    tail(&arm.body, out);
+                }
+            }
+            syn::Expr::Call(c) => match &*c.func {
+                syn::Expr::Path(p) if p.path.is_ident("Ok") || p.path.is_ident("Some") => {
+                    if let Some(inner) = c.args.first() {
+                        tail(inner, out);
+                    }
+                }
+                syn::Expr::Path(p) => {
+                    if let Some(last) = p.path.segments.last() {
+                        out.insert(start(&last.ident));
+                    }
+                }
+                _ => {}
+            },
+            syn::Expr::MethodCall(m) => {
+                out.insert(start(&m.method));
+            }
+            _ => {}
+        }
+    }
+    fn block_tail(block: &syn::Block, out: &mut HashSet<Place>) {
+        if let Some(syn::Stmt::Expr(expr, None)) = block.stmts.last() {
+            tail(expr, out);
+        }
+    }
+    struct Returns<'o>(&'o mut HashSet<Place>);
+    impl<'ast> Visit<'ast> for Returns<'_> {
+        fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+            if let Some(expr) = &r.expr {
+                tail(expr, self.0);
+            }
+            syn::visit::visit_expr_return(self, r);
+        }
+        // A closure's `return` is the closure's.
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut out = HashSet::new();
+    block_tail(block, &mut out);
+    Returns(&mut out).visit_block(block);
+    out
 }
 
 /// The type arguments a call names: on the function
@@ -93,8 +158,8 @@ impl Instantiations<'_, '_> {
         let Some(requests) = self.deferred.get(callee) else {
             return;
         };
-        let no_values = (Vec::new(), Vec::new());
-        let (generics, values) = self
+        let no_values = (Vec::new(), Vec::new(), None);
+        let (generics, values, output) = self
             .cx
             .index
             .generic_values
@@ -124,6 +189,19 @@ impl Instantiations<'_, '_> {
             if let Some(ty) = self.cx.type_of(arg, self.scope) {
                 bind_generics(param, &ty, generics, &mut kinds);
             }
+        }
+        // A call the caller returns (`get_or_create_convert(..).await` at
+        // the end of a generic `get_or_create<T>`): rustc infers the
+        // kinds its arguments leave open from the caller's return type.
+        if let (Some(output), Some(returned)) = (output, &self.cx.output)
+            && self.tails.contains(&start(at))
+        {
+            let open: Vec<String> = generics
+                .iter()
+                .filter(|g| !kinds.iter().any(|(bound, _)| bound == *g))
+                .cloned()
+                .collect();
+            bind_generics(output, returned, &open, &mut kinds);
         }
         for (generic, ty) in kinds {
             for d in requests.iter().filter(|d| {
@@ -155,7 +233,7 @@ impl Instantiations<'_, '_> {
         };
         let by_type = by_type(&f.path);
         let owners = self.cx.owners_of_path(&f.path);
-        let (Some(requests), Some((_, values))) = (
+        let (Some(requests), Some((_, values, _))) = (
             self.deferred.get(&callee),
             self.cx.index.generic_values.at(&callee, owners.as_deref()),
         ) else {
@@ -404,7 +482,9 @@ fn bind_generics(
     else {
         return;
     };
-    if name == arg_name && params.len() == args.len() {
+    // A crate's `Result<T>` alias is `Result<T, Error>`: the arguments
+    // written line up from the first.
+    if name == arg_name {
         for (p, a) in params.iter().zip(&args) {
             bind_generics(p, a, generics, out);
         }

@@ -122,6 +122,7 @@ pub(super) fn declared_kinds(text: &str) -> Vec<OwnKind> {
                 namespaced: kube.namespaced,
                 root: kube.root,
                 declared_in: None,
+                foreign: false,
             });
         } else if let Some(kind) = lenient_kind(&attrs) {
             // A key this release of kube-derive would refuse (the manifests
@@ -174,6 +175,7 @@ pub(super) fn lenient_kind(attrs: &[syn::Attribute]) -> Option<OwnKind> {
         namespaced,
         root,
         declared_in: None,
+        foreign: false,
     })
 }
 
@@ -339,6 +341,7 @@ pub(super) fn implemented_kinds(text: &str) -> Vec<OwnKind> {
                     namespaced,
                     root,
                     declared_in: None,
+                    foreign: false,
                 });
             }
         }
@@ -1650,7 +1653,7 @@ impl<'a> Typing<'a> {
     pub(super) fn is_own(&self, group: &str, plural: &str) -> bool {
         self.own
             .iter()
-            .any(|k| k.group == group && k.plural == plural)
+            .any(|k| !k.foreign && k.group == group && k.plural == plural)
     }
 
     pub(super) fn target(&self, ty: &syn::Type) -> Option<Target> {

@@ -206,6 +206,10 @@ pub struct OwnKind {
     /// The file that declares it, to tell apart kinds of the same name
     /// (cluster-api's `Cluster` and Fleet's) by the path the code names.
     pub declared_in: Option<std::path::PathBuf>,
+    /// Known only from a CRD file of the repository (another project's
+    /// kind, whose type a build script generates): the crate requests it
+    /// but does not own it.
+    pub foreign: bool,
 }
 
 impl OwnKind {
@@ -401,6 +405,8 @@ pub fn analyze_when(
                 Some(known) => {
                     known.root = known.root.take().or(kind.root);
                     known.declared_in = known.declared_in.take().or(kind.declared_in);
+                    // The crate declares the kind whose CRD it ships.
+                    known.foreign = false;
                 }
                 None => own.push(kind),
             }
@@ -419,6 +425,7 @@ pub fn analyze_when(
                 namespaced: target.namespaced,
                 root: None,
                 declared_in: None,
+                foreign: false,
             })
         };
         if let Some(kind) = best_kind(&own, &path, None).cloned().or_else(builtin) {

@@ -68,6 +68,10 @@ pub(super) fn defined_names(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// A generic function's type parameters in order, the types of its
+/// parameters, and the type it returns.
+pub(super) type GenericValues = (Vec<String>, Vec<syn::Type>, Option<syn::Type>);
+
 /// The crate-wide facts the walk needs: functions that return an `Api`,
 /// functions' parameters typed `Api<K>`, and struct fields typed `Api<K>`.
 #[derive(Debug, Default)]
@@ -97,7 +101,7 @@ pub(super) struct Index {
     /// Generic function -> its type parameters in order, and the types of
     /// its parameters (`obj: Arc<T>`, `keep: Option<&T>`), matched with
     /// the types of the values its callers pass.
-    pub(super) generic_values: ByName<(Vec<String>, Vec<syn::Type>)>,
+    pub(super) generic_values: ByName<GenericValues>,
     /// Function -> the type parameters of its `impl` or trait, which a
     /// call names on the type (`Manager::<DataSource>::run(..)`).
     pub(super) outer_generics: ByName<Vec<String>>,
@@ -551,8 +555,12 @@ impl Index {
                     syn::FnArg::Receiver(_) => None,
                 })
                 .collect();
+            let output = match &sig.output {
+                syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
+                syn::ReturnType::Default => None,
+            };
             self.generic_values
-                .insert_last(name.clone(), owner, (generics, values));
+                .insert_last(name.clone(), owner, (generics, values, output));
         }
         if let syn::ReturnType::Type(_, ty) = &sig.output {
             let value = strip_wrappers(unwrap_result(ty));

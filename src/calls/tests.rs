@@ -122,6 +122,7 @@ fn own() -> Vec<OwnKind> {
         namespaced: true,
         root: None,
         declared_in: None,
+        foreign: false,
     }]
 }
 
@@ -2026,6 +2027,7 @@ pub async fn run(client: Client) {
         namespaced: true,
         root: None,
         declared_in: None,
+        foreign: false,
     }];
     let analysis = analyze(&[(Path::new("src/controller.rs"), code)], &own);
     let mut found: Vec<String> = analysis
@@ -2456,4 +2458,45 @@ async fn prune(client: Client, owner: &str) {
     assert_eq!(calls, ["12 delete gateway.networking.k8s.io/httproutes"]);
     assert!(analysis.unchecked.is_empty(), "{:?}", analysis.unchecked);
     assert!(analysis.owner_references);
+}
+
+/// A generic function that returns what another generic function returns,
+/// whose kind no argument names (`get_or_create::<Service, _>` calling
+/// `get_or_create_convert(..)`), gives it its own: rustc infers it from
+/// the return type.
+#[test]
+fn a_returned_generic_call_takes_its_kind_from_the_callers_return_type() {
+    let code = r"
+use k8s_openapi::api::core::v1::Service;
+use kube::{Api, Client};
+
+async fn get_or_create<T: Resource>(client: &Client, name: &str) -> Result<Option<T>> {
+    get_or_create_convert(client, name, Ok).await
+}
+
+async fn get_or_create_convert<T: Resource, C: FnOnce(T) -> Result<T>>(
+    client: &Client,
+    name: &str,
+    convert: C,
+) -> Result<Option<T>> {
+    let api: Api<T> = Api::default_namespaced(client.clone());
+    match api.get_opt(name).await? {
+        Some(found) => Ok(Some(convert(found)?)),
+        // The crate's `Result<T>` is `Result<T, Error>`.
+        None => create(client).await,
+    }
+}
+
+async fn create<T: Resource>(client: &Client) -> Result<Option<T>, Error> {
+    let api: Api<T> = Api::default_namespaced(client.clone());
+    Ok(Some(api.create(&Default::default(), &T::default()).await?))
+}
+
+async fn run(client: Client) {
+    let service = get_or_create::<Service>(&client, NAME).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(calls, ["15 get core/services", "24 create core/services"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
 }

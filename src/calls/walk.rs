@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use syn::visit::Visit;
 
 use super::Analysis;
-use super::instantiate::Instantiations;
+use super::instantiate::{Instantiations, returned_calls};
 use super::kinds::{ApiKind, Bindings, Scope, Settle, Typing, passing_recorders};
 use super::reach::remote_locals;
 use super::requests::{Deferred, Requests};
@@ -186,6 +186,7 @@ impl FileWalker<'_> {
                 scope: &scope,
                 deferred,
                 flags: Vec::new(),
+                tails: returned_calls(block),
             };
             calls.visit_block(block);
         } else {

@@ -577,6 +577,7 @@ fn generate_rest(
                 namespaced: crd.document["spec"]["scope"] == "Namespaced",
                 root: None,
                 declared_in: None,
+                foreign: false,
             })
             .collect();
         let analysis = call_check.analysis(own);

@@ -848,6 +848,7 @@ fn read_object(
                         namespaced: str_at(value, &["spec", "scope"]) != Some("Cluster"),
                         root: None,
                         declared_in: None,
+                        foreign: true,
                     });
                 }
             }

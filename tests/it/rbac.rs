@@ -954,8 +954,11 @@ where
 async fn main() {
     let client = Client::try_default().await.unwrap();
     let stores: Api<TlsStore> = Api::default_namespaced(client.clone());
-    stores.get("default").await.unwrap();
+    let store = stores.get("default").await.unwrap();
     count(&stores).await;
+    // Another project's kind: the apply may create it.
+    let apply = kube::api::PatchParams::apply("edge");
+    stores.patch("default", &apply, &kube::api::Patch::Apply(&store)).await.unwrap();
     let tunnels: Api<Tunnel> = Api::default_namespaced(client);
     count(&tunnels).await;
 }
@@ -975,7 +978,9 @@ async fn main() {
         findings(&run.stdout),
         [
             "error src/main.rs:20:9: `api.list (from `count` at src/main.rs:28)` sends `list` on `tlsstores` of `traefik.io` | add `list` to the verbs of the rule at deploy/edge.yaml:5:1",
-            "note src/main.rs:30:5: `count` of `edge` is not checked: neither the sources nor a CRD file of the repository declare the kind of the type it names | add the kind's CRD to the repository (the one a build script generates the type from), or declare the kind with `#[kube(..)]`",
+            "error src/main.rs:31:12: `stores.patch` sends `create` on `tlsstores` of `traefik.io` | add `create` to the verbs of the rule at deploy/edge.yaml:5:1",
+            "error src/main.rs:31:12: `stores.patch` sends `patch` on `tlsstores` of `traefik.io` | add `patch` to the verbs of the rule at deploy/edge.yaml:5:1",
+            "note src/main.rs:33:5: `count` of `edge` is not checked: neither the sources nor a CRD file of the repository declare the kind of the type it names | add the kind's CRD to the repository (the one a build script generates the type from), or declare the kind with `#[kube(..)]`",
         ],
         "{}",
         run.stdout
