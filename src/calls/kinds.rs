@@ -1326,7 +1326,10 @@ impl<'a> Typing<'a> {
                 }
                 let owners = self.owners_of_method(&method, &m.receiver, scope);
                 let (kind, cluster) = self.index.returns.at(&method, owners.as_deref())?;
-                let kind = kind.clone().or_else(|| turbofish(m.turbofish.as_ref()))?;
+                let kind = kind
+                    .clone()
+                    .or_else(|| turbofish(m.turbofish.as_ref()))
+                    .or_else(|| self.only_type_parameter())?;
                 Some(ApiKind::Known(Box::new(kind), *cluster))
             }
             syn::Expr::Call(c) => {
@@ -1391,7 +1394,8 @@ impl<'a> Typing<'a> {
                 }
                 let mut kind = kind
                     .clone()
-                    .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))?;
+                    .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))
+                    .or_else(|| self.only_type_parameter())?;
                 // `Widget::get_api(..)` of a `fn get_api() -> Api<Self>`.
                 if is_self(&kind) && p.path.segments.len() >= 2 {
                     let mut path = p.path.clone();
@@ -1648,6 +1652,16 @@ impl<'a> Typing<'a> {
                 last.ident.to_string().as_str(),
                 "DynamicObject" | "Object" | "Self"
             )
+    }
+
+    /// The kind rustc infers for a generic function's `Api` the call names
+    /// none of (`self.get_api(ns).get(name)` in `fn get<T>`): in a function
+    /// with one type parameter, that one, the only kind its callers give.
+    fn only_type_parameter(&self) -> Option<syn::Type> {
+        match self.generics.as_slice() {
+            [only] => syn::parse_str(only).ok(),
+            _ => None,
+        }
     }
 
     pub(super) fn is_own(&self, group: &str, plural: &str) -> bool {

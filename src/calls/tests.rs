@@ -2500,3 +2500,31 @@ async fn run(client: Client) {
     assert_eq!(calls, ["15 get core/services", "24 create core/services"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// A framework's client wrapper: `get<T>` asks its generic `get_api` for
+/// an `Api` with no turbofish, which rustc infers as `Api<T>`, the only
+/// type parameter in scope; the caller's turbofish gives it.
+#[test]
+fn an_api_a_generic_method_makes_without_a_kind_is_of_its_only_type_parameter() {
+    let code = r"
+use k8s_openapi::api::core::v1::Service;
+use kube::Api;
+
+impl Client {
+    pub async fn get<T: Resource>(&self, name: &str, ns: &str) -> Result<T> {
+        self.get_api(ns).get(name).await.context(GetSnafu)
+    }
+
+    pub fn get_api<T: Resource>(&self, ns: &str) -> Api<T> {
+        Api::namespaced(self.client.clone(), ns)
+    }
+}
+
+async fn run(client: Client) {
+    let service = client.get::<Service>(NAME, NS).await;
+}
+";
+    let (calls, unchecked) = table(&[("src/run.rs", code)]);
+    assert_eq!(calls, ["7 get core/services"]);
+    assert!(unchecked.is_empty(), "{unchecked:?}");
+}
