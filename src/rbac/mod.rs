@@ -899,6 +899,50 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                     rule: "ungranted-request",
                 });
             }
+            // Writing a binding, the API server asks the account to hold
+            // what the role it names grants, or `bind` on that role
+            // (`escalate` for a role's own rules), which rsop cannot see
+            // for a role the project does not ship.
+            if let Some(binding) = calls.iter().find(|c| {
+                c.group == "rbac.authorization.k8s.io"
+                    && matches!(c.resource.as_str(), "rolebindings" | "clusterrolebindings")
+                    && matches!(c.verb, "create" | "update" | "patch")
+                    && !c.optional
+                    && c.gated.is_none()
+            }) {
+                let may_bind = ["roles", "clusterroles"].iter().any(|resource| {
+                    ["bind", "escalate"].iter().any(|verb| {
+                        roles.iter().any(|(role, _)| {
+                            role.rules.iter().any(|r| {
+                                rbac_check::grants(
+                                    &r.rule,
+                                    "rbac.authorization.k8s.io",
+                                    resource,
+                                    verb,
+                                )
+                            })
+                        })
+                    })
+                });
+                if !may_bind {
+                    findings.insert(Finding {
+                        severity: Severity::Note,
+                        location: Some(binding.location.clone()),
+                        message: format!(
+                            "`{}` of {} writes {}, and no role bound to ServiceAccount `{}` grants `bind` on the roles they name: the API server accepts each only if the account holds every permission its role grants, which is not checked",
+                            binding.via,
+                            run.name(),
+                            binding.resource,
+                            workload.account
+                        ),
+                        help: Some(
+                            "grant `bind` on the roles the bindings name (`resourceNames` narrows it), or hold what they grant"
+                                .into(),
+                        ),
+                        rule: "binding-escalation",
+                    });
+                }
+            }
             for u in &unchecked {
                 findings.insert(Finding {
                     severity: Severity::Note,

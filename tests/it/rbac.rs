@@ -1017,3 +1017,38 @@ fn an_environment_variable_that_changes_no_request_names_no_mode() {
         run.stdout
     );
 }
+
+/// A program that writes role bindings holds every permission of the roles
+/// they name, or `bind` on them: a role that grants no `bind` is named at
+/// the write, as what the API server checks there is not seen.
+#[test]
+fn a_binding_written_without_bind_is_noted_at_the_write() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/rbac-unused");
+    let repo = tempfile::tempdir().unwrap();
+    copy_tree(&fixture, repo.path(), None);
+    replace_in(
+        &repo.path().join("deploy/warden.yaml"),
+        "    resources: [\"roles\"]\n    verbs: [\"bind\"]",
+        "    resources: [\"roles\"]\n    verbs: [\"get\"]",
+    );
+    let run = rsop_with_env(repo.path(), &["rbac"], &[]);
+    let noted = findings(&run.stdout)
+        .into_iter()
+        .filter(|f| f.contains("`bind`"))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        noted,
+        [
+            "note src/bin/warden-grants.rs:10:10: `bindings.create` of `warden-grants` writes rolebindings, and no role bound to ServiceAccount `warden-grants` grants `bind` on the roles they name: the API server accepts each only if the account holds every permission its role grants | grant `bind` on the roles the bindings name (`resourceNames` narrows it), or hold what they grant"
+        ],
+        "{}",
+        run.stdout
+    );
+    // Granted, it says nothing.
+    let run = rsop_with_env(&fixture, &["rbac"], &[]);
+    assert!(
+        !run.stdout.contains("grants `bind` on the roles"),
+        "{}",
+        run.stdout
+    );
+}
