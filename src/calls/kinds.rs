@@ -1124,6 +1124,9 @@ pub(super) struct Typing<'a> {
     /// its `impl`).
     pub(super) function: String,
     pub(super) generics: Vec<String>,
+    /// Those of the function's type parameters bound by `Resource`: the
+    /// kinds it is generic over.
+    pub(super) resource_generics: Vec<String>,
     /// The `impl` being walked: its self type and its type parameters.
     pub(super) self_type: Option<syn::Type>,
     pub(super) impl_generics: Vec<String>,
@@ -1162,6 +1165,7 @@ impl<'a> Typing<'a> {
             imports,
             function: String::new(),
             generics: Vec::new(),
+            resource_generics: Vec::new(),
             self_type: None,
             impl_generics: Vec::new(),
             in_trait: None,
@@ -1656,10 +1660,11 @@ impl<'a> Typing<'a> {
 
     /// The kind rustc infers for a generic function's `Api` the call names
     /// none of (`self.get_api(ns).get(name)` in `fn get<T>`): in a function
-    /// with one type parameter, that one, the only kind its callers give.
+    /// with one type parameter, or one bound by `Resource` (`patch<T, P>`
+    /// of a patch of any type), that one, the only kind its callers give.
     fn only_type_parameter(&self) -> Option<syn::Type> {
-        match self.generics.as_slice() {
-            [only] => syn::parse_str(only).ok(),
+        match (self.generics.as_slice(), self.resource_generics.as_slice()) {
+            ([only], _) | (_, [only]) => syn::parse_str(only).ok(),
             _ => None,
         }
     }

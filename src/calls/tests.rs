@@ -2503,7 +2503,8 @@ async fn run(client: Client) {
 
 /// A framework's client wrapper: `get<T>` asks its generic `get_api` for
 /// an `Api` with no turbofish, which rustc infers as `Api<T>`, the only
-/// type parameter in scope; the caller's turbofish gives it.
+/// type parameter in scope (or the only one bound by `Resource`); the
+/// caller's turbofish, or the object it passes, gives it.
 #[test]
 fn an_api_a_generic_method_makes_without_a_kind_is_of_its_only_type_parameter() {
     let code = r"
@@ -2518,13 +2519,23 @@ impl Client {
     pub fn get_api<T: Resource>(&self, ns: &str) -> Api<T> {
         Api::namespaced(self.client.clone(), ns)
     }
+
+    // Two type parameters, one of them the kind.
+    async fn patch<T, P>(&self, resource: &T, patch: Patch<P>) -> Result<T>
+    where
+        T: Clone + Resource,
+        P: Serialize,
+    {
+        self.get_api(NS).patch(NAME, &PatchParams::default(), &patch).await.context(PatchSnafu)
+    }
 }
 
-async fn run(client: Client) {
+async fn run(client: Client, service: Service) {
     let service = client.get::<Service>(NAME, NS).await;
+    client.patch(&service, Patch::Merge(LABELS)).await;
 }
 ";
     let (calls, unchecked) = table(&[("src/run.rs", code)]);
-    assert_eq!(calls, ["7 get core/services"]);
+    assert_eq!(calls, ["7 get core/services", "20 patch core/services"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }

@@ -115,6 +115,7 @@ impl FileWalker<'_> {
             .cloned()
             .chain(type_param_names(&sig.generics))
             .collect();
+        self.cx.resource_generics = resource_bound(&sig.generics);
         let mut scope = Scope::default();
         if let Some(ty) = &self.cx.self_type {
             scope.values.insert("self".into(), (0, 0), ty.clone());
@@ -200,4 +201,33 @@ impl FileWalker<'_> {
             requests.visit_block(block);
         }
     }
+}
+
+/// The type parameters of `generics` bound by a `Resource` trait, inline
+/// (`T: Resource`) or in the `where` clause.
+fn resource_bound(generics: &syn::Generics) -> Vec<String> {
+    let is_resource =
+        |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+            bounds.iter().any(|b| {
+                matches!(b, syn::TypeParamBound::Trait(t)
+                if t.path.segments.last().is_some_and(|s| s.ident == "Resource"))
+            })
+        };
+    let mut out: Vec<String> = generics
+        .type_params()
+        .filter(|p| is_resource(&p.bounds))
+        .map(|p| p.ident.to_string())
+        .collect();
+    for predicate in generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(t) = predicate
+            && let syn::Type::Path(p) = &t.bounded_ty
+            && let Some(ident) = p.path.get_ident()
+            && is_resource(&t.bounds)
+            && generics.type_params().any(|g| g.ident == *ident)
+            && !out.contains(&ident.to_string())
+        {
+            out.push(ident.to_string());
+        }
+    }
+    out
 }
