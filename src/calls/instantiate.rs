@@ -33,14 +33,15 @@ pub(super) struct Instantiations<'w, 'a> {
     pub(super) tails: HashSet<Place>,
 }
 
-/// The calls whose value a function body returns: its tail expression's,
-/// through `.await`, `?`, `Ok(..)`, blocks, `if` and `match` arms, and
+/// The calls whose value a function body returns as it is: its tail
+/// expression's, through `.await`, blocks, `if` and `match` arms, and
 /// every `return`'s; each by where it names its callee.
 pub(super) fn returned_calls(block: &syn::Block) -> HashSet<Place> {
     fn tail(expr: &syn::Expr, out: &mut HashSet<Place>) {
         match expr {
+            // Not through `?` or `Ok(..)`: they change the type, which the
+            // caller's return type must match as it is.
             syn::Expr::Await(a) => tail(&a.base, out),
-            syn::Expr::Try(t) => tail(&t.expr, out),
             syn::Expr::Paren(p) => tail(&p.expr, out),
             syn::Expr::Block(b) => block_tail(&b.block, out),
             syn::Expr::If(i) => {
@@ -54,19 +55,13 @@ pub(super) fn returned_calls(block: &syn::Block) -> HashSet<Place> {
                     tail(&arm.body, out);
                 }
             }
-            syn::Expr::Call(c) => match &*c.func {
-                syn::Expr::Path(p) if p.path.is_ident("Ok") || p.path.is_ident("Some") => {
-                    if let Some(inner) = c.args.first() {
-                        tail(inner, out);
-                    }
+            syn::Expr::Call(c) => {
+                if let syn::Expr::Path(p) = &*c.func
+                    && let Some(last) = p.path.segments.last()
+                {
+                    out.insert(start(&last.ident));
                 }
-                syn::Expr::Path(p) => {
-                    if let Some(last) = p.path.segments.last() {
-                        out.insert(start(&last.ident));
-                    }
-                }
-                _ => {}
-            },
+            }
             syn::Expr::MethodCall(m) => {
                 out.insert(start(&m.method));
             }
@@ -573,8 +568,8 @@ impl<'ast> Visit<'ast> for Instantiations<'_, '_> {
             .cx
             .owners_of_method(&callee, &call.receiver, self.scope);
         let owners = owners.as_deref();
-        self.instantiate(&callee, owners, None, &call.args, &call.method);
         // A method call calls a method, never a free function of its name.
+        self.instantiate(&callee, owners, Some(true), &call.args, &call.method);
         self.instantiate_values(
             &callee,
             owners,

@@ -1333,7 +1333,11 @@ impl<'a> Typing<'a> {
                 let kind = kind
                     .clone()
                     .or_else(|| turbofish(m.turbofish.as_ref()))
-                    .or_else(|| self.only_type_parameter())?;
+                    .or_else(|| {
+                        matches!(&*m.receiver, syn::Expr::Path(r) if r.path.is_ident("self"))
+                            .then(|| self.only_type_parameter())
+                            .flatten()
+                    })?;
                 Some(ApiKind::Known(Box::new(kind), *cluster))
             }
             syn::Expr::Call(c) => {
@@ -1399,7 +1403,12 @@ impl<'a> Typing<'a> {
                 let mut kind = kind
                     .clone()
                     .or_else(|| generic_args(&last.arguments).first().map(|t| (*t).clone()))
-                    .or_else(|| self.only_type_parameter())?;
+                    // `Self::api(..)`: the type's own function.
+                    .or_else(|| {
+                        (p.path.segments.len() == 2 && p.path.segments[0].ident == "Self")
+                            .then(|| self.only_type_parameter())
+                            .flatten()
+                    })?;
                 // `Widget::get_api(..)` of a `fn get_api() -> Api<Self>`.
                 if is_self(&kind) && p.path.segments.len() >= 2 {
                     let mut path = p.path.clone();
@@ -1651,7 +1660,17 @@ impl<'a> Typing<'a> {
                         .is_some_and(|g| g.iter().any(|g| t == g))
                 })
         });
+        // `T::Kind` of a type parameter, or a type the crate defines, is a
+        // kind the code does not show, not one nothing declares.
+        let associated = p.path.segments.len() > 1
+            && type_parameter(&syn::Type::Path(syn::TypePath {
+                qself: None,
+                path: p.path.segments[0].ident.clone().into(),
+            }))
+            .is_some_and(|t| self.generics.iter().any(|g| t == g));
         !parameter
+            && !associated
+            && !self.defines(&last.ident.to_string())
             && !matches!(
                 last.ident.to_string().as_str(),
                 "DynamicObject" | "Object" | "Self"
@@ -1663,10 +1682,17 @@ impl<'a> Typing<'a> {
     /// with one type parameter, or one bound by `Resource` (`patch<T, P>`
     /// of a patch of any type), that one, the only kind its callers give.
     fn only_type_parameter(&self) -> Option<syn::Type> {
-        match (self.generics.as_slice(), self.resource_generics.as_slice()) {
-            ([only], _) | (_, [only]) => syn::parse_str(only).ok(),
-            _ => None,
-        }
+        let own: Vec<&String> = self
+            .generics
+            .iter()
+            .filter(|g| !self.impl_generics.contains(g))
+            .collect();
+        let only = match (own.as_slice(), self.resource_generics.as_slice()) {
+            ([only], _) => only.as_str(),
+            (_, [only]) => only.as_str(),
+            _ => return None,
+        };
+        syn::parse_str(only).ok()
     }
 
     pub(super) fn is_own(&self, group: &str, plural: &str) -> bool {
@@ -1740,7 +1766,12 @@ impl<'a> Typing<'a> {
         }
         // `use crate::api::Widget as W`: the kind is `Widget`.
         let name = full.last().cloned().unwrap_or(name);
-        if let Some(own) = best_kind(self.own, &full, Some(self.path)) {
+        if let Some(own) = best_kind(self.own, &full, Some(self.path))
+            // A kind only a CRD file names stands for a type rsop cannot
+            // read, never for Kubernetes' kind of that name (Knative's
+            // `Service` beside `core/v1`'s).
+            && !(own.foreign && kubernetes_kind(&name).is_some())
+        {
             return Some(Target {
                 group: own.group.clone(),
                 plural: own.plural.clone(),
@@ -1749,7 +1780,11 @@ impl<'a> Typing<'a> {
         }
         // Kinds of the crate's that the path does not tell apart: not
         // Kubernetes' kind of that name either.
-        if self.own.iter().any(|k| k.type_name() == name) {
+        if self
+            .own
+            .iter()
+            .any(|k| k.type_name() == name && !(k.foreign && kubernetes_kind(&name).is_some()))
+        {
             return None;
         }
         kubernetes_kind(&name)

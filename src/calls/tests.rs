@@ -2539,3 +2539,36 @@ async fn run(client: Client, service: Service) {
     assert_eq!(calls, ["7 get core/services", "20 patch core/services"]);
     assert!(unchecked.is_empty(), "{unchecked:?}");
 }
+
+/// A kind only a CRD file of the repository names (Knative's `Service`)
+/// stands for a type rsop cannot read, never for Kubernetes' kind of the
+/// same name brought in by a glob.
+#[test]
+fn a_crd_file_kind_never_hides_kubernetes_kind_of_its_name() {
+    let code = r"
+use k8s_openapi::api::core::v1::*;
+use kube::{Api, Client};
+
+async fn run(client: Client) {
+    let services: Api<Service> = Api::default_namespaced(client);
+    services.list(&Default::default()).await;
+}
+";
+    let knative = OwnKind {
+        kind: "Service".into(),
+        group: "serving.knative.dev".into(),
+        plural: "services".into(),
+        namespaced: true,
+        root: None,
+        declared_in: None,
+        foreign: true,
+    };
+    let files = [(Path::new("src/run.rs"), code)];
+    let analysis = analyze(&files, &[knative]);
+    let calls: Vec<String> = analysis
+        .calls
+        .iter()
+        .map(|c| format!("{} {} {}/{}", c.location.line, c.verb, c.group, c.resource))
+        .collect();
+    assert_eq!(calls, ["7 list /services"]);
+}

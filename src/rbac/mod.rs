@@ -266,16 +266,30 @@ fn runs<'p, 'w>(
         };
         let by_words = all.iter().find(|(_, b)| words.contains(&b.name));
         // The Dockerfiles beside the manifest build what it deploys: when
-        // they run programs none of which is the crate's (`mlflow server`
-        // from a Python image), an image named by a folder of the path
-        // (`../mlflow-operator/mlflow`) runs theirs, not the crate's.
+        // the one built for the image (`mlflow/Dockerfile` for
+        // `../mlflow-operator/mlflow`) runs a program that is not the
+        // crate's (`mlflow server` from a Python image), the image runs
+        // that, though a folder of its path names the crate.
         let beside: Vec<&images::Dockerfile> = shipped
             .dockerfiles
             .iter()
             .filter(|d| d.path.parent() == workload.location.file.parent())
             .collect();
-        let beside_foreign = !beside.is_empty()
-            && beside
+        // Only a Dockerfile built for this image (its folder or suffix is
+        // the image's name) says what the image runs.
+        let built_beside: Vec<&&images::Dockerfile> = beside
+            .iter()
+            .filter(|d| {
+                d.name
+                    .as_deref()
+                    .zip(image.first())
+                    .is_some_and(|(dockerfile, name)| {
+                        images::letters(dockerfile) == images::letters(name)
+                    })
+            })
+            .collect();
+        let beside_foreign = !built_beside.is_empty()
+            && built_beside
                 .iter()
                 .all(|d| !d.runs.is_empty() && d.binary(|b| binary(b).is_some()).is_none())
             && !image.first().is_some_and(|name| {
@@ -900,27 +914,25 @@ pub fn check(packages: &[Package], shipped: &Shipped) -> Report {
                 });
             }
             // Writing a binding, the API server asks the account to hold
-            // what the role it names grants, or `bind` on that role
-            // (`escalate` for a role's own rules), which rsop cannot see
-            // for a role the project does not ship.
+            // what the role it names grants, or `bind` on that role, which
+            // rsop cannot see for a role the project does not ship.
             if let Some(binding) = calls.iter().find(|c| {
                 c.group == "rbac.authorization.k8s.io"
                     && matches!(c.resource.as_str(), "rolebindings" | "clusterrolebindings")
                     && matches!(c.verb, "create" | "update" | "patch")
                     && !c.optional
+                    && !c.remote
                     && c.gated.is_none()
             }) {
                 let may_bind = ["roles", "clusterroles"].iter().any(|resource| {
-                    ["bind", "escalate"].iter().any(|verb| {
-                        roles.iter().any(|(role, _)| {
-                            role.rules.iter().any(|r| {
-                                rbac_check::grants(
-                                    &r.rule,
-                                    "rbac.authorization.k8s.io",
-                                    resource,
-                                    verb,
-                                )
-                            })
+                    roles.iter().any(|(role, _)| {
+                        role.rules.iter().any(|r| {
+                            rbac_check::grants(
+                                &r.rule,
+                                "rbac.authorization.k8s.io",
+                                resource,
+                                "bind",
+                            )
                         })
                     })
                 });

@@ -368,10 +368,11 @@ pub fn find(root: &Path, helm: Option<&Path>) -> Result<Shipped> {
 }
 
 /// The templates outside a Helm chart (files with `{{ .. }}` actions)
-/// that the crate's code names by their file name or stem in a string
-/// literal (`const ZK_STATEFULSET: &str = "zk-statefulset"` for handlebars,
-/// `include_str!("../templates/job.yaml")`): the operator renders them into
-/// objects it makes, so they deploy nothing of their own.
+/// that the crate's code names in string literals, by their file name
+/// (`include_str!("../templates/job.yaml")`) or by their stem and folder
+/// (`"zk-statefulset"` and `"./templates/{}"` for handlebars): the operator
+/// renders them into objects it makes, so they deploy nothing of their
+/// own.
 fn rendered_by_code(files: &[PathBuf], rust: &[PathBuf]) -> HashSet<PathBuf> {
     let templates: Vec<&PathBuf> = files
         .iter()
@@ -392,14 +393,32 @@ fn rendered_by_code(files: &[PathBuf], rust: &[PathBuf]) -> HashSet<PathBuf> {
         };
         string_literals(tokens, &mut literals);
     }
+    // Folder names the code writes in a path (`"./templates/{}"`).
+    let folders: HashSet<&str> = literals
+        .iter()
+        .flat_map(|l| {
+            let mut segments: Vec<&str> = l.split('/').collect();
+            segments.pop();
+            segments
+        })
+        .collect();
     templates
         .into_iter()
         .filter(|f| {
             let name = f.file_name().map(|n| n.to_string_lossy().to_string());
             let stem = f.file_stem().map(|n| n.to_string_lossy().to_string());
+            let folder = f
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().to_string());
+            // The file by its name, or by its stem where the code also
+            // names its folder: a word such as `"controller"` alone is not
+            // a template's name.
             literals.iter().any(|l: &String| {
                 let last = l.rsplit('/').next().unwrap_or(l);
-                Some(last) == name.as_deref() || Some(last) == stem.as_deref()
+                Some(last) == name.as_deref()
+                    || (Some(last) == stem.as_deref()
+                        && folder.as_deref().is_some_and(|f| folders.contains(f)))
             })
         })
         .cloned()

@@ -846,11 +846,11 @@ fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
 }
 
 /// What the operator makes is not what it is deployed as: a handlebars
-/// template its code names (`"worker"` for `templates/worker.yaml`) is
-/// rendered into an object at run time, and an image built by the
-/// Dockerfile beside its manifest, which runs another program
-/// (`python -m server`), is not the crate's even when a folder of its path
-/// is the crate's name.
+/// template its code names (`"worker"` in `"templates/{}.yaml"` for
+/// `templates/worker.yaml`) is rendered into an object at run time, and an
+/// image built by the Dockerfile beside its manifest, which runs another
+/// program (`python -m server`), is not the crate's even when a folder of
+/// its path is the crate's name.
 #[test]
 fn templates_the_code_renders_and_images_of_other_dockerfiles_run_nothing_of_the_crate() {
     let dir = tempfile::tempdir().unwrap();
@@ -863,8 +863,8 @@ fn templates_the_code_renders_and_images_of_other_dockerfiles_run_nothing_of_the
         "src/main.rs",
         &(listing_program("ConfigMap").replace(
             "#[tokio::main]",
-            "/// The template of the worker each object gets.\nconst WORKER: &str = \"worker\";\n\n#[tokio::main]",
-        ) + "\npub fn template() -> &'static str {\n    WORKER\n}\n"),
+            "/// The template of the worker each object gets, in `templates/`.\nconst WORKER: &str = \"worker\";\nconst TEMPLATES: &str = \"templates/{}.yaml\";\n\n#[tokio::main]",
+        ) + "\npub fn template() -> String {\n    TEMPLATES.replace(\"{}\", WORKER)\n}\n"),
     );
     let deployment = |name: &str, account: &str, image: &str| {
         format!(
