@@ -734,6 +734,30 @@ fn write_file(dir: &Path, path: &str, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// The Cargo.toml of an operator `name` on kube 2, with `more` after its
+/// dependencies.
+fn operator_manifest(name: &str, more: &str) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = {{ version = \"0.26\", features = [\"v1_34\"] }}\nkube = \"2\"\ntokio = {{ version = \"1\", features = [\"full\"] }}\n{more}"
+    )
+}
+
+/// A Role granting `verb` on `resource` of `group`, bound to the account
+/// `name` that a Deployment `name` of `image` runs under; `container` adds
+/// to its container.
+fn role_and_deployment(
+    name: &str,
+    group: &str,
+    resource: &str,
+    verb: &str,
+    image: &str,
+    container: &str,
+) -> String {
+    format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: {name}}}\nrules:\n  - apiGroups: [\"{group}\"]\n    resources: [\"{resource}\"]\n    verbs: [\"{verb}\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: {name}}}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: {name}}}\nsubjects: [{{kind: ServiceAccount, name: {name}}}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      serviceAccountName: {name}\n      containers:\n        - name: {name}\n          image: {image}\n{container}"
+    )
+}
+
 /// A program that lists the core kind `kind` in its namespace.
 fn listing_program(kind: &str) -> String {
     format!(
@@ -748,10 +772,7 @@ fn listing_program(kind: &str) -> String {
 fn a_placeholder_image_runs_what_the_dockerfile_beside_it_builds() {
     let dir = tempfile::tempdir().unwrap();
     let write = |path: &str, text: &str| write_file(dir.path(), path, text);
-    write(
-        "Cargo.toml",
-        "[package]\nname = \"tide\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\n",
-    );
+    write("Cargo.toml", &operator_manifest("tide", ""));
     write("src/bin/api.rs", &listing_program("ConfigMap"));
     write("src/bin/run.rs", &listing_program("Secret"));
     for (folder, binary, resource) in [
@@ -855,10 +876,7 @@ fn an_image_runs_what_the_dockerfile_stage_it_is_named_for_runs() {
 fn templates_the_code_renders_and_images_of_other_dockerfiles_run_nothing_of_the_crate() {
     let dir = tempfile::tempdir().unwrap();
     let write = |path: &str, text: &str| write_file(dir.path(), path, text);
-    write(
-        "Cargo.toml",
-        "[package]\nname = \"keeper\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\n",
-    );
+    write("Cargo.toml", &operator_manifest("keeper", ""));
     write(
         "src/main.rs",
         &(listing_program("ConfigMap").replace(
@@ -873,9 +891,13 @@ fn templates_the_code_renders_and_images_of_other_dockerfiles_run_nothing_of_the
     };
     write(
         "deploy/keeper.yaml",
-        &format!(
-            "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: keeper}}\nrules:\n  - apiGroups: [\"\"]\n    resources: [\"configmaps\"]\n    verbs: [\"list\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: keeper}}\nroleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: keeper}}\nsubjects: [{{kind: ServiceAccount, name: keeper}}]\n---\n{}",
-            deployment("keeper", "keeper", "ghcr.io/acme/keeper:v1")
+        &role_and_deployment(
+            "keeper",
+            "",
+            "configmaps",
+            "list",
+            "ghcr.io/acme/keeper:v1",
+            "",
         ),
     );
     write(
@@ -924,7 +946,7 @@ fn a_kind_generated_at_build_time_is_read_from_the_crd_file_it_is_generated_from
     let write = |path: &str, text: &str| write_file(dir.path(), path, text);
     write(
         "Cargo.toml",
-        "[package]\nname = \"edge\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\n\n[build-dependencies]\nkopium = \"0.23\"\n",
+        &operator_manifest("edge", "\n[build-dependencies]\nkopium = \"0.23\"\n"),
     );
     write(
         "src/main.rs",
@@ -970,7 +992,14 @@ async fn main() {
     );
     write(
         "deploy/edge.yaml",
-        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: edge}\nrules:\n  - apiGroups: [\"traefik.io\"]\n    resources: [\"tlsstores\"]\n    verbs: [\"get\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: edge}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: edge}\nsubjects: [{kind: ServiceAccount, name: edge}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: edge}\nspec:\n  template:\n    spec:\n      serviceAccountName: edge\n      containers:\n        - name: edge\n          image: ghcr.io/acme/edge:v1\n",
+        &role_and_deployment(
+            "edge",
+            "traefik.io",
+            "tlsstores",
+            "get",
+            "ghcr.io/acme/edge:v1",
+            "",
+        ),
     );
     let run = rsop_with_env(dir.path(), &["rbac"], &[]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
@@ -995,7 +1024,7 @@ fn an_environment_variable_that_changes_no_request_names_no_mode() {
     let write = |path: &str, text: &str| write_file(dir.path(), path, text);
     write(
         "Cargo.toml",
-        "[package]\nname = \"keeper\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nk8s-openapi = { version = \"0.26\", features = [\"v1_34\"] }\nkube = \"2\"\ntokio = { version = \"1\", features = [\"full\"] }\ntracing = \"0.1\"\n",
+        &operator_manifest("keeper", "tracing = \"0.1\"\n"),
     );
     write(
         "src/main.rs",
@@ -1006,7 +1035,14 @@ fn an_environment_variable_that_changes_no_request_names_no_mode() {
     );
     write(
         "deploy/keeper.yaml",
-        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: keeper}\nrules:\n  - apiGroups: [\"\"]\n    resources: [\"configmaps\"]\n    verbs: [\"list\"]\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: keeper}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: keeper}\nsubjects: [{kind: ServiceAccount, name: keeper}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: keeper}\nspec:\n  template:\n    spec:\n      serviceAccountName: keeper\n      containers:\n        - name: keeper\n          image: ghcr.io/acme/keeper:v1\n          env: [{name: LOG_LEVEL, value: debug}]\n",
+        &role_and_deployment(
+            "keeper",
+            "",
+            "configmaps",
+            "list",
+            "ghcr.io/acme/keeper:v1",
+            "          env: [{name: LOG_LEVEL, value: debug}]\n",
+        ),
     );
     let run = rsop_with_env(dir.path(), &["rbac"], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
