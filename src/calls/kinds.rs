@@ -1663,11 +1663,7 @@ impl<'a> Typing<'a> {
         // `T::Kind` of a type parameter, or a type the crate defines, is a
         // kind the code does not show, not one nothing declares.
         let associated = p.path.segments.len() > 1
-            && type_parameter(&syn::Type::Path(syn::TypePath {
-                qself: None,
-                path: p.path.segments[0].ident.clone().into(),
-            }))
-            .is_some_and(|t| self.generics.iter().any(|g| t == g));
+            && self.generics.iter().any(|g| p.path.segments[0].ident == g);
         !parameter
             && !associated
             && !self.defines(&last.ident.to_string())
